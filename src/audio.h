@@ -1,0 +1,48 @@
+/*
+ * audio.h - audio in and out: any file libsndfile reads -> mono float; the reference's
+ * resample_poly to 24 kHz; the WAV the reference writes (16-bit mono PCM, streaming-capable).
+ */
+#ifndef PTTS_AUDIO_H
+#define PTTS_AUDIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common.h"
+
+/* Read an audio file (WAV of any sample format, FLAC, OGG/Vorbis, Opus, MP3 where libsndfile
+ * has it), average channels to mono. At most `max_seconds` of the input are read (<= 0: all);
+ * a long file is never loaded whole. *samples is malloc'd (free()), *n its length, *rate the
+ * file's sample rate. Not audio / empty -> PTTS_E_AUDIO with a clear message. */
+int ptts_audio_read(const char *path, double max_seconds, float **samples, int64_t *n,
+                    int *rate, ptts_error *e);
+/* Same from bytes in memory (uploads). */
+int ptts_audio_read_memory(const void *buf, size_t size, double max_seconds, float **samples,
+                           int64_t *n, int *rate, ptts_error *e);
+
+/* scipy.signal.resample_poly(x, up, down) with up/down = to_rate/from_rate reduced by their
+ * gcd: polyphase FIR, Kaiser window (beta 5.0), half-length 10*max(up, down) taps per side,
+ * zero-padded edges; output length ceil(n * up / down). *out is malloc'd (free()). Same rate:
+ * a copy. */
+int ptts_resample(const float *in, int64_t n, int from_rate, int to_rate, float **out,
+                  int64_t *n_out, ptts_error *e);
+
+/* Streaming 16-bit mono WAV writer. Samples are clamped to [-1, 1], scaled by 32767 and
+ * truncated toward zero (the reference's conversion). To a file: written to a temporary name,
+ * the header patched with the true length and the file renamed at close; on abort the
+ * temporary is removed (no partial file). To a pipe/stdout (path "-"): a header with an
+ * oversized length (as the reference does), data flushed frame by frame. */
+typedef struct ptts_wav_writer ptts_wav_writer;
+int ptts_wav_open(ptts_wav_writer **out, const char *path, int sample_rate, ptts_error *e);
+/* Write to an already-open stream (never patched: the header says "oversized length"). */
+int ptts_wav_open_stream(ptts_wav_writer **out, FILE *f, int sample_rate, ptts_error *e);
+int ptts_wav_write(ptts_wav_writer *w, const float *samples, int64_t n, ptts_error *e);
+/* Finish: (file) patch the header, rename into place. Frees w. */
+int ptts_wav_close(ptts_wav_writer *w, ptts_error *e);
+/* Give up: remove the temporary file. Frees w. NULL is a no-op. */
+void ptts_wav_abort(ptts_wav_writer *w);
+
+/* The 44-byte header for a mono 16-bit stream of `n_samples` (UINT32_MAX-ish when unknown). */
+void ptts_wav_header(uint8_t out[44], int sample_rate, int64_t n_samples);
+
+#endif

@@ -1,0 +1,116 @@
+/* kernels_ref.c - the scalar reference kernels: the specification every ISA variant is held to
+ * (tests/test_kernels.c). Plain loops, float32 accumulation in index order. */
+#include <math.h>
+#include <string.h>
+
+#include "../safetensors.h"
+#include "kernels.h"
+
+static void gemm_f32_ref(int N, int K, const float *X, int ldx, const float *W, const float *b,
+                         float *Y, int ldy, int m0, int m1) {
+    for (int n = 0; n < N; n++) {
+        const float *x = X + (size_t)n * ldx;
+        for (int m = m0; m < m1; m++) {
+            const float *w = W + (size_t)m * K;
+            float acc = 0.f;
+            for (int k = 0; k < K; k++) acc += x[k] * w[k];
+            Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
+        }
+    }
+}
+
+static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t *W,
+                          const float *b, float *Y, int ldy, int m0, int m1) {
+    for (int n = 0; n < N; n++) {
+        const float *x = X + (size_t)n * ldx;
+        for (int m = m0; m < m1; m++) {
+            const uint16_t *w = W + (size_t)m * K;
+            float acc = 0.f;
+            for (int k = 0; k < K; k++) acc += x[k] * st_bf16_to_f32(w[k]);
+            Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
+        }
+    }
+}
+
+static void gemm_q8_ref(int N, int K, const float *X, int ldx, const int8_t *W,
+                        const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
+    for (int n = 0; n < N; n++) {
+        const float *x = X + (size_t)n * ldx;
+        for (int m = m0; m < m1; m++) {
+            const int8_t *w = W + (size_t)m * K;
+            float acc = 0.f;
+            for (int k = 0; k < K; k++) acc += x[k] * (float)w[k];
+            Y[(size_t)n * ldy + m] = acc * scale[m] + (b ? b[m] : 0.f);
+        }
+    }
+}
+
+static void layernorm_ref(float *y, const float *x, const float *w, const float *b, int n,
+                          float eps) {
+    float mean = 0.f;
+    for (int i = 0; i < n; i++) mean += x[i];
+    mean /= (float)n;
+    float var = 0.f;
+    for (int i = 0; i < n; i++) {
+        float d = x[i] - mean;
+        var += d * d;
+    }
+    var /= (float)n;
+    float inv = 1.f / sqrtf(var + eps);
+    for (int i = 0; i < n; i++) {
+        float v = (x[i] - mean) * inv;
+        if (w) v *= w[i];
+        if (b) v += b[i];
+        y[i] = v;
+    }
+}
+
+static void softmax_ref(float *x, int n) {
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    float s = 0.f;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        s += x[i];
+    }
+    float inv = 1.f / s;
+    for (int i = 0; i < n; i++) x[i] *= inv;
+}
+
+static void gelu_ref(float *x, int n) {
+    for (int i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.f + erff(x[i] * 0.70710678118654752f));
+}
+
+static void silu_ref(float *y, const float *x, int n) {
+    for (int i = 0; i < n; i++) y[i] = x[i] / (1.f + expf(-x[i]));
+}
+
+static void elu_ref(float *y, const float *x, int n) {
+    for (int i = 0; i < n; i++) y[i] = x[i] > 0.f ? x[i] : expm1f(x[i]);
+}
+
+static float dot_ref(const float *a, const float *b, int n) {
+    float s = 0.f;
+    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+static void axpy_ref(float *y, float a, const float *x, int n) {
+    for (int i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+static const ptts_kernels k_ref = {
+    .isa = "ref",
+    .gemm_f32 = gemm_f32_ref,
+    .gemm_bf16 = gemm_bf16_ref,
+    .gemm_q8 = gemm_q8_ref,
+    .layernorm = layernorm_ref,
+    .softmax = softmax_ref,
+    .gelu = gelu_ref,
+    .silu = silu_ref,
+    .elu = elu_ref,
+    .dot = dot_ref,
+    .axpy = axpy_ref,
+};
+
+const ptts_kernels *ptts_kernels_ref(void) { return &k_ref; }

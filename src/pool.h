@@ -1,0 +1,20 @@
+/*
+ * pool.h - one persistent thread pool. A parallel region runs `fn(ctx, i, tid)` for every task
+ * i in [0, n); the calling thread takes part (tid 0). Workers spin briefly between regions (the
+ * per-frame loop issues many short regions) and then sleep on a condition variable.
+ * One region at a time per pool; regions from different threads are serialized.
+ */
+#ifndef PTTS_POOL_H
+#define PTTS_POOL_H
+
+typedef struct ptts_pool ptts_pool;
+typedef void (*ptts_pool_fn)(void *ctx, int task, int tid);
+
+/* nthreads <= 0: the number of online CPUs. Returns NULL on failure. */
+ptts_pool *ptts_pool_create(int nthreads);
+void ptts_pool_free(ptts_pool *p);
+int ptts_pool_threads(const ptts_pool *p);
+/* Run n tasks and wait for all of them. p may be NULL (runs inline). */
+void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx);
+
+#endif

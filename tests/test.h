@@ -1,0 +1,73 @@
+/*
+ * test.h - a minimal test harness: CHECK macros that count failures and keep going, helpers to
+ * compare float arrays by relative L2 error, and the fixtures folder. A test's main() ends
+ * with `return test_summary();`.
+ */
+#ifndef PTTS_TEST_H
+#define PTTS_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_failures_;
+static int test_checks_;
+
+#define CHECK(cond)                                                                           \
+    do {                                                                                      \
+        test_checks_++;                                                                       \
+        if (!(cond)) {                                                                        \
+            test_failures_++;                                                                 \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
+        }                                                                                     \
+    } while (0)
+
+#define CHECKF(cond, ...)                                                                     \
+    do {                                                                                      \
+        test_checks_++;                                                                       \
+        if (!(cond)) {                                                                        \
+            test_failures_++;                                                                 \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);          \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fputc('\n', stderr);                                                              \
+        }                                                                                     \
+    } while (0)
+
+/* Stop the test: something it needs is missing. */
+#define REQUIRE(cond)                                                                         \
+    do {                                                                                      \
+        test_checks_++;                                                                       \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond);        \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+/* ||a - b|| / max(||b||, tiny) */
+static inline double rel_l2(const float *a, const float *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    if (!(num == num)) return INFINITY; /* NaN */
+    return sqrt(num) / (den > 1e-30 ? sqrt(den) : 1e-15);
+}
+
+static inline const char *fixture_path(const char *rel) {
+    static char buf[8][1024];
+    static int k;
+    char *b = buf[k++ & 7];
+    const char *dir = getenv("PTTS_FIXTURES");
+    snprintf(b, 1024, "%s/%s", dir && *dir ? dir : PTTS_FIXTURES, rel);
+    return b;
+}
+
+static inline int test_summary(void) {
+    printf("%d checks, %d failed\n", test_checks_, test_failures_);
+    return test_failures_ ? 1 : 0;
+}
+
+#endif

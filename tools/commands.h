@@ -1,0 +1,15 @@
+/* commands.h - the subcommands of `pocket-tts`; each lives in tools/cmd_<name>.c and is listed
+ * in the table of tools/main.c. A command returns the process exit status (0 ok, 1 error,
+ * 2 usage). */
+#ifndef PTTS_COMMANDS_H
+#define PTTS_COMMANDS_H
+
+typedef struct ptts_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;
+} ptts_command;
+
+int cmd_tokenize(int argc, char **argv);
+
+#endif

@@ -1,0 +1,38 @@
+/* main.c - `pocket-tts COMMAND [options]`: dispatch to the subcommands of commands.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "ptts.h"
+
+static const ptts_command commands[] = {
+    {"tokenize", cmd_tokenize, "print the token ids (or pieces) of a text"},
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *f) {
+    fprintf(f, "pocket-tts %s - Kyutai's Pocket TTS in C\n\nusage: pocket-tts COMMAND [options]\n\n",
+            PTTS_VERSION);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`pocket-tts COMMAND --help` describes a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("pocket-tts %s\n", PTTS_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "pocket-tts: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
