@@ -1,6 +1,6 @@
 /*
  * config.h - the reference's YAML model configuration (also accepts JSON, a YAML subset, e.g.
- * tests/fixtures/*/manifest.json whose "config" object has the same keys).
+ * tests/fixtures/{tiny,full}/manifest.json whose "config" object has the same keys).
  *
  * Keys read (unknown keys are tolerated): weights_path, weights_path_without_voice_cloning,
  * pad_with_spaces_for_short_inputs, remove_semicolons, model_recommended_frames_after_eos,
