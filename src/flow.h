@@ -1,0 +1,24 @@
+/*
+ * flow.h - the flow head (SimpleMLPAdaLN) and LSD decoding (MODEL.md section 5).
+ */
+#ifndef PTTS_FLOW_H
+#define PTTS_FLOW_H
+
+#include "ops.h"
+#include "weights.h"
+
+typedef struct ptts_flow ptts_flow;
+
+/* Precomputes the time embeddings for `steps` LSD steps (constants for a fixed step count)
+ * and allocates scratch for up to `max_rows` rows per call. */
+int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_rows,
+                     ptts_error *e);
+void ptts_flow_free(ptts_flow *f);
+int ptts_flow_steps(const ptts_flow *f);
+
+/* rows independent samples: h [rows, d] (backbone output after out_norm), x0 [rows, ld] the
+ * noise -> out [rows, ld]. rows <= max_rows. out may alias x0. */
+void ptts_flow_sample(ptts_flow *f, const ptts_ctx *c, const float *h, const float *x0, int rows,
+                      float *out);
+
+#endif

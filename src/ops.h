@@ -1,0 +1,53 @@
+/*
+ * ops.h - the compute context shared by every stage (kernel table + thread pool) and the
+ * threaded operations built on the kernels: linear layers split over output rows, causal
+ * convolutions in the time-major layout of weights.h, and the transformer (backbone and codec)
+ * with its KV cache.
+ */
+#ifndef PTTS_OPS_H
+#define PTTS_OPS_H
+
+#include "cpu/kernels.h"
+#include "pool.h"
+#include "weights.h"
+
+typedef struct ptts_ctx {
+    const ptts_kernels *k;
+    ptts_pool *pool; /* may be NULL: single-threaded */
+} ptts_ctx;
+
+/* Y[N, L->out] = X[N, L->in] W^T + b, rows of W split across the pool. Y must not alias X. */
+void ptts_linear(const ptts_ctx *c, const ptts_lin *L, const float *X, int N, float *Y);
+/* Same with strided rows (ldx, ldy in floats). */
+void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
+                         float *Y, int ldy);
+
+/* --- KV cache --------------------------------------------------------------------------------
+ * Keys (after RoPE) and values per layer, [cap, d] each. Position p is stored at row p % cap:
+ * with window w and at most n rows per call, cap = w + n - 1 keeps every key a query needs
+ * (the codec's bounded cache); with cap >= every position ever stored it is a plain cache
+ * (the backbone). `len` counts positions appended since reset. */
+typedef struct ptts_kv {
+    int layers, d, cap;
+    int len;
+    float *k, *v; /* [layers][cap][d] */
+} ptts_kv;
+
+int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap);
+void ptts_kv_free(ptts_kv *kv);
+void ptts_kv_reset(ptts_kv *kv); /* len = 0 (contents are overwritten as positions arrive) */
+/* Copy src's positions into dst (dst->cap >= src->len, same layers and d, plain caches). */
+int ptts_kv_copy(ptts_kv *dst, const ptts_kv *src);
+
+/* Scratch floats ptts_transformer_forward needs for n rows over a cache of `cap` positions. */
+size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap);
+/* x [n, d] (in place): rows at absolute positions kv->len .. kv->len + n - 1 (RoPE positions
+ * and cache rows), causal, window t->window (0: all earlier positions); appends the n keys and
+ * values to the cache. */
+void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
+                              float *x, int n, float *scratch);
+
+/* RoPE (interleaved pairs, max_period 10000) on one row of `heads` heads of width dh. */
+void ptts_rope(float *x, int heads, int dh, int pos);
+
+#endif

@@ -1,0 +1,600 @@
+/*
+ * weights.c - checkpoint tensors -> ptts_weights (see weights.h for the layouts).
+ *
+ * bind_model() is the only table of tensor names and shapes. It runs against a "source":
+ *   SRC_FILE  a validated safetensors file; every missing or mis-shaped tensor is collected and
+ *             reported together, by name;
+ *   SRC_FILL  the pocket-fill-v1 generator (synthetic weights, tests and benchmarks);
+ *   SRC_LIST  records names and shapes only (to write a synthetic checkpoint).
+ * The architecture is derived from shapes before binding (MODEL.md section 2).
+ */
+#include "weights.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fill.h"
+#include "safetensors.h"
+
+enum { SRC_FILE, SRC_FILL, SRC_LIST };
+
+typedef struct binder {
+    int src;
+    const st_file *st;
+    ptts_weights *w;
+    ptts_wmode mode;
+    ptts_tensor_fn list_fn;
+    void *list_user;
+    /* problems found in SRC_FILE mode, reported together */
+    int n_problems;
+    char problems[PTTS_ERROR_MSG_MAX];
+    int fatal; /* allocation failure or a list callback error */
+    int fatal_code;
+} binder;
+
+static void problem(binder *b, const char *fmt, ...) PTTS_PRINTF(2, 3);
+static void problem(binder *b, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t used = strlen(b->problems);
+    if (b->n_problems < 6 && used + strlen(msg) + 3 < sizeof b->problems)
+        snprintf(b->problems + used, sizeof b->problems - used, "%s%s", b->n_problems ? "; " : "",
+                 msg);
+    b->n_problems++;
+}
+
+static void *hold(binder *b, size_t bytes) {
+    ptts_weights *w = b->w;
+    if (w->n_blocks == w->cap_blocks) {
+        int cap = w->cap_blocks ? 2 * w->cap_blocks : 256;
+        void **nb = realloc(w->blocks, (size_t)cap * sizeof *nb);
+        if (!nb) return NULL;
+        w->blocks = nb;
+        w->cap_blocks = cap;
+    }
+    void *p = ptts_calloc_aligned(bytes);
+    if (!p) return NULL;
+    w->blocks[w->n_blocks++] = p;
+    w->bytes += bytes;
+    return p;
+}
+
+static void shape_str(char *buf, size_t n, int ndim, const int64_t *s) {
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, n - o, "[");
+    for (int i = 0; i < ndim && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%lld", i ? ", " : "", (long long)s[i]);
+    if (o < n) snprintf(buf + o, n - o, "]");
+}
+
+/* The float32 values of tensor `name` with the expected shape; NULL in list mode, when absent
+ * (optional: silently; else a problem is recorded) or mis-shaped. */
+static float *tensor(binder *b, int optional, const char *name, int ndim, int64_t s0,
+                     int64_t s1, int64_t s2) {
+    int64_t shape[3] = {s0, s1, s2};
+    if (b->fatal) return NULL;
+    size_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] <= 0 || ptts_mul_size(numel, (size_t)shape[i], &numel)) {
+            b->fatal = 1;
+            b->fatal_code = PTTS_E_MODEL;
+            problem(b, "tensor %s: invalid derived shape", name);
+            return NULL;
+        }
+    }
+    if (b->src == SRC_LIST) {
+        if (b->list_fn(b->list_user, name, ndim, shape) != 0) {
+            b->fatal = 1;
+            b->fatal_code = PTTS_E_IO;
+        }
+        return NULL;
+    }
+    float *out = NULL;
+    if (b->src == SRC_FILL) {
+        out = hold(b, numel * sizeof(float));
+        if (!out) goto nomem;
+        ptts_fill_tensor(name, ndim, shape, out);
+        return out;
+    }
+    const st_tensor *t = st_find(b->st, name);
+    if (!t) {
+        if (!optional) problem(b, "tensor %s is missing", name);
+        return NULL;
+    }
+    int ok = t->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == shape[i];
+    if (!ok) {
+        char got[96], want[96];
+        shape_str(got, sizeof got, t->ndim, t->shape);
+        shape_str(want, sizeof want, ndim, shape);
+        problem(b, "tensor %s has shape %s, expected %s", name, got, want);
+        return NULL;
+    }
+    out = hold(b, numel * sizeof(float));
+    if (!out) goto nomem;
+    ptts_error e = {0};
+    if (st_to_f32(b->st, t, out, &e) != 0) {
+        problem(b, "%s", e.msg);
+        return NULL;
+    }
+    return out;
+nomem:
+    b->fatal = 1;
+    b->fatal_code = PTTS_E_NOMEM;
+    problem(b, "out of memory loading %s", name);
+    return NULL;
+}
+
+/* Store a [out, in] float32 matrix in the kernel's format for `type`. */
+static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int out, int in,
+                     ptts_wtype type) {
+    memset(L, 0, sizeof *L);
+    L->out = out;
+    L->in = in;
+    L->bias = bias;
+    L->type = PTTS_W_F32;
+    L->w = w;
+    if (!w || type == PTTS_W_F32) return;
+    size_t n = (size_t)out * (size_t)in;
+    if (type == PTTS_W_BF16) {
+        uint16_t *h = hold(b, n * sizeof(uint16_t));
+        if (!h) goto nomem;
+        for (size_t i = 0; i < n; i++) h[i] = st_f32_to_bf16(w[i]);
+        L->type = PTTS_W_BF16;
+        L->wh = h;
+        L->w = NULL;
+    } else if (type == PTTS_W_Q8) {
+        /* symmetric per-row int8: scale = max|w| / 127, q = round(w / scale) */
+        int8_t *q = hold(b, n);
+        float *scale = hold(b, (size_t)out * sizeof(float));
+        if (!q || !scale) goto nomem;
+        for (int m = 0; m < out; m++) {
+            const float *row = w + (size_t)m * in;
+            float mx = 0.f;
+            for (int k = 0; k < in; k++) mx = fmaxf(mx, fabsf(row[k]));
+            float s = mx > 0.f ? mx / 127.f : 1.f;
+            scale[m] = s;
+            for (int k = 0; k < in; k++) {
+                float v = roundf(row[k] / s);
+                q[(size_t)m * in + k] = (int8_t)(v > 127.f ? 127.f : v < -127.f ? -127.f : v);
+            }
+        }
+        L->type = PTTS_W_Q8;
+        L->wq = q;
+        L->scale = scale;
+        L->w = NULL;
+    }
+    return;
+nomem:
+    b->fatal = 1;
+    b->fatal_code = PTTS_E_NOMEM;
+}
+
+static void linear(binder *b, ptts_lin *L, const char *name, int out, int in, int has_bias,
+                   ptts_wtype type) {
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s.weight", name);
+    float *w = tensor(b, 0, nm, 2, out, in, 0);
+    float *bias = NULL;
+    if (has_bias) {
+        snprintf(nm, sizeof nm, "%s.bias", name);
+        bias = tensor(b, 0, nm, 1, out, 0, 0);
+    }
+    make_lin(b, L, w, bias, out, in, type);
+}
+
+static const float *vec(binder *b, int optional, const char *fmt_name, int n) {
+    return tensor(b, optional, fmt_name, 1, n, 0, 0);
+}
+
+/* Conv1d [cout, cin, k] -> [cout, k*cin] (k major). */
+static void conv(binder *b, ptts_conv *c, const char *prefix, int cin, int cout, int k,
+                 int stride, int has_bias, ptts_wtype type) {
+    char nm[256];
+    c->cin = cin;
+    c->cout = cout;
+    c->k = k;
+    c->stride = stride;
+    snprintf(nm, sizeof nm, "%s.weight", prefix);
+    float *w = tensor(b, 0, nm, 3, cout, cin, k);
+    float *bias = NULL;
+    if (has_bias) {
+        snprintf(nm, sizeof nm, "%s.bias", prefix);
+        bias = tensor(b, 0, nm, 1, cout, 0, 0);
+    }
+    float *packed = NULL;
+    if (w) {
+        packed = hold(b, (size_t)cout * cin * k * sizeof(float));
+        if (!packed) {
+            b->fatal = 1;
+            b->fatal_code = PTTS_E_NOMEM;
+            return;
+        }
+        for (int o = 0; o < cout; o++)
+            for (int i = 0; i < cin; i++)
+                for (int j = 0; j < k; j++)
+                    packed[((size_t)o * k + j) * cin + i] = w[((size_t)o * cin + i) * k + j];
+    }
+    make_lin(b, &c->w, packed, bias, cout, k * cin, type);
+}
+
+/* ConvTranspose1d [cin, cout, k] -> [k*cout, cin]. */
+static void convtr(binder *b, ptts_convtr *c, const char *prefix, int cin, int cout, int k,
+                   int stride, ptts_wtype type) {
+    char nm[256];
+    c->cin = cin;
+    c->cout = cout;
+    c->k = k;
+    c->stride = stride;
+    snprintf(nm, sizeof nm, "%s.weight", prefix);
+    float *w = tensor(b, 0, nm, 3, cin, cout, k);
+    snprintf(nm, sizeof nm, "%s.bias", prefix);
+    c->bias = tensor(b, 0, nm, 1, cout, 0, 0);
+    float *packed = NULL;
+    if (w) {
+        packed = hold(b, (size_t)cout * cin * k * sizeof(float));
+        if (!packed) {
+            b->fatal = 1;
+            b->fatal_code = PTTS_E_NOMEM;
+            return;
+        }
+        for (int i = 0; i < cin; i++)
+            for (int o = 0; o < cout; o++)
+                for (int j = 0; j < k; j++)
+                    packed[((size_t)j * cout + o) * cin + i] = w[((size_t)i * cout + o) * k + j];
+    }
+    make_lin(b, &c->w, packed, NULL, k * cout, cin, type);
+}
+
+static int bind_transformer(binder *b, ptts_transformer *t, const char *prefix, int d, int heads,
+                            int layers, int ffn, int window, int layer_scale, ptts_wtype type) {
+    t->d = d;
+    t->heads = heads;
+    t->layers = layers;
+    t->ffn = ffn;
+    t->window = window;
+    t->layer = calloc((size_t)layers, sizeof *t->layer);
+    if (!t->layer) return PTTS_E_NOMEM;
+    char nm[256];
+    for (int i = 0; i < layers; i++) {
+        ptts_tlayer *L = &t->layer[i];
+#define NM(s) (snprintf(nm, sizeof nm, "%s.layers.%d.%s", prefix, i, s), nm)
+        linear(b, &L->in_proj, NM("self_attn.in_proj"), 3 * d, d, 0, type);
+        linear(b, &L->out_proj, NM("self_attn.out_proj"), d, d, 0, type);
+        L->norm1_w = vec(b, 0, NM("norm1.weight"), d);
+        L->norm1_b = vec(b, 0, NM("norm1.bias"), d);
+        L->norm2_w = vec(b, 0, NM("norm2.weight"), d);
+        L->norm2_b = vec(b, 0, NM("norm2.bias"), d);
+        linear(b, &L->linear1, NM("linear1"), ffn, d, 0, type);
+        linear(b, &L->linear2, NM("linear2"), d, ffn, 0, type);
+        if (layer_scale) {
+            L->ls1 = vec(b, 0, NM("layer_scale_1.scale"), d);
+            L->ls2 = vec(b, 0, NM("layer_scale_2.scale"), d);
+        }
+#undef NM
+    }
+    return 0;
+}
+
+static void resnet(binder *b, ptts_resnet *r, const char *prefix, int m, ptts_wtype type) {
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s.block.1.conv", prefix);
+    conv(b, &r->c1, nm, m, m / 2, 3, 1, 1, type);
+    snprintf(nm, sizeof nm, "%s.block.3.conv", prefix);
+    conv(b, &r->c2, nm, m / 2, m, 1, 1, 1, type);
+}
+
+static int bind_model(binder *b, const ptts_arch *a) {
+    ptts_weights *w = b->w;
+    w->arch = *a;
+    ptts_wtype big = b->mode == PTTS_WMODE_INT8   ? PTTS_W_Q8
+                     : b->mode == PTTS_WMODE_BF16 ? PTTS_W_BF16
+                                                  : PTTS_W_F32;
+    ptts_wtype codec_t = b->mode == PTTS_WMODE_BF16 ? PTTS_W_BF16 : PTTS_W_F32;
+    const int d = a->d, ld = a->ld, fd = a->fd, C = a->C, nf = a->nf;
+    char nm[256];
+
+    /* backbone and its inputs */
+    w->bos_emb = vec(b, 0, "flow_lm.bos_emb", ld);
+    if (a->has_bos_before_voice)
+        w->bos_before_voice = tensor(b, 0, "flow_lm.bos_before_voice", 3, 1, 1, d);
+    make_lin(b, &w->speaker_proj, tensor(b, 0, "flow_lm.speaker_proj_weight", 2, d, a->inner_dim, 0),
+             NULL, d, a->inner_dim, PTTS_W_F32);
+    w->codec.emb_std = vec(b, 0, "flow_lm.emb_std", ld);
+    w->codec.emb_mean = vec(b, 0, "flow_lm.emb_mean", ld);
+    w->embed = tensor(b, 0, "flow_lm.conditioner.embed.weight", 2, a->nb + 1, d, 0);
+    linear(b, &w->input_linear, "flow_lm.input_linear", d, ld, 0, PTTS_W_F32);
+    int rc = bind_transformer(b, &w->backbone, "flow_lm.transformer", d, a->heads, a->layers,
+                              a->ffn, 0, 0, big);
+    if (rc) return rc;
+    w->out_norm_w = vec(b, 0, "flow_lm.out_norm.weight", d);
+    w->out_norm_b = vec(b, 0, "flow_lm.out_norm.bias", d);
+    linear(b, &w->out_eos, "flow_lm.out_eos", 1, d, 1, PTTS_W_F32);
+
+    /* flow head */
+    ptts_flow_weights *f = &w->flow;
+    for (int i = 0; i < 2; i++) {
+        ptts_time_embed *t = &f->time[i];
+        snprintf(nm, sizeof nm, "flow_lm.flow_net.time_embed.%d.freqs", i);
+        t->freqs = vec(b, 0, nm, a->nfreq);
+        snprintf(nm, sizeof nm, "flow_lm.flow_net.time_embed.%d.mlp.0", i);
+        linear(b, &t->mlp0, nm, fd, 2 * a->nfreq, 1, PTTS_W_F32);
+        snprintf(nm, sizeof nm, "flow_lm.flow_net.time_embed.%d.mlp.2", i);
+        linear(b, &t->mlp2, nm, fd, fd, 1, PTTS_W_F32);
+        snprintf(nm, sizeof nm, "flow_lm.flow_net.time_embed.%d.mlp.3.alpha", i);
+        t->alpha = vec(b, 0, nm, fd);
+    }
+    linear(b, &f->cond_embed, "flow_lm.flow_net.cond_embed", fd, d, 1, PTTS_W_F32);
+    linear(b, &f->input_proj, "flow_lm.flow_net.input_proj", fd, ld, 1, PTTS_W_F32);
+    f->block = calloc((size_t)a->flow_depth, sizeof *f->block);
+    if (!f->block) return PTTS_E_NOMEM;
+    for (int i = 0; i < a->flow_depth; i++) {
+        ptts_res_block *r = &f->block[i];
+#define NM(s) (snprintf(nm, sizeof nm, "flow_lm.flow_net.res_blocks.%d.%s", i, s), nm)
+        r->ln_w = vec(b, 0, NM("in_ln.weight"), fd);
+        r->ln_b = vec(b, 0, NM("in_ln.bias"), fd);
+        linear(b, &r->mlp0, NM("mlp.0"), fd, fd, 1, PTTS_W_F32);
+        linear(b, &r->mlp2, NM("mlp.2"), fd, fd, 1, PTTS_W_F32);
+        linear(b, &r->ada, NM("adaLN_modulation.1"), 3 * fd, fd, 1, PTTS_W_F32);
+#undef NM
+    }
+    linear(b, &f->final_linear, "flow_lm.flow_net.final_layer.linear", ld, fd, 1, PTTS_W_F32);
+    linear(b, &f->final_ada, "flow_lm.flow_net.final_layer.adaLN_modulation.1", 2 * fd, fd, 1,
+           PTTS_W_F32);
+
+    /* codec decoder */
+    ptts_codec_weights *c = &w->codec;
+    make_lin(b, &c->quant_out, tensor(b, 0, "mimi.quantizer.output_proj.weight", 3, C, ld, 1),
+             NULL, C, ld, PTTS_W_F32);
+    c->upsample_k = 32;
+    c->upsample_stride = 16;
+    c->upsample_w = tensor(b, 0, "mimi.upsample.convtr.convtr.weight", 3, C, 1, 32);
+    rc = bind_transformer(b, &c->dec_tr, "mimi.decoder_transformer.transformer", C,
+                          a->codec_heads, a->codec_layers, a->codec_ffn, a->codec_window, 1,
+                          codec_t);
+    if (rc) return rc;
+    int m = 8 * nf;
+    conv(b, &c->dec_in, "mimi.decoder.model.0.conv", C, m, 7, 1, 1, codec_t);
+    for (int s = 0; s < 3; s++) {
+        int r = a->ratios[s];
+        snprintf(nm, sizeof nm, "mimi.decoder.model.%d.convtr", 2 + 3 * s);
+        convtr(b, &c->dec_up[s], nm, m, m / 2, 2 * r, r, codec_t);
+        snprintf(nm, sizeof nm, "mimi.decoder.model.%d", 3 + 3 * s);
+        resnet(b, &c->dec_res[s], nm, m / 2, codec_t);
+        m /= 2;
+    }
+    conv(b, &c->dec_out, "mimi.decoder.model.11.conv", nf, 1, 3, 1, 1, PTTS_W_F32);
+
+    /* codec encoder (optional: weights without voice cloning lack it) */
+    if (a->has_encoder) {
+        m = nf;
+        conv(b, &c->enc_in, "mimi.encoder.model.0.conv", 1, nf, 7, 1, 1, PTTS_W_F32);
+        for (int s = 0; s < 3; s++) {
+            int r = a->ratios[2 - s];
+            snprintf(nm, sizeof nm, "mimi.encoder.model.%d", 1 + 3 * s);
+            resnet(b, &c->enc_res[s], nm, m, codec_t);
+            snprintf(nm, sizeof nm, "mimi.encoder.model.%d.conv", 3 + 3 * s);
+            conv(b, &c->enc_down[s], nm, m, 2 * m, 2 * r, r, 1, codec_t);
+            m *= 2;
+        }
+        conv(b, &c->enc_out, "mimi.encoder.model.11.conv", m, C, 3, 1, 1, codec_t);
+        rc = bind_transformer(b, &c->enc_tr, "mimi.encoder_transformer.transformer", C,
+                              a->codec_heads, a->codec_layers, a->codec_ffn, a->codec_window, 1,
+                              codec_t);
+        if (rc) return rc;
+        conv(b, &c->downsample, "mimi.downsample.conv.conv", C, a->inner_dim, 32, 16, 0,
+             PTTS_W_F32);
+    }
+    return 0;
+}
+
+/* ---- architecture ------------------------------------------------------------------------- */
+
+static const st_tensor *need(const st_file *f, const char *name, int ndim, ptts_error *e) {
+    const st_tensor *t = st_find(f, name);
+    if (!t) {
+        ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s is missing (is this a Pocket TTS checkpoint?)",
+                  st_path(f), name);
+        return NULL;
+    }
+    if (t->ndim != ndim) {
+        ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has %d dimensions, expected %d", st_path(f),
+                  name, t->ndim, ndim);
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (t->shape[i] <= 0 || t->shape[i] > (1 << 24)) {
+            ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has an implausible shape", st_path(f), name);
+            return NULL;
+        }
+    return t;
+}
+
+/* 1 + the highest N of tensors named "<prefix>N.<...>". */
+static int count_indexed(const st_file *f, const char *prefix) {
+    size_t pl = strlen(prefix);
+    int hi = -1;
+    for (int i = 0; i < st_count(f); i++) {
+        const char *n = st_at(f, i)->name;
+        if (strncmp(n, prefix, pl) != 0) continue;
+        char *end;
+        long v = strtol(n + pl, &end, 10);
+        if (end != n + pl && *end == '.' && v >= 0 && v < 4096 && v > hi) hi = (int)v;
+    }
+    return hi + 1;
+}
+
+static int derive_arch(const st_file *f, const ptts_weights_options *o, ptts_arch *a,
+                       ptts_error *e) {
+    memset(a, 0, sizeof *a);
+    const st_tensor *t;
+    if (!(t = need(f, "flow_lm.input_linear.weight", 2, e))) return e ? e->code : PTTS_E_MODEL;
+    a->d = (int)t->shape[0];
+    a->ld = (int)t->shape[1];
+    if (!(t = need(f, "flow_lm.speaker_proj_weight", 2, e))) return PTTS_E_MODEL;
+    a->inner_dim = (int)t->shape[1];
+    if (!(t = need(f, "flow_lm.conditioner.embed.weight", 2, e))) return PTTS_E_MODEL;
+    a->nb = (int)t->shape[0] - 1;
+    a->layers = count_indexed(f, "flow_lm.transformer.layers.");
+    if (a->layers <= 0)
+        return ptts_fail(e, PTTS_E_MODEL, "%s: no flow_lm.transformer.layers.N tensors",
+                         st_path(f));
+    if (!(t = need(f, "flow_lm.transformer.layers.0.linear1.weight", 2, e))) return PTTS_E_MODEL;
+    a->ffn = (int)t->shape[0];
+    a->has_bos_before_voice = st_find(f, "flow_lm.bos_before_voice") != NULL;
+    if (!(t = need(f, "flow_lm.flow_net.input_proj.weight", 2, e))) return PTTS_E_MODEL;
+    a->fd = (int)t->shape[0];
+    a->flow_depth = count_indexed(f, "flow_lm.flow_net.res_blocks.");
+    if (!(t = need(f, "flow_lm.flow_net.time_embed.0.freqs", 1, e))) return PTTS_E_MODEL;
+    a->nfreq = (int)t->shape[0];
+    if (!(t = need(f, "mimi.quantizer.output_proj.weight", 3, e))) return PTTS_E_MODEL;
+    a->C = (int)t->shape[0];
+    if (!(t = need(f, "mimi.decoder.model.11.conv.weight", 3, e))) return PTTS_E_MODEL;
+    a->nf = (int)t->shape[1];
+    a->codec_layers = count_indexed(f, "mimi.decoder_transformer.transformer.layers.");
+    if (!(t = need(f, "mimi.decoder_transformer.transformer.layers.0.linear1.weight", 2, e)))
+        return PTTS_E_MODEL;
+    a->codec_ffn = (int)t->shape[0];
+    static const char *up[3] = {"mimi.decoder.model.2.convtr.weight",
+                                "mimi.decoder.model.5.convtr.weight",
+                                "mimi.decoder.model.8.convtr.weight"};
+    for (int s = 0; s < 3; s++) {
+        if (!(t = need(f, up[s], 3, e))) return PTTS_E_MODEL;
+        if (t->shape[2] % 2)
+            return ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has an odd kernel size",
+                             st_path(f), up[s]);
+        a->ratios[s] = (int)t->shape[2] / 2;
+    }
+    a->has_encoder = st_find(f, "mimi.encoder.model.0.conv.weight") != NULL;
+    a->heads = o && o->heads > 0 ? o->heads : (a->d >= 64 ? a->d / 64 : 1);
+    a->codec_heads = o && o->codec_heads > 0 ? o->codec_heads : (a->C >= 64 ? a->C / 64 : 1);
+    a->codec_window = 250;
+    a->frame_samples = 16 * a->ratios[0] * a->ratios[1] * a->ratios[2];
+    if (a->d % a->heads || (a->d / a->heads) % 2 || a->C % a->codec_heads ||
+        (a->C / a->codec_heads) % 2 || a->nf < 2 || a->nf % 2 || a->fd <= 0 || a->nb <= 0)
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "%s: inconsistent architecture (d %d, heads %d, codec C %d, heads %d, "
+                         "nf %d)",
+                         st_path(f), a->d, a->heads, a->C, a->codec_heads, a->nf);
+    return 0;
+}
+
+static void fill_derived(ptts_arch *a) {
+    if (!a->ffn) a->ffn = 4 * a->d;
+    if (!a->nfreq) a->nfreq = 128;
+    if (!a->codec_window) a->codec_window = 250;
+    if (!a->ratios[0]) {
+        a->ratios[0] = 6;
+        a->ratios[1] = 5;
+        a->ratios[2] = 4;
+    }
+    if (!a->codec_ffn) a->codec_ffn = 4 * a->C;
+    if (!a->heads) a->heads = a->d >= 64 ? a->d / 64 : 1;
+    if (!a->codec_heads) a->codec_heads = a->C >= 64 ? a->C / 64 : 1;
+    a->frame_samples = 16 * a->ratios[0] * a->ratios[1] * a->ratios[2];
+}
+
+int ptts_arch_preset(ptts_arch *a, const char *name) {
+    memset(a, 0, sizeof *a);
+    if (!strcmp(name, "tiny")) {
+        *a = (ptts_arch){.d = 64, .heads = 4, .layers = 2, .ffn = 256, .ld = 16, .inner_dim = 16,
+                         .nb = 300, .has_bos_before_voice = 1, .fd = 32, .flow_depth = 2,
+                         .C = 32, .nf = 4, .codec_heads = 4, .codec_layers = 2, .codec_ffn = 64,
+                         .has_encoder = 1};
+    } else if (!strcmp(name, "full")) {
+        *a = (ptts_arch){.d = 1024, .heads = 16, .layers = 6, .ffn = 4096, .ld = 32,
+                         .inner_dim = 32, .nb = 4000, .has_bos_before_voice = 1, .fd = 512,
+                         .flow_depth = 6, .C = 512, .nf = 64, .codec_heads = 8, .codec_layers = 2,
+                         .codec_ffn = 2048, .has_encoder = 1};
+    } else {
+        return PTTS_E_INVALID;
+    }
+    fill_derived(a);
+    return 0;
+}
+
+/* ---- entry points ------------------------------------------------------------------------- */
+
+static int finish(binder *b, int rc, const char *what, ptts_weights **out, ptts_error *e) {
+    if (!rc && b->fatal) rc = b->fatal_code ? b->fatal_code : PTTS_E_MODEL;
+    if (!rc && b->n_problems) rc = PTTS_E_MODEL;
+    if (rc) {
+        if (b->n_problems > 1)
+            ptts_fail(e, rc, "%s: %d problems: %s%s", what, b->n_problems, b->problems,
+                      b->n_problems > 6 ? "; ..." : "");
+        else if (b->n_problems == 1)
+            ptts_fail(e, rc, "%s: %s", what, b->problems);
+        else
+            ptts_fail(e, rc, "%s: %s", what, ptts_strerror(rc));
+        ptts_weights_free(b->w);
+        return rc;
+    }
+    *out = b->w;
+    return 0;
+}
+
+int ptts_weights_load(ptts_weights **out, const char *path, const ptts_weights_options *o,
+                      ptts_error *e) {
+    *out = NULL;
+    st_file *f = NULL;
+    int rc = st_open(&f, path, e);
+    if (rc) return rc;
+    ptts_arch a;
+    rc = derive_arch(f, o, &a, e);
+    if (rc) {
+        st_close(f);
+        return rc;
+    }
+    binder b = {.src = SRC_FILE, .st = f, .mode = o ? o->mode : PTTS_WMODE_F32};
+    b.w = calloc(1, sizeof *b.w);
+    if (!b.w) {
+        st_close(f);
+        return ptts_fail(e, PTTS_E_NOMEM, "%s: out of memory", path);
+    }
+    rc = bind_model(&b, &a);
+    rc = finish(&b, rc, path, out, e);
+    st_close(f);
+    return rc;
+}
+
+int ptts_weights_fill(ptts_weights **out, const ptts_arch *arch, const ptts_weights_options *o,
+                      ptts_error *e) {
+    *out = NULL;
+    ptts_arch a = *arch;
+    fill_derived(&a);
+    binder b = {.src = SRC_FILL, .mode = o ? o->mode : PTTS_WMODE_F32};
+    b.w = calloc(1, sizeof *b.w);
+    if (!b.w) return ptts_fail(e, PTTS_E_NOMEM, "pocket-fill-v1: out of memory");
+    int rc = bind_model(&b, &a);
+    return finish(&b, rc, "pocket-fill-v1", out, e);
+}
+
+int ptts_arch_tensors(const ptts_arch *arch, ptts_tensor_fn fn, void *user, ptts_error *e) {
+    ptts_arch a = *arch;
+    fill_derived(&a);
+    binder b = {.src = SRC_LIST, .list_fn = fn, .list_user = user};
+    b.w = calloc(1, sizeof *b.w);
+    if (!b.w) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    int rc = bind_model(&b, &a);
+    if (!rc && b.fatal) rc = b.fatal_code ? b.fatal_code : PTTS_E_INTERNAL;
+    ptts_weights_free(b.w);
+    if (rc) return ptts_fail(e, rc, "listing tensors: %s", b.n_problems ? b.problems : ptts_strerror(rc));
+    return 0;
+}
+
+void ptts_weights_free(ptts_weights *w) {
+    if (!w) return;
+    for (int i = 0; i < w->n_blocks; i++) ptts_free_aligned(w->blocks[i]);
+    free(w->blocks);
+    free(w->backbone.layer);
+    free(w->flow.block);
+    free(w->codec.dec_tr.layer);
+    free(w->codec.enc_tr.layer);
+    free(w);
+}
