@@ -43,9 +43,10 @@ int ptts_fail(ptts_error *e, int code, const char *fmt, ...) {
 int ptts_fail_prefix(ptts_error *e, int code, const char *prefix) {
     if (!e) return code;
     if (e->code == 0) e->code = code;
-    char tmp[PTTS_ERROR_MSG_MAX];
-    snprintf(tmp, sizeof tmp, "%s: %s", prefix, e->msg);
-    memcpy(e->msg, tmp, sizeof tmp);
+    char tmp[2 * PTTS_ERROR_MSG_MAX + 256];
+    snprintf(tmp, sizeof tmp, "%.255s: %s", prefix, e->msg);
+    memcpy(e->msg, tmp, sizeof e->msg - 1);
+    e->msg[sizeof e->msg - 1] = 0;
     return e->code;
 }
 

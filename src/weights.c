@@ -179,11 +179,11 @@ nomem:
 static void linear(binder *b, ptts_lin *L, const char *name, int out, int in, int has_bias,
                    ptts_wtype type) {
     char nm[256];
-    snprintf(nm, sizeof nm, "%s.weight", name);
+    snprintf(nm, sizeof nm, "%.200s.weight", name);
     float *w = tensor(b, 0, nm, 2, out, in, 0);
     float *bias = NULL;
     if (has_bias) {
-        snprintf(nm, sizeof nm, "%s.bias", name);
+        snprintf(nm, sizeof nm, "%.200s.bias", name);
         bias = tensor(b, 0, nm, 1, out, 0, 0);
     }
     make_lin(b, L, w, bias, out, in, type);
@@ -201,11 +201,11 @@ static void conv(binder *b, ptts_conv *c, const char *prefix, int cin, int cout,
     c->cout = cout;
     c->k = k;
     c->stride = stride;
-    snprintf(nm, sizeof nm, "%s.weight", prefix);
+    snprintf(nm, sizeof nm, "%.200s.weight", prefix);
     float *w = tensor(b, 0, nm, 3, cout, cin, k);
     float *bias = NULL;
     if (has_bias) {
-        snprintf(nm, sizeof nm, "%s.bias", prefix);
+        snprintf(nm, sizeof nm, "%.200s.bias", prefix);
         bias = tensor(b, 0, nm, 1, cout, 0, 0);
     }
     float *packed = NULL;
@@ -232,9 +232,9 @@ static void convtr(binder *b, ptts_convtr *c, const char *prefix, int cin, int c
     c->cout = cout;
     c->k = k;
     c->stride = stride;
-    snprintf(nm, sizeof nm, "%s.weight", prefix);
+    snprintf(nm, sizeof nm, "%.200s.weight", prefix);
     float *w = tensor(b, 0, nm, 3, cin, cout, k);
-    snprintf(nm, sizeof nm, "%s.bias", prefix);
+    snprintf(nm, sizeof nm, "%.200s.bias", prefix);
     c->bias = tensor(b, 0, nm, 1, cout, 0, 0);
     float *packed = NULL;
     if (w) {
@@ -264,7 +264,7 @@ static int bind_transformer(binder *b, ptts_transformer *t, const char *prefix, 
     char nm[256];
     for (int i = 0; i < layers; i++) {
         ptts_tlayer *L = &t->layer[i];
-#define NM(s) (snprintf(nm, sizeof nm, "%s.layers.%d.%s", prefix, i, s), nm)
+#define NM(s) (snprintf(nm, sizeof nm, "%.100s.layers.%d.%.100s", prefix, i, s), nm)
         linear(b, &L->in_proj, NM("self_attn.in_proj"), 3 * d, d, 0, type);
         linear(b, &L->out_proj, NM("self_attn.out_proj"), d, d, 0, type);
         L->norm1_w = vec(b, 0, NM("norm1.weight"), d);
@@ -284,9 +284,9 @@ static int bind_transformer(binder *b, ptts_transformer *t, const char *prefix, 
 
 static void resnet(binder *b, ptts_resnet *r, const char *prefix, int m, ptts_wtype type) {
     char nm[256];
-    snprintf(nm, sizeof nm, "%s.block.1.conv", prefix);
+    snprintf(nm, sizeof nm, "%.200s.block.1.conv", prefix);
     conv(b, &r->c1, nm, m, m / 2, 3, 1, 1, type);
-    snprintf(nm, sizeof nm, "%s.block.3.conv", prefix);
+    snprintf(nm, sizeof nm, "%.200s.block.3.conv", prefix);
     conv(b, &r->c2, nm, m / 2, m, 1, 1, 1, type);
 }
 

@@ -1,0 +1,232 @@
+/*
+ * ops.c - threaded linear layers, the KV cache and the transformer layer shared by the backbone
+ * (unbounded causal attention, no LayerScale) and the codec (window 250, LayerScale).
+ *
+ * Transformer layer (MODEL.md section 3), x [n, d]:
+ *   x = x + ls1 * out_proj(attn(rope(q), rope(k), v)),  q|k|v = in_proj(LN1(x))  [n, 3d]
+ *   x = x + ls2 * linear2(gelu(linear1(LN2(x))))                                 [n, ffn]
+ * Attention is per head (Dh = d / heads), scores scaled by 1/sqrt(Dh), keys cached after RoPE.
+ */
+#include "ops.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- linear ------------------------------------------------------------------------------- */
+
+typedef struct {
+    const ptts_ctx *c;
+    const ptts_lin *L;
+    const float *X;
+    int ldx, N;
+    float *Y;
+    int ldy;
+    int chunk;
+} lin_job;
+
+static void lin_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
+                     float *Y, int ldy, int m0, int m1) {
+    switch (L->type) {
+    case PTTS_W_F32: c->k->gemm_f32(N, L->in, X, ldx, L->w, L->bias, Y, ldy, m0, m1); break;
+    case PTTS_W_BF16: c->k->gemm_bf16(N, L->in, X, ldx, L->wh, L->bias, Y, ldy, m0, m1); break;
+    case PTTS_W_Q8:
+        c->k->gemm_q8(N, L->in, X, ldx, L->wq, L->scale, L->bias, Y, ldy, m0, m1);
+        break;
+    }
+}
+
+static void lin_task(void *ctx, int task, int tid) {
+    (void)tid;
+    lin_job *j = ctx;
+    int m0 = task * j->chunk;
+    int m1 = PTTS_MIN(j->L->out, m0 + j->chunk);
+    if (m0 < m1) lin_rows(j->c, j->L, j->X, j->ldx, j->N, j->Y, j->ldy, m0, m1);
+}
+
+void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
+                         float *Y, int ldy) {
+    int threads = ptts_pool_threads(c->pool);
+    double work = (double)N * L->out * L->in;
+    if (threads <= 1 || work < 65536.0 || L->out < 32) {
+        lin_rows(c, L, X, ldx, N, Y, ldy, 0, L->out);
+        return;
+    }
+    /* A few tasks per thread for balance; chunks of whole 16-row groups. */
+    int tasks = threads * 4;
+    int chunk = (L->out + tasks - 1) / tasks;
+    chunk = (chunk + 15) & ~15;
+    tasks = (L->out + chunk - 1) / chunk;
+    lin_job j = {c, L, X, ldx, N, Y, ldy, chunk};
+    ptts_pool_run(c->pool, tasks, lin_task, &j);
+}
+
+void ptts_linear(const ptts_ctx *c, const ptts_lin *L, const float *X, int N, float *Y) {
+    ptts_linear_strided(c, L, X, L->in, N, Y, L->out);
+}
+
+/* ---- KV cache ----------------------------------------------------------------------------- */
+
+int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap) {
+    memset(kv, 0, sizeof *kv);
+    size_t n;
+    if (layers <= 0 || d <= 0 || cap <= 0 || ptts_mul_size((size_t)layers * d, (size_t)cap, &n) ||
+        ptts_mul_size(n, sizeof(float), &n))
+        return PTTS_E_INVALID;
+    kv->k = ptts_calloc_aligned(n);
+    kv->v = ptts_calloc_aligned(n);
+    if (!kv->k || !kv->v) {
+        ptts_kv_free(kv);
+        return PTTS_E_NOMEM;
+    }
+    kv->layers = layers;
+    kv->d = d;
+    kv->cap = cap;
+    return 0;
+}
+
+void ptts_kv_free(ptts_kv *kv) {
+    if (!kv) return;
+    ptts_free_aligned(kv->k);
+    ptts_free_aligned(kv->v);
+    memset(kv, 0, sizeof *kv);
+}
+
+void ptts_kv_reset(ptts_kv *kv) { kv->len = 0; }
+
+int ptts_kv_copy(ptts_kv *dst, const ptts_kv *src) {
+    if (dst->layers != src->layers || dst->d != src->d || dst->cap < src->len ||
+        src->len > src->cap)
+        return PTTS_E_INVALID;
+    size_t row = (size_t)src->d;
+    for (int l = 0; l < src->layers; l++) {
+        memcpy(dst->k + (size_t)l * dst->cap * row, src->k + (size_t)l * src->cap * row,
+               (size_t)src->len * row * sizeof(float));
+        memcpy(dst->v + (size_t)l * dst->cap * row, src->v + (size_t)l * src->cap * row,
+               (size_t)src->len * row * sizeof(float));
+    }
+    dst->len = src->len;
+    return 0;
+}
+
+/* ---- RoPE --------------------------------------------------------------------------------- */
+
+/* Mirrors the reference's float32 arithmetic: freqs_i = exp(i * (-ln(max_period) * 2 / Dh))
+ * with the constant rounded to float, angle = (float)pos * freqs_i, cos/sin in float. */
+void ptts_rope(float *x, int heads, int dh, int pos) {
+    const float c = (float)(-log(10000.0) * 2.0 / dh);
+    const float t = (float)pos;
+    for (int i = 0; i < dh / 2; i++) {
+        float f = expf((float)i * c);
+        float a = t * f;
+        float cs = cosf(a), sn = sinf(a);
+        for (int h = 0; h < heads; h++) {
+            float *p = x + (size_t)h * dh + 2 * i;
+            float r = p[0], m = p[1];
+            p[0] = r * cs - m * sn;
+            p[1] = r * sn + m * cs;
+        }
+    }
+}
+
+/* ---- transformer -------------------------------------------------------------------------- */
+
+size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap) {
+    size_t d = (size_t)t->d, rows = (size_t)n;
+    /* h [n,d] + qkv [n,3d] + att [n,d] + ff [n,ffn] + tmp [n,d] + scores [heads, cap] */
+    return rows * d * 6 + rows * (size_t)t->ffn + (size_t)t->heads * (size_t)cap + 64;
+}
+
+typedef struct {
+    const ptts_ctx *c;
+    const ptts_transformer *t;
+    const ptts_kv *kv;
+    int layer;
+    const float *qkv; /* [n, 3d] (q already rotated) */
+    float *att;       /* [n, d] */
+    float *scores;    /* [heads, cap] */
+    int n, pos0;
+} att_job;
+
+static void att_head(void *ctx, int h, int tid) {
+    (void)tid;
+    att_job *j = ctx;
+    const ptts_kernels *k = j->c->k;
+    const int d = j->t->d, dh = d / j->t->heads, cap = j->kv->cap;
+    const float *K = j->kv->k + (size_t)j->layer * cap * d;
+    const float *V = j->kv->v + (size_t)j->layer * cap * d;
+    float *s = j->scores + (size_t)h * cap;
+    const float scale = 1.0f / sqrtf((float)dh);
+    for (int i = 0; i < j->n; i++) {
+        int p = j->pos0 + i;
+        int first = j->t->window > 0 ? PTTS_MAX(0, p - j->t->window + 1) : 0;
+        int nk = p - first + 1;
+        const float *q = j->qkv + (size_t)i * 3 * d + (size_t)h * dh;
+        for (int kk = 0; kk < nk; kk++) {
+            int row = (first + kk) % cap;
+            s[kk] = k->dot(q, K + (size_t)row * d + (size_t)h * dh, dh) * scale;
+        }
+        k->softmax(s, nk);
+        float *o = j->att + (size_t)i * d + (size_t)h * dh;
+        memset(o, 0, (size_t)dh * sizeof(float));
+        for (int kk = 0; kk < nk; kk++) {
+            int row = (first + kk) % cap;
+            k->axpy(o, s[kk], V + (size_t)row * d + (size_t)h * dh, dh);
+        }
+    }
+}
+
+void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
+                              float *x, int n, float *scratch) {
+    const ptts_kernels *k = c->k;
+    const int d = t->d, dh = d / t->heads, ffn = t->ffn, cap = kv->cap;
+    const int pos0 = kv->len;
+    float *h = scratch;
+    float *qkv = h + (size_t)n * d;
+    float *att = qkv + (size_t)n * 3 * d;
+    float *ff = att + (size_t)n * d;
+    float *tmp = ff + (size_t)n * ffn;
+    float *scores = tmp + (size_t)n * d;
+
+    for (int l = 0; l < t->layers; l++) {
+        const ptts_tlayer *L = &t->layer[l];
+        for (int i = 0; i < n; i++)
+            k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm1_w, L->norm1_b, d, 1e-5f);
+        ptts_linear(c, &L->in_proj, h, n, qkv);
+        float *Kc = kv->k + (size_t)l * cap * d;
+        float *Vc = kv->v + (size_t)l * cap * d;
+        for (int i = 0; i < n; i++) {
+            float *q = qkv + (size_t)i * 3 * d;
+            ptts_rope(q, t->heads, dh, pos0 + i);
+            ptts_rope(q + d, t->heads, dh, pos0 + i);
+            int row = (pos0 + i) % cap;
+            memcpy(Kc + (size_t)row * d, q + d, (size_t)d * sizeof(float));
+            memcpy(Vc + (size_t)row * d, q + 2 * d, (size_t)d * sizeof(float));
+        }
+        att_job aj = {c, t, kv, l, qkv, att, scores, n, pos0};
+        if (n * (pos0 + n) >= 64)
+            ptts_pool_run(c->pool, t->heads, att_head, &aj);
+        else
+            for (int hh = 0; hh < t->heads; hh++) att_head(&aj, hh, 0);
+        ptts_linear(c, &L->out_proj, att, n, tmp);
+        for (int i = 0; i < n; i++) {
+            float *xi = x + (size_t)i * d, *ti = tmp + (size_t)i * d;
+            if (L->ls1)
+                for (int e = 0; e < d; e++) xi[e] += L->ls1[e] * ti[e];
+            else
+                for (int e = 0; e < d; e++) xi[e] += ti[e];
+        }
+        for (int i = 0; i < n; i++)
+            k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm2_w, L->norm2_b, d, 1e-5f);
+        ptts_linear(c, &L->linear1, h, n, ff);
+        k->gelu(ff, n * ffn);
+        ptts_linear(c, &L->linear2, ff, n, tmp);
+        for (int i = 0; i < n; i++) {
+            float *xi = x + (size_t)i * d, *ti = tmp + (size_t)i * d;
+            if (L->ls2)
+                for (int e = 0; e < d; e++) xi[e] += L->ls2[e] * ti[e];
+            else
+                for (int e = 0; e < d; e++) xi[e] += ti[e];
+        }
+    }
+    kv->len += n;
+}
