@@ -1,0 +1,227 @@
+/*
+ * model.c - loading a model (config, weights, tokenizer, thread pool) and the public voice
+ * handles. Everything here happens once per model or voice, never per frame.
+ */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "audio.h"
+#include "backbone.h"
+#include "codec.h"
+
+ptts_model_options ptts_model_options_default(void) {
+    ptts_model_options o;
+    memset(&o, 0, sizeof o);
+    return o;
+}
+
+/* Numbers the config states that the weights contradict. */
+static int check_config(const ptts_config *c, const ptts_arch *a, const char *cfg_path,
+                        ptts_error *e) {
+#define CHK(cond, what, cv, wv)                                                                 \
+    if (cond)                                                                                   \
+        return ptts_fail(e, PTTS_E_MODEL, "%s says %s = %d but the weights have %d", cfg_path, \
+                         what, (int)(cv), (int)(wv));
+    CHK(c->d_model && c->d_model != a->d, "flow_lm.transformer.d_model", c->d_model, a->d);
+    CHK(c->num_layers && c->num_layers != a->layers, "flow_lm.transformer.num_layers",
+        c->num_layers, a->layers);
+    CHK(c->n_bins && c->n_bins != a->nb, "flow_lm.lookup_table.n_bins", c->n_bins, a->nb);
+    CHK(c->flow_dim && c->flow_dim != a->fd, "flow_lm.flow.dim", c->flow_dim, a->fd);
+    CHK(c->flow_depth && c->flow_depth != a->flow_depth, "flow_lm.flow.depth", c->flow_depth,
+        a->flow_depth);
+    CHK(c->insert_bos_before_voice >= 0 && c->insert_bos_before_voice != a->has_bos_before_voice,
+        "flow_lm.insert_bos_before_voice", c->insert_bos_before_voice, a->has_bos_before_voice);
+    CHK(c->codec_d_model && c->codec_d_model != a->C, "mimi.transformer.d_model",
+        c->codec_d_model, a->C);
+    CHK(c->seanet_n_filters && c->seanet_n_filters != a->nf, "mimi.seanet.n_filters",
+        c->seanet_n_filters, a->nf);
+    CHK(c->quantizer_dimension && c->quantizer_dimension != a->ld, "mimi.quantizer.dimension",
+        c->quantizer_dimension, a->ld);
+#undef CHK
+    return 0;
+}
+
+static int is_url(const char *p) {
+    return !strncmp(p, "hf://", 5) || !strncmp(p, "http://", 7) || !strncmp(p, "https://", 8);
+}
+
+int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error *e) {
+    *out = NULL;
+    ptts_model_options o = opt ? *opt : ptts_model_options_default();
+    ptts_model *m = calloc(1, sizeof *m);
+    if (!m) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    ptts_config_init(&m->cfg);
+    int rc = 0;
+    if (o.config_path && (rc = ptts_config_load(&m->cfg, o.config_path, e))) goto fail;
+    const char *wp = o.weights_path ? o.weights_path : m->cfg.weights_path;
+    const char *tp = o.tokenizer_path ? o.tokenizer_path : m->cfg.tokenizer_path;
+    if (!wp) {
+        rc = ptts_fail(e, PTTS_E_INVALID, "no weights: give a weights path or a config with "
+                                          "weights_path");
+        goto fail;
+    }
+    if (!tp) {
+        rc = ptts_fail(e, PTTS_E_INVALID, "no tokenizer: give a tokenizer path or a config with "
+                                          "flow_lm.lookup_table.tokenizer_path");
+        goto fail;
+    }
+    if (is_url(wp) || is_url(tp)) {
+        rc = ptts_fail(e, PTTS_E_UNSUPPORTED,
+                       "%s is a URL: download it first (pocket-tts download) and pass the local "
+                       "file",
+                       is_url(wp) ? wp : tp);
+        goto fail;
+    }
+    ptts_weights_options wo = {0};
+    wo.mode = o.precision == PTTS_PRECISION_BF16   ? PTTS_WMODE_BF16
+              : o.precision == PTTS_PRECISION_INT8 ? PTTS_WMODE_INT8
+                                                   : PTTS_WMODE_F32;
+    wo.heads = o.heads > 0 ? o.heads : m->cfg.num_heads;
+    wo.codec_heads = o.codec_heads > 0 ? o.codec_heads : m->cfg.codec_num_heads;
+    if ((rc = ptts_weights_load(&m->w, wp, &wo, e))) goto fail;
+    if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) goto fail;
+    if ((rc = ptts_tokenizer_load(&m->tok, tp, e))) goto fail;
+    if (ptts_tokenizer_vocab_size(m->tok) > m->w->arch.nb) {
+        rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's embedding has %d", tp,
+                       ptts_tokenizer_vocab_size(m->tok), m->w->arch.nb);
+        goto fail;
+    }
+    m->pool = ptts_pool_create(o.threads);
+    if (!m->pool) {
+        rc = ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", o.threads);
+        goto fail;
+    }
+    m->ctx.k = ptts_kernels_best();
+    m->ctx.pool = m->pool;
+    m->pad_with_spaces = m->cfg.pad_with_spaces;
+    m->remove_semicolons = m->cfg.remove_semicolons;
+    m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
+    *out = m;
+    return 0;
+fail:
+    ptts_model_free(m);
+    return rc;
+}
+
+void ptts_model_free(ptts_model *m) {
+    if (!m) return;
+    ptts_pool_free(m->pool);
+    ptts_tokenizer_free(m->tok);
+    ptts_weights_free(m->w);
+    ptts_config_free(&m->cfg);
+    free(m);
+}
+
+void ptts_model_get_info(const ptts_model *m, ptts_model_info *info) {
+    const ptts_arch *a = &m->w->arch;
+    memset(info, 0, sizeof *info);
+    info->layers = a->layers;
+    info->d = a->d;
+    info->heads = a->heads;
+    info->latent_dim = a->ld;
+    info->vocab_size = a->nb;
+    info->has_voice_cloning = a->has_encoder;
+    info->insert_bos_before_voice = a->has_bos_before_voice;
+    info->sample_rate = PTTS_SAMPLE_RATE;
+    info->frame_samples = a->frame_samples;
+    info->threads = ptts_pool_threads(m->pool);
+    info->isa = m->ctx.k->isa;
+    info->weight_bytes = m->w->bytes;
+}
+
+/* ---- voices ------------------------------------------------------------------------------- */
+
+static int wrap_voice(ptts_voice **out, ptts_voice_state *st, ptts_error *e) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) {
+        ptts_voice_state_free(st);
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    }
+    (*out)->st = st;
+    return 0;
+}
+
+int ptts_voice_load(ptts_voice **out, const ptts_model *m, const char *path, ptts_error *e) {
+    *out = NULL;
+    const ptts_arch *a = &m->w->arch;
+    ptts_voice_state *st;
+    int rc = ptts_voice_state_load(&st, path, a->layers, a->heads, a->d / a->heads, e);
+    return rc ? rc : wrap_voice(out, st, e);
+}
+
+int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *buf, size_t size,
+                           ptts_error *e) {
+    *out = NULL;
+    const ptts_arch *a = &m->w->arch;
+    ptts_voice_state *st;
+    int rc = ptts_voice_state_load_memory(&st, buf, size, "voice", a->layers, a->heads,
+                                          a->d / a->heads, e);
+    return rc ? rc : wrap_voice(out, st, e);
+}
+
+int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples,
+                            int64_t n, int sample_rate, double max_seconds, ptts_error *e) {
+    *out = NULL;
+    const ptts_arch *a = &m->w->arch;
+    if (!a->has_encoder)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "this checkpoint has no voice-cloning weights: use a preset voice or "
+                         "the model with voice cloning");
+    if (sample_rate <= 0 || n <= 0)
+        return ptts_fail(e, PTTS_E_AUDIO, "empty audio (%lld samples at %d Hz)", (long long)n,
+                         sample_rate);
+    float *pcm = NULL;
+    int64_t np = 0;
+    int rc = ptts_resample(samples, n, sample_rate, PTTS_SAMPLE_RATE, &pcm, &np, e);
+    if (rc) return rc;
+    if (max_seconds > 0 && np > (int64_t)(max_seconds * PTTS_SAMPLE_RATE))
+        np = (int64_t)(max_seconds * PTTS_SAMPLE_RATE);
+    if (np < a->frame_samples) {
+        free(pcm);
+        return ptts_fail(e, PTTS_E_AUDIO,
+                         "the audio is too short to clone a voice: %.3f s, at least %.2f s needed",
+                         (double)np / PTTS_SAMPLE_RATE, (double)a->frame_samples / PTTS_SAMPLE_RATE);
+    }
+    float *lat = NULL;
+    int T = 0;
+    rc = ptts_codec_encode(m->w, &m->ctx, pcm, np, &lat, &T, NULL, NULL, e);
+    free(pcm);
+    if (rc) return rc;
+    ptts_backbone bb;
+    rc = ptts_backbone_init(&bb, m->w, T + 1, e);
+    if (!rc) rc = ptts_backbone_prompt_voice_latents(&bb, &m->ctx, lat, T, e);
+    ptts_voice_state *st = NULL;
+    if (!rc) rc = ptts_backbone_to_voice(&bb, &st, e);
+    ptts_backbone_free(&bb);
+    free(lat);
+    return rc ? rc : wrap_voice(out, st, e);
+}
+
+int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char *path,
+                               double max_seconds, ptts_error *e) {
+    *out = NULL;
+    float *x = NULL;
+    int64_t n = 0;
+    int rate = 0;
+    /* read a little more than max_seconds: the resampler's filter looks ahead */
+    int rc = ptts_audio_read(path, max_seconds > 0 ? max_seconds + 1.0 : 0, &x, &n, &rate, e);
+    if (rc) return rc;
+    rc = ptts_voice_from_samples(out, m, x, n, rate, max_seconds, e);
+    free(x);
+    if (rc) return ptts_fail_prefix(e, rc, path);
+    return 0;
+}
+
+int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e) {
+    return ptts_voice_state_save(v->st, path, e);
+}
+
+int ptts_voice_positions(const ptts_voice *v) { return v->st->positions; }
+
+void ptts_voice_free(ptts_voice *v) {
+    if (!v) return;
+    ptts_voice_state_free(v->st);
+    free(v);
+}

@@ -1,0 +1,27 @@
+/*
+ * model.h - the internals of ptts_model and ptts_voice (public handles of ptts.h).
+ */
+#ifndef PTTS_MODEL_H
+#define PTTS_MODEL_H
+
+#include "config.h"
+#include "ops.h"
+#include "tokenizer.h"
+#include "voice.h"
+#include "weights.h"
+
+struct ptts_model {
+    ptts_config cfg;
+    ptts_weights *w;
+    ptts_tokenizer *tok;
+    ptts_pool *pool;
+    ptts_ctx ctx;
+    int pad_with_spaces, remove_semicolons;
+    int recommended_frames_after_eos; /* -1: none */
+};
+
+struct ptts_voice {
+    ptts_voice_state *st;
+};
+
+#endif
