@@ -1,0 +1,82 @@
+/*
+ * bench_codec.c - speed of the full-size Mimi codec (english_2026-04 architecture, C 512,
+ * nf 64; pocket-fill-v1 weights): the streaming decoder in ms per frame (latent [32] ->
+ * pcm [1920], 80 ms of audio) single-threaded and with pools of 2.. threads, and the encoder
+ * on 10 s of audio. Usage: bench_codec [frames (default 100)] [max threads (default 2)].
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codec.h"
+#include "ops.h"
+#include "pool.h"
+#include "weights.h"
+
+static double bench_decoder(ptts_codec_dec *d, const ptts_ctx *c, const float *lat, int ld,
+                            int frames, float *pcm) {
+    ptts_codec_dec_reset(d);
+    for (int t = 0; t < 5; t++) ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
+    ptts_codec_dec_reset(d);
+    double t0 = ptts_now();
+    for (int t = 0; t < frames; t++)
+        ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
+    return (ptts_now() - t0) * 1e3 / frames;
+}
+
+int main(int argc, char **argv) {
+    int frames = argc > 1 ? atoi(argv[1]) : 100;
+    int max_threads = argc > 2 ? atoi(argv[2]) : 2;
+    if (frames <= 0) frames = 100;
+    if (max_threads <= 0) max_threads = 1;
+    ptts_arch a;
+    ptts_arch_preset(&a, "full");
+    ptts_weights *w = NULL;
+    ptts_error e = {0};
+    if (ptts_weights_fill(&w, &a, NULL, &e)) {
+        fprintf(stderr, "bench_codec: %s\n", e.msg);
+        return 1;
+    }
+    ptts_codec_dec *d = NULL;
+    if (ptts_codec_dec_create(&d, w, &e)) {
+        fprintf(stderr, "bench_codec: %s\n", e.msg);
+        return 1;
+    }
+    const int ld = w->arch.ld, fs = w->arch.frame_samples;
+    float *lat = malloc((size_t)16 * ld * sizeof(float));
+    float *pcm = malloc((size_t)fs * sizeof(float));
+    const int audio_n = 10 * 24000;
+    float *audio = malloc((size_t)audio_n * sizeof(float));
+    if (!lat || !pcm || !audio) return 1;
+    for (int i = 0; i < 16 * ld; i++) lat[i] = (float)sin(0.37 * i);
+    for (int i = 0; i < audio_n; i++) audio[i] = 0.3f * (float)sin(0.05 * i + 0.001 * i * (i % 7));
+
+    const ptts_kernels *k = ptts_kernels_best();
+    printf("codec (full size, kernels %s), %d frames of %d samples (%.0f ms of audio each)\n",
+           k->isa, frames, fs, 1e3 * fs / 24000.0);
+    for (int nt = 1; nt <= max_threads; nt++) {
+        ptts_pool *pool = nt > 1 ? ptts_pool_create(nt) : NULL;
+        if (nt > 1 && !pool) return 1;
+        ptts_ctx c = {k, pool};
+        double ms = bench_decoder(d, &c, lat, ld, frames, pcm);
+        double t0 = ptts_now();
+        float *latents = NULL;
+        int T = 0;
+        if (ptts_codec_encode(w, &c, audio, audio_n, &latents, &T, NULL, NULL, &e)) {
+            fprintf(stderr, "bench_codec: %s\n", e.msg);
+            return 1;
+        }
+        double enc_s = ptts_now() - t0;
+        free(latents);
+        printf("threads %d: decoder %.2f ms/frame (%.1fx real time); encoder %.2f s for 10 s of "
+               "audio (%.1fx real time)\n",
+               nt, ms, 80.0 / ms, enc_s, 10.0 / enc_s);
+        ptts_pool_free(pool);
+    }
+    ptts_codec_dec_free(d);
+    ptts_weights_free(w);
+    free(lat);
+    free(pcm);
+    free(audio);
+    return 0;
+}
