@@ -47,6 +47,23 @@ static int is_url(const char *p) {
     return !strncmp(p, "hf://", 5) || !strncmp(p, "http://", 7) || !strncmp(p, "https://", 8);
 }
 
+static ptts_wmode wmode_of(int precision) {
+    return precision == PTTS_PRECISION_BF16   ? PTTS_WMODE_BF16
+           : precision == PTTS_PRECISION_INT8 ? PTTS_WMODE_INT8
+                                              : PTTS_WMODE_F32;
+}
+
+static int finish_model(ptts_model *m, int threads, ptts_error *e) {
+    m->pool = ptts_pool_create(threads);
+    if (!m->pool) return ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", threads);
+    m->ctx.k = ptts_kernels_best();
+    m->ctx.pool = m->pool;
+    m->pad_with_spaces = m->cfg.pad_with_spaces;
+    m->remove_semicolons = m->cfg.remove_semicolons;
+    m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
+    return 0;
+}
+
 int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error *e) {
     *out = NULL;
     ptts_model_options o = opt ? *opt : ptts_model_options_default();
@@ -75,9 +92,7 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
         goto fail;
     }
     ptts_weights_options wo = {0};
-    wo.mode = o.precision == PTTS_PRECISION_BF16   ? PTTS_WMODE_BF16
-              : o.precision == PTTS_PRECISION_INT8 ? PTTS_WMODE_INT8
-                                                   : PTTS_WMODE_F32;
+    wo.mode = wmode_of(o.precision);
     wo.heads = o.heads > 0 ? o.heads : m->cfg.num_heads;
     wo.codec_heads = o.codec_heads > 0 ? o.codec_heads : m->cfg.codec_num_heads;
     if ((rc = ptts_weights_load(&m->w, wp, &wo, e))) goto fail;
@@ -88,21 +103,30 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
                        ptts_tokenizer_vocab_size(m->tok), m->w->arch.nb);
         goto fail;
     }
-    m->pool = ptts_pool_create(o.threads);
-    if (!m->pool) {
-        rc = ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", o.threads);
-        goto fail;
-    }
-    m->ctx.k = ptts_kernels_best();
-    m->ctx.pool = m->pool;
-    m->pad_with_spaces = m->cfg.pad_with_spaces;
-    m->remove_semicolons = m->cfg.remove_semicolons;
-    m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
+    if ((rc = finish_model(m, o.threads, e))) goto fail;
     *out = m;
     return 0;
 fail:
     ptts_model_free(m);
     return rc;
+}
+
+int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
+                             int threads, int precision, ptts_error *e) {
+    *out = NULL;
+    ptts_model *m = calloc(1, sizeof *m);
+    if (!m) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    ptts_config_init(&m->cfg);
+    ptts_weights_options wo = {.mode = wmode_of(precision)};
+    int rc = ptts_weights_fill(&m->w, a, &wo, e);
+    if (!rc) rc = ptts_tokenizer_load(&m->tok, tokenizer_path, e);
+    if (!rc) rc = finish_model(m, threads, e);
+    if (rc) {
+        ptts_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
 }
 
 void ptts_model_free(ptts_model *m) {

@@ -24,4 +24,9 @@ struct ptts_voice {
     ptts_voice_state *st;
 };
 
+/* A model with synthetic pocket-fill-v1 weights of architecture `a` (tests and benchmarks at
+ * full size without a checkpoint file). */
+int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
+                             int threads, int precision, ptts_error *e);
+
 #endif

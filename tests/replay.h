@@ -1,0 +1,151 @@
+/*
+ * replay.h - replaying a generation fixture (generate / generate_short of a size folder) through
+ * a stream with the recorded noise, comparing chunk texts and ids, latents, EOS logits and PCM
+ * per frame (relative L2 <= 1e-4). Shared by test_generate.c (tiny) and test_generate_full.c.
+ */
+#ifndef PTTS_REPLAY_H
+#define PTTS_REPLAY_H
+
+#include <cjson/cJSON.h>
+
+#include "generate.h"
+#include "model.h"
+#include "safetensors.h"
+#include "test.h"
+
+static float *load_f32(const char *path, const char *name, int64_t *numel) {
+    st_file *f;
+    ptts_error e = {0};
+    if (st_open(&f, path, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return NULL;
+    }
+    const st_tensor *t = st_find(f, name);
+    float *out = t ? malloc((size_t)t->numel * sizeof(float)) : NULL;
+    if (out) st_to_f32(f, t, out, &e);
+    if (numel) *numel = t ? t->numel : 0;
+    st_close(f);
+    return out;
+}
+
+static cJSON *load_json(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = 0;
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    return j;
+}
+
+typedef struct {
+    double max_lat, max_eos, max_pcm;
+} errs;
+
+/* Replays case `cname` of `size` and compares the first `frames` frames. */
+static void replay(ptts_model *m, const char *size, const char *cname, const char *voice_file,
+                   float eos_threshold, int expect_frames, errs *er) {
+    char path[512], gpath[512];
+    snprintf(path, sizeof path, "%s/manifest.json", size);
+    cJSON *man = load_json(fixture_path(path));
+    REQUIRE(man);
+    cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), cname);
+    REQUIRE(cs);
+    const char *text = cJSON_GetObjectItem(cs, "text")->valuestring;
+    int max_tokens = cJSON_GetObjectItem(cs, "max_tokens")->valueint;
+    snprintf(gpath, sizeof gpath, "%s/%s.safetensors", size, strcmp(cname, "generate") ? "generate_short" : "generate");
+    const char *gp = fixture_path(gpath);
+    int64_t n_noise, n_lat, n_eos, n_pcm;
+    float *noise = load_f32(gp, "noise", &n_noise);
+    float *lat = load_f32(gp, "latents", &n_lat);
+    float *eos = load_f32(gp, "eos_logits", &n_eos);
+    float *pcm = load_f32(gp, "pcm", &n_pcm);
+    REQUIRE(noise && lat && eos && pcm);
+    const int ld = m->w->arch.ld, fs = m->w->arch.frame_samples;
+
+    ptts_error e = {0};
+    snprintf(path, sizeof path, "%s/%s", size, voice_file);
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path(path), &e) == 0);
+    ptts_voice_state *before;
+    REQUIRE(ptts_voice_state_clone(&before, v->st, &e) == 0);
+
+    ptts_gen_options o = ptts_gen_options_default();
+    o.temperature = (float)cJSON_GetObjectItem(cs, "temperature")->valuedouble;
+    o.eos_threshold = eos_threshold;
+    o.max_tokens = max_tokens;
+    o.lsd_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
+    o.noise = noise;
+    o.noise_rows = (int)(n_noise / ld);
+    ptts_stream *s;
+    REQUIRE(ptts_stream_create(&s, m, &e) == 0);
+    int rc = ptts_stream_start(s, v, text, &o, &e);
+    CHECKF(rc == 0, "%s", e.msg);
+
+    /* chunk texts and ids */
+    const ptts_chunk *chunks;
+    int nc = ptts_stream_chunks(s, &chunks);
+    cJSON *jch = cJSON_GetObjectItem(cs, "chunks");
+    CHECKF(nc == cJSON_GetArraySize(jch), "%d chunks, expected %d", nc, cJSON_GetArraySize(jch));
+    for (int i = 0; i < nc && i < cJSON_GetArraySize(jch); i++) {
+        cJSON *c = cJSON_GetArrayItem(jch, i);
+        CHECKF(!strcmp(chunks[i].text, cJSON_GetObjectItem(c, "text")->valuestring),
+               "chunk %d: '%s' vs '%s'", i, chunks[i].text,
+               cJSON_GetObjectItem(c, "text")->valuestring);
+        cJSON *ids = cJSON_GetObjectItem(c, "tokens");
+        int same = chunks[i].n_ids == cJSON_GetArraySize(ids);
+        for (int j = 0; same && j < chunks[i].n_ids; j++)
+            same = chunks[i].ids[j] == cJSON_GetArrayItem(ids, j)->valueint;
+        CHECKF(same, "chunk %d ids differ", i);
+    }
+
+    float *out = malloc((size_t)fs * sizeof(float));
+    float *got_eos = calloc((size_t)n_eos, sizeof(float));
+    int frames = 0;
+    for (;;) {
+        int n = ptts_stream_next(s, out, &e);
+        CHECKF(n >= 0, "%s", e.msg);
+        if (n <= 0) break;
+        CHECK(n == fs);
+        if (frames < n_lat / ld) {
+            const ptts_step_record *r = ptts_stream_last_step(s);
+            double el = rel_l2(r->latent, lat + (size_t)frames * ld, (size_t)ld);
+            got_eos[frames] = r->eos;
+            double ep = rel_l2(out, pcm + (size_t)frames * fs, (size_t)fs);
+            if (el > er->max_lat) er->max_lat = el;
+            if (ep > er->max_pcm) er->max_pcm = ep;
+            CHECKF(el <= 1e-4, "%s %s frame %d: latent rel err %.3g", size, cname, frames, el);
+            CHECKF(ep <= 1e-4, "%s %s frame %d: pcm rel err %.3g", size, cname, frames, ep);
+        }
+        frames++;
+    }
+    /* EOS logits are scalars per step, often near zero: compared as one tensor */
+    int ne = frames < n_eos ? frames : (int)n_eos;
+    er->max_eos = rel_l2(got_eos, eos, (size_t)ne);
+    CHECKF(er->max_eos <= 1e-4, "%s %s: eos logits rel err %.3g", size, cname, er->max_eos);
+    free(got_eos);
+    CHECKF(frames == expect_frames, "%s %s: %d frames, expected %d", size, cname, frames,
+           expect_frames);
+    /* the voice is a value: generation never modifies it */
+    size_t vn = (size_t)before->layers * before->positions * before->heads * before->dh;
+    CHECK(v->st->positions == before->positions);
+    CHECK(memcmp(v->st->k, before->k, vn * sizeof(float)) == 0);
+    CHECK(memcmp(v->st->v, before->v, vn * sizeof(float)) == 0);
+
+    free(out);
+    ptts_stream_free(s);
+    ptts_voice_state_free(before);
+    ptts_voice_free(v);
+    free(noise);
+    free(lat);
+    free(eos);
+    free(pcm);
+    cJSON_Delete(man);
+}
+
+#endif
