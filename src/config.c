@@ -68,7 +68,8 @@ static int is_null(const yaml_node_t *n) {
 /* The value of `key` in mapping `map` (the last one when repeated), NULL when absent. */
 static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key) {
     yaml_node_t *found = NULL;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key);
         if (k && k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
             found = yaml_document_get_node(doc, p->value);
@@ -82,8 +83,7 @@ static int type_error(ctx *x, const yaml_node_t *n, const char *path, const char
                          x->name, line_of(n), path, want, is_plain(n) ? "" : "the quoted string ",
                          scalar(n));
     return ptts_fail(x->e, PTTS_E_FORMAT, "%s:%lu: key '%s': expected %s, got a %s", x->name,
-                     line_of(n), path, want,
-                     n->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
+                     line_of(n), path, want, n->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
 }
 
 /* A sub-mapping (NULL when absent or null); *rc set on a type error. */
@@ -200,7 +200,8 @@ static int get_ratios(ctx *x, yaml_node_t *map, const char *key, const char *pat
     int v[3];
     for (int i = 0; i < 3; i++) {
         yaml_node_t *it = yaml_document_get_node(x->doc, n->data.sequence.items.start[i]);
-        if (!it || parse_int(it, &v[i])) return type_error(x, it ? it : n, path, "a list of 3 integers");
+        if (!it || parse_int(it, &v[i]))
+            return type_error(x, it ? it : n, path, "a list of 3 integers");
     }
     memcpy(out, v, sizeof v);
     return PTTS_OK;
@@ -270,8 +271,8 @@ static int read_config(ctx *x, yaml_node_t *root, ptts_config *c) {
         (rc = get_int(x, mtr, "dim_feedforward", "mimi.transformer.dim_feedforward",
                       &c->codec_ffn)) ||
         (rc = get_int(x, mtr, "context", "mimi.transformer.context", &c->codec_context)) ||
-        (rc = get_int(x, quant, "dimension", "mimi.quantizer.dimension",
-                      &c->quantizer_dimension)) ||
+        (rc =
+             get_int(x, quant, "dimension", "mimi.quantizer.dimension", &c->quantizer_dimension)) ||
         (rc = get_int(x, quant, "output_dimension", "mimi.quantizer.output_dimension",
                       &ignored_int)))
         return rc;
@@ -280,7 +281,8 @@ static int read_config(ctx *x, yaml_node_t *root, ptts_config *c) {
 
 int ptts_config_load_memory(ptts_config *c, const char *text, size_t len, const char *name,
                             const char *base_dir, ptts_error *e) {
-    if (!c || (!text && len)) return ptts_fail(e, PTTS_E_INVALID, "ptts_config_load_memory: NULL argument");
+    if (!c || (!text && len))
+        return ptts_fail(e, PTTS_E_INVALID, "ptts_config_load_memory: NULL argument");
     ptts_config_init(c);
     if (!name) name = "<config>";
     if (len > CONFIG_MAX_BYTES)
@@ -299,8 +301,8 @@ int ptts_config_load_memory(ptts_config *c, const char *text, size_t len, const 
             rc = ptts_fail(e, PTTS_E_FORMAT, "%s:%lu:%lu: malformed YAML: %s%s%s", name,
                            (unsigned long)parser.problem_mark.line + 1,
                            (unsigned long)parser.problem_mark.column + 1,
-                           parser.problem ? parser.problem : "error",
-                           parser.context ? " " : "", parser.context ? parser.context : "");
+                           parser.problem ? parser.problem : "error", parser.context ? " " : "",
+                           parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
         return rc;
     }

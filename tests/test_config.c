@@ -84,7 +84,8 @@ static void test_full_manifest(void) {
     ptts_config_free(&c);
 }
 
-/* In the reference's style: hf:// weights, a relative tokenizer, comments, unknown keys, anchors. */
+/* In the reference's style: hf:// weights, a relative tokenizer, comments, unknown keys, anchors.
+ */
 static const char *reference_yaml =
     "# english, 24 layers\n"
     "weights_path: hf://kyutai/pocket-tts/languages/french_24l/model.safetensors@39592ff\n"
@@ -208,29 +209,29 @@ static void test_errors(void) {
     expect_error("- 1\n- 2\n", PTTS_E_FORMAT, "bad.yaml:1", NULL);
     expect_error("just a string\n", PTTS_E_FORMAT, "bad.yaml:1", NULL);
     /* Wrong types, with the line. */
-    expect_error("a: 1\nflow_lm:\n  transformer:\n    d_model: big\n", PTTS_E_FORMAT, "bad.yaml:4:",
-                 "flow_lm.transformer.d_model");
-    expect_error("flow_lm:\n  transformer:\n    d_model: \"64\"\n", PTTS_E_FORMAT, "bad.yaml:3:",
-                 "flow_lm.transformer.d_model");
-    expect_error("flow_lm:\n  transformer:\n    num_heads: 4.5\n", PTTS_E_FORMAT, "bad.yaml:3:",
-                 "num_heads");
+    expect_error("a: 1\nflow_lm:\n  transformer:\n    d_model: big\n", PTTS_E_FORMAT,
+                 "bad.yaml:4:", "flow_lm.transformer.d_model");
+    expect_error("flow_lm:\n  transformer:\n    d_model: \"64\"\n", PTTS_E_FORMAT,
+                 "bad.yaml:3:", "flow_lm.transformer.d_model");
+    expect_error("flow_lm:\n  transformer:\n    num_heads: 4.5\n", PTTS_E_FORMAT,
+                 "bad.yaml:3:", "num_heads");
     expect_error("remove_semicolons: 1\n", PTTS_E_FORMAT, "bad.yaml:1:", "remove_semicolons");
-    expect_error("\npad_with_spaces_for_short_inputs: maybe\n", PTTS_E_FORMAT, "bad.yaml:2:",
-                 "pad_with_spaces_for_short_inputs");
-    expect_error("model_recommended_frames_after_eos: [8]\n", PTTS_E_FORMAT, "bad.yaml:1:",
-                 "model_recommended_frames_after_eos");
+    expect_error("\npad_with_spaces_for_short_inputs: maybe\n", PTTS_E_FORMAT,
+                 "bad.yaml:2:", "pad_with_spaces_for_short_inputs");
+    expect_error("model_recommended_frames_after_eos: [8]\n", PTTS_E_FORMAT,
+                 "bad.yaml:1:", "model_recommended_frames_after_eos");
     expect_error("flow_lm: 3\n", PTTS_E_FORMAT, "bad.yaml:1:", "flow_lm");
     expect_error("flow_lm:\n  lookup_table:\n    tokenizer_path: {a: b}\n", PTTS_E_FORMAT,
                  "bad.yaml:3:", "flow_lm.lookup_table.tokenizer_path");
-    expect_error("mimi:\n  seanet:\n    ratios: [6, 5]\n", PTTS_E_FORMAT, "bad.yaml:3:",
-                 "mimi.seanet.ratios");
+    expect_error("mimi:\n  seanet:\n    ratios: [6, 5]\n", PTTS_E_FORMAT,
+                 "bad.yaml:3:", "mimi.seanet.ratios");
     expect_error("mimi:\n  seanet:\n    ratios:\n      - 6\n      - x\n      - 4\n", PTTS_E_FORMAT,
                  "bad.yaml:5:", "mimi.seanet.ratios");
-    expect_error("flow_lm:\n  transformer:\n    max_period: fast\n", PTTS_E_FORMAT, "bad.yaml:3:",
-                 "max_period");
+    expect_error("flow_lm:\n  transformer:\n    max_period: fast\n", PTTS_E_FORMAT,
+                 "bad.yaml:3:", "max_period");
     expect_error("mimi:\n  sample_rate: 24k\n", PTTS_E_FORMAT, "bad.yaml:2:", "mimi.sample_rate");
-    expect_error("mimi: {transformer: {context: 99999999999}}\n", PTTS_E_FORMAT, "bad.yaml:1:",
-                 "mimi.transformer.context");
+    expect_error("mimi: {transformer: {context: 99999999999}}\n", PTTS_E_FORMAT,
+                 "bad.yaml:1:", "mimi.transformer.context");
     /* Inside the manifest's "config" mapping. */
     expect_error("{\n \"config\": {\n  \"flow_lm\": {\"insert_bos_before_voice\": \"yes\"}}}\n",
                  PTTS_E_FORMAT, "bad.yaml:3:", "flow_lm.insert_bos_before_voice");
