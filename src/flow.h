@@ -17,7 +17,8 @@ void ptts_flow_free(ptts_flow *f);
 int ptts_flow_steps(const ptts_flow *f);
 
 /* rows independent samples: h [rows, d] (backbone output after out_norm), x0 [rows, ld] the
- * noise -> out [rows, ld]. rows <= max_rows. out may alias x0. */
+ * noise -> out [rows, ld]. More than max_rows rows are done max_rows at a time. out may alias
+ * x0. Allocates nothing. */
 void ptts_flow_sample(ptts_flow *f, const ptts_ctx *c, const float *h, const float *x0, int rows,
                       float *out);
 

@@ -152,9 +152,21 @@ static void modulate(const ptts_ctx *c, float *hb, const float *xh, const float 
     }
 }
 
+static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const float *x0, int rows,
+                        float *out);
+
 void ptts_flow_sample(ptts_flow *f, const ptts_ctx *c, const float *h, const float *x0, int rows,
                       float *out) {
-    if (rows <= 0) return;
+    /* Rows are independent: more than max_rows are done max_rows at a time. */
+    for (int r0 = 0; r0 < rows; r0 += f->max_rows) {
+        const int n = PTTS_MIN(f->max_rows, rows - r0);
+        sample_rows(f, c, h + (size_t)r0 * f->d, x0 + (size_t)r0 * f->ld, n,
+                    out + (size_t)r0 * f->ld);
+    }
+}
+
+static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const float *x0, int rows,
+                        float *out) {
     const ptts_flow_weights *w = f->w;
     const int fd = f->fd, ld = f->ld;
     const size_t nfd = (size_t)rows * fd;

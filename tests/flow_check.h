@@ -88,6 +88,19 @@ static void flow_check(const ptts_weights *w, const char *fixture, double tol) {
         free(want);
     }
 
+    /* More rows than max_rows: done max_rows at a time. */
+    {
+        float *want = flow_check_read(f, "out_steps2", R, ld);
+        ptts_flow *fl = NULL;
+        REQUIRE(ptts_flow_create(&fl, w, 2, 2, &e) == 0);
+        ptts_flow_sample(fl, &ctxs[1], cond, noise, R, out);
+        double err = flow_check_err(out, want, R, ld);
+        printf("%s steps 2, 5 rows with max_rows 2: %.3g\n", fixture, err);
+        CHECKF(err <= tol, "max_rows 2: %g", err);
+        ptts_flow_free(fl);
+        free(want);
+    }
+
     /* The step counts give different latents (the test above is not vacuous). */
     float *w1 = flow_check_read(f, "out_steps1", R, ld);
     float *w4 = flow_check_read(f, "out_steps4", R, ld);
