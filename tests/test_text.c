@@ -1,0 +1,465 @@
+/*
+ * test_text.c - text preparation and sentence splitting (src/text.c) against the reference:
+ * every case of tests/fixtures/text_cases.json (prepare_text_prompt with its flags and errors,
+ * split_into_best_sentences at max_tokens 8/20/50 with sp_unigram), the chunk texts and ids of
+ * the generation cases in tiny/ and full/ manifest.json, Python string semantics on hand-picked
+ * Unicode (whitespace, full uppercase mapping, isalnum), robustness on invalid UTF-8 and control
+ * characters, and linear running time on multi-megabyte texts.
+ */
+// ctest-label: unit
+// ctest-timeout: 300
+#include <cjson/cJSON.h>
+
+#include "common.h"
+#include "test.h"
+#include "text.h"
+#include "tokenizer.h"
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len) *len = (size_t)n;
+    }
+    return buf;
+}
+
+static cJSON *load_json(const char *rel) {
+    char *s = read_file(fixture_path(rel), NULL);
+    REQUIRE(s != NULL);
+    cJSON *j = cJSON_Parse(s);
+    free(s);
+    REQUIRE(j != NULL);
+    return j;
+}
+
+/* Python's prepare_text_prompt on inputs chosen for the Unicode rules (expected values produced
+ * by the reference function under CPython 3.11; NULL: the "empty" error). */
+static const struct {
+    const char *in;
+    int pad, semi;
+    const char *out;
+    int guess;
+} unicode_cases[] = {
+    /* '\x1c\u3000hello\u2029\x85' */
+    {"\034\343\200\200hello\342\200\251\302\205", 0, 0, "Hello.", 3},
+    {"\034\343\200\200hello\342\200\251\302\205", 1, 0, "        Hello.", 3},
+    /* '\u200bhi' */
+    {"\342\200\213hi", 0, 0, "\342\200\213hi.", 3},
+    {"\342\200\213hi", 1, 0, "        \342\200\213hi.", 3},
+    /* 'a\u3000b\u3000c\u3000d\u3000e' */
+    {"a\343\200\200b\343\200\200c\343\200\200d\343\200\200e", 0, 0,
+     "A\343\200\200b\343\200\200c\343\200\200d\343\200\200e.", 1},
+    {"a\343\200\200b\343\200\200c\343\200\200d\343\200\200e", 1, 0,
+     "A\343\200\200b\343\200\200c\343\200\200d\343\200\200e.", 1},
+    /* 'a\u200bb c d e' */
+    {"a\342\200\213b c d e", 0, 0, "A\342\200\213b c d e.", 3},
+    {"a\342\200\213b c d e", 1, 0, "        A\342\200\213b c d e.", 3},
+    /* '\xdftra\xdfe' */
+    {"\303\237tra\303\237e", 0, 0, "SStra\303\237e.", 3},
+    {"\303\237tra\303\237e", 1, 0, "        SStra\303\237e.", 3},
+    /* '\u0149' */
+    {"\305\211", 0, 0, "\312\274N.", 3},
+    {"\305\211", 1, 0, "        \312\274N.", 3},
+    /* '\u01c6x' */
+    {"\307\206x", 0, 0, "\307\204x.", 3},
+    {"\307\206x", 1, 0, "        \307\204x.", 3},
+    /* '\u01c5a' */
+    {"\307\205a", 0, 0, "\307\204a.", 3},
+    {"\307\205a", 1, 0, "        \307\204a.", 3},
+    /* '\ufb01x' */
+    {"\357\254\201x", 0, 0, "FIx.", 3},
+    {"\357\254\201x", 1, 0, "        FIx.", 3},
+    /* '\u1fb3' */
+    {"\341\276\263", 0, 0, "\316\221\316\231.", 3},
+    {"\341\276\263", 1, 0, "        \316\221\316\231.", 3},
+    /* '\u1f88 ok' */
+    {"\341\276\210 ok", 0, 0, "\341\274\210\316\231 ok.", 3},
+    {"\341\276\210 ok", 1, 0, "        \341\274\210\316\231 ok.", 3},
+    /* 'x\xb2' */
+    {"x\302\262", 0, 0, "X\302\262.", 3},
+    {"x\302\262", 1, 0, "        X\302\262.", 3},
+    /* '\u216b' */
+    {"\342\205\253", 0, 0, "\342\205\253.", 3},
+    {"\342\205\253", 1, 0, "        \342\205\253.", 3},
+    /* 'abc\u0301' */
+    {"abc\314\201", 0, 0, "Abc\314\201", 3},
+    {"abc\314\201", 1, 0, "        Abc\314\201", 3},
+    /* '\u4e00' */
+    {"\344\270\200", 0, 0, "\344\270\200.", 3},
+    {"\344\270\200", 1, 0, "        \344\270\200.", 3},
+    /* 'hi!' */
+    {"hi!", 0, 0, "Hi!", 3},
+    {"hi!", 1, 0, "        Hi!", 3},
+    /* '\u0663' */
+    {"\331\243", 0, 0, "\331\243.", 3},
+    {"\331\243", 1, 0, "        \331\243.", 3},
+    /* 'a  \r\n  b;c' */
+    {"a  \015\012  b;c", 0, 0, "A   b;c.", 3},
+    {"a  \015\012  b;c", 0, 1, "A   b,c.", 3},
+    {"a  \015\012  b;c", 1, 0, "        A   b;c.", 3},
+    {"a  \015\012  b;c", 1, 1, "        A   b,c.", 3},
+    /* ' \t\x0b\x0c a\x1fb\x1d ' */
+    {" \011\013\014 a\037b\035 ", 0, 0, "A\037b.", 3},
+    {" \011\013\014 a\037b\035 ", 1, 0, "        A\037b.", 3},
+    /* '\u2160 i' */
+    {"\342\205\240 i", 0, 0, "\342\205\240 i.", 3},
+    {"\342\205\240 i", 1, 0, "        \342\205\240 i.", 3},
+    /* '\u24d0b' */
+    {"\342\223\220b", 0, 0, "\342\222\266b.", 3},
+    {"\342\223\220b", 1, 0, "        \342\222\266b.", 3},
+    /* '\u0130x' */
+    {"\304\260x", 0, 0, "\304\260x.", 3},
+    {"\304\260x", 1, 0, "        \304\260x.", 3},
+    /* 'i' */
+    {"i", 0, 0, "I.", 3},
+    {"i", 1, 0, "        I.", 3},
+    /* '\xa0\xa0\u180e' */
+    {"\302\240\302\240\341\240\216", 0, 0, "\341\240\216", 3},
+    {"\302\240\302\240\341\240\216", 1, 0, "        \341\240\216", 3},
+    /* 'one two three four five six' */
+    {"one two three four five six", 0, 0, "One two three four five six.", 1},
+    {"one two three four five six", 1, 0, "One two three four five six.", 1},
+    /* 'one two three four' */
+    {"one two three four", 0, 0, "One two three four.", 3},
+    {"one two three four", 1, 0, "        One two three four.", 3},
+    /* 'one\u2028two\u2029three\xa0four\u1680five' */
+    {"one\342\200\250two\342\200\251three\302\240four\341\232\200five", 0, 0,
+     "One\342\200\250two\342\200\251three\302\240four\341\232\200five.", 1},
+    {"one\342\200\250two\342\200\251three\302\240four\341\232\200five", 1, 0,
+     "One\342\200\250two\342\200\251three\302\240four\341\232\200five.", 1},
+    /* '\u0131' */
+    {"\304\261", 0, 0, "I.", 3},
+    {"\304\261", 1, 0, "        I.", 3},
+    /* '\u017f' */
+    {"\305\277", 0, 0, "S.", 3},
+    {"\305\277", 1, 0, "        S.", 3},
+    /* '\u1e9e' */
+    {"\341\272\236", 0, 0, "\341\272\236.", 3},
+    {"\341\272\236", 1, 0, "        \341\272\236.", 3},
+    /* 'tab\there' */
+    {"tab\011here", 0, 0, "Tab\011here.", 3},
+    {"tab\011here", 1, 0, "        Tab\011here.", 3},
+    /* 'x;;  ;y' */
+    {"x;;  ;y", 0, 0, "X;; ;y.", 3},
+    {"x;;  ;y", 0, 1, "X,, ,y.", 3},
+    {"x;;  ;y", 1, 0, "        X;; ;y.", 3},
+    {"x;;  ;y", 1, 1, "        X,, ,y.", 3},
+    /* '\u180e' */
+    {"\341\240\216", 0, 0, "\341\240\216", 3},
+    {"\341\240\216", 1, 0, "        \341\240\216", 3},
+    /* '\xa0' */
+    {"\302\240", 0, 0, NULL, 0},
+    {"\302\240", 1, 0, NULL, 0},
+};
+
+static void test_prepare_fixture(cJSON *root) {
+    cJSON *cases = cJSON_GetObjectItem(root, "prepare_text_prompt");
+    REQUIRE(cJSON_IsArray(cases));
+    int count = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
+        int pad = cJSON_IsTrue(cJSON_GetObjectItem(c, "pad_with_spaces"));
+        int semi = cJSON_IsTrue(cJSON_GetObjectItem(c, "remove_semicolons"));
+        cJSON *err = cJSON_GetObjectItem(c, "error");
+        char *out = NULL;
+        int guess = -1;
+        ptts_error e = {0};
+        int rc = ptts_text_prepare(in, pad, semi, &out, &guess, &e);
+        if (err) {
+            CHECKF(rc == PTTS_E_TEXT, "input '%s': rc %d", in, rc);
+            CHECKF(strcmp(e.msg, err->valuestring) == 0, "input '%s': message '%s'", in, e.msg);
+            CHECK(e.code == PTTS_E_TEXT);
+            CHECK(out == NULL);
+        } else {
+            const char *want = cJSON_GetObjectItem(c, "text")->valuestring;
+            int want_guess = cJSON_GetObjectItem(c, "frames_after_eos_guess")->valueint;
+            CHECKF(rc == PTTS_OK, "input '%s': %s", in, e.msg);
+            CHECKF(out && strcmp(out, want) == 0, "input '%s' pad %d semi %d: got '%s' want '%s'",
+                   in, pad, semi, out ? out : "(null)", want);
+            CHECKF(guess == want_guess, "input '%s': guess %d want %d", in, guess, want_guess);
+        }
+        free(out);
+        count++;
+    }
+    CHECK(count == 67);
+}
+
+static void test_prepare_unicode(void) {
+    for (size_t i = 0; i < sizeof unicode_cases / sizeof unicode_cases[0]; i++) {
+        char *out = NULL;
+        int guess = -1;
+        ptts_error e = {0};
+        int rc = ptts_text_prepare(unicode_cases[i].in, unicode_cases[i].pad, unicode_cases[i].semi,
+                                   &out, &guess, &e);
+        if (!unicode_cases[i].out) {
+            CHECKF(rc == PTTS_E_TEXT, "unicode case %zu: rc %d", i, rc);
+            CHECK(strcmp(e.msg, "Text prompt cannot be empty") == 0);
+        } else {
+            CHECKF(rc == PTTS_OK, "unicode case %zu: %s", i, e.msg);
+            CHECKF(out && strcmp(out, unicode_cases[i].out) == 0, "unicode case %zu: got '%s'", i,
+                   out ? out : "(null)");
+            CHECKF(guess == unicode_cases[i].guess, "unicode case %zu: guess %d", i, guess);
+        }
+        free(out);
+    }
+}
+
+/* Bytes that are not valid UTF-8 stay as they are (no property: not space, not alphanumeric,
+ * never upper-cased); control characters are ordinary non-space characters. */
+static void test_prepare_invalid(void) {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"\377\376hello\200", "\377\376hello\200"},
+        {" \200abc ", "\200abc."},
+        {"abc\303", "Abc\303"},              /* truncated 2-byte sequence at the end */
+        {"\303abc", "\303abc."},             /* truncated sequence at the start */
+        {"\355\240\200x", "\355\240\200x."}, /* encoded surrogate: invalid */
+        {"\300\257 a", "\300\257 a."},       /* overlong '/' */
+        {"\001\002abc\177", "\001\002abc\177"},
+        {"\033[31mred", "\033[31mred."},
+        {"\364\220\200\200", "\364\220\200\200"},   /* above U+10FFFF */
+        {"x\360\237\230\200", "X\360\237\230\200"}, /* emoji: valid, So, not alphanumeric */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = NULL;
+        int guess;
+        ptts_error e = {0};
+        int rc = ptts_text_prepare(cases[i].in, 0, 0, &out, &guess, &e);
+        CHECKF(rc == PTTS_OK, "invalid case %zu: %s", i, e.msg);
+        CHECKF(out && strcmp(out, cases[i].out) == 0, "invalid case %zu: got '%s'", i,
+               out ? out : "(null)");
+        free(out);
+    }
+    /* Every single byte value, alone and around text: never crashes, always a result or the
+     * empty-text error. */
+    for (int b = 1; b < 256; b++) {
+        char in[8] = {(char)b, 'a', (char)b, 0};
+        char *out = NULL;
+        int guess;
+        int rc = ptts_text_prepare(in, 1, 1, &out, &guess, NULL);
+        CHECK(rc == PTTS_OK && out != NULL);
+        free(out);
+        char one[2] = {(char)b, 0};
+        rc = ptts_text_prepare(one, 0, 0, &out, &guess, NULL);
+        CHECK(rc == PTTS_OK || rc == PTTS_E_TEXT);
+        CHECK((rc == PTTS_OK) == (out != NULL));
+        free(out);
+    }
+    char *out = (char *)1;
+    int guess;
+    CHECK(ptts_text_prepare(NULL, 0, 0, &out, &guess, NULL) == PTTS_E_INVALID);
+}
+
+static void test_split_fixture(cJSON *root) {
+    ptts_tokenizer *tok = NULL;
+    ptts_error e = {0};
+    char rel[256];
+    snprintf(rel, sizeof rel, "tokenizer/%s", cJSON_GetObjectItem(root, "tokenizer")->valuestring);
+    REQUIRE(ptts_tokenizer_load(&tok, fixture_path(rel), &e) == PTTS_OK);
+    cJSON *cases = cJSON_GetObjectItem(root, "split_into_best_sentences");
+    REQUIRE(cJSON_IsArray(cases));
+    int count = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
+        int max_tokens = cJSON_GetObjectItem(c, "max_tokens")->valueint;
+        cJSON *want = cJSON_GetObjectItem(c, "chunks");
+        ptts_chunk *chunks = NULL;
+        int n = -1;
+        int rc = ptts_text_split(tok, in, max_tokens, 0, 0, &chunks, &n, &e);
+        CHECKF(rc == PTTS_OK, "split '%s': %s", in, e.msg);
+        CHECKF(n == cJSON_GetArraySize(want), "split '%.40s' max %d: %d chunks, want %d", in,
+               max_tokens, n, cJSON_GetArraySize(want));
+        for (int i = 0; i < n && i < cJSON_GetArraySize(want); i++) {
+            const char *w = cJSON_GetArrayItem(want, i)->valuestring;
+            CHECKF(strcmp(chunks[i].text, w) == 0, "split '%.40s' max %d chunk %d: '%s' want '%s'",
+                   in, max_tokens, i, chunks[i].text, w);
+            /* The ids are the chunk's text tokenized as-is. */
+            int *ids = NULL, nids = 0;
+            REQUIRE(ptts_tokenizer_encode(tok, w, strlen(w), &ids, &nids, &e) == PTTS_OK);
+            CHECK(chunks[i].n_ids == nids);
+            CHECK(nids == 0 ||
+                  (chunks[i].ids && memcmp(ids, chunks[i].ids, (size_t)nids * sizeof *ids) == 0));
+            free(ids);
+        }
+        ptts_chunks_free(chunks, n);
+        count++;
+    }
+    CHECK(count == 48);
+    ptts_tokenizer_free(tok);
+}
+
+/* The generation cases of the fixtures' manifests: chunk texts and token ids. */
+static void test_split_manifest(const char *manifest, const char *case_name) {
+    cJSON *m = load_json(manifest);
+    cJSON *cfg = cJSON_GetObjectItem(m, "config");
+    const char *tp = cJSON_GetObjectItem(
+                         cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "flow_lm"), "lookup_table"),
+                         "tokenizer_path")
+                         ->valuestring;
+    char rel[512];
+    snprintf(rel, sizeof rel, "%.*s/%s", (int)(strchr(manifest, '/') - manifest), manifest, tp);
+    ptts_tokenizer *tok = NULL;
+    ptts_error e = {0};
+    REQUIRE(ptts_tokenizer_load(&tok, fixture_path(rel), &e) == PTTS_OK);
+    cJSON *gc = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "cases"), case_name);
+    REQUIRE(gc != NULL);
+    const char *text = cJSON_GetObjectItem(gc, "text")->valuestring;
+    int max_tokens = cJSON_GetObjectItem(gc, "max_tokens")->valueint;
+    int pad = cJSON_IsTrue(cJSON_GetObjectItem(cfg, "pad_with_spaces_for_short_inputs"));
+    int semi = cJSON_IsTrue(cJSON_GetObjectItem(cfg, "remove_semicolons"));
+    cJSON *want = cJSON_GetObjectItem(gc, "chunks");
+    ptts_chunk *chunks = NULL;
+    int n = -1;
+    CHECKF(ptts_text_split(tok, text, max_tokens, pad, semi, &chunks, &n, &e) == PTTS_OK, "%s",
+           e.msg);
+    CHECKF(n == cJSON_GetArraySize(want), "%s %s: %d chunks", manifest, case_name, n);
+    for (int i = 0; i < n && i < cJSON_GetArraySize(want); i++) {
+        cJSON *w = cJSON_GetArrayItem(want, i);
+        const char *wt = cJSON_GetObjectItem(w, "text")->valuestring;
+        cJSON *wids = cJSON_GetObjectItem(w, "tokens");
+        CHECKF(strcmp(chunks[i].text, wt) == 0, "%s chunk %d: '%s' want '%s'", manifest, i,
+               chunks[i].text, wt);
+        CHECKF(chunks[i].n_ids == cJSON_GetArraySize(wids), "%s chunk %d: %d ids", manifest, i,
+               chunks[i].n_ids);
+        for (int k = 0; k < chunks[i].n_ids && k < cJSON_GetArraySize(wids); k++)
+            CHECKF(chunks[i].ids[k] == cJSON_GetArrayItem(wids, k)->valueint,
+                   "%s chunk %d id %d: %d", manifest, i, k, chunks[i].ids[k]);
+    }
+    ptts_chunks_free(chunks, n);
+    ptts_tokenizer_free(tok);
+    cJSON_Delete(m);
+}
+
+/* Splitting never crashes on invalid UTF-8 and control characters; bad arguments are refused. */
+static void test_split_robust(const ptts_tokenizer *tok) {
+    static const char *inputs[] = {
+        "\377\376hello\200. World\303",
+        "\001\002abc\177. \033[0m def! \x1f\x1c ghi",
+        "\355\240\200. \300\257? \364\220\200\200...",
+        "... !!! ??? ,,, ;;; :::",
+        ". . . . . . . . . . . . . . . . . . . . . . . . . . . . .",
+        ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,",
+        "\t\v\f x \x85",
+    };
+    ptts_error e = {0};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        for (int max_tokens = 1; max_tokens <= 50; max_tokens += 7) {
+            ptts_chunk *chunks = NULL;
+            int n = -1;
+            int rc = ptts_text_split(tok, inputs[i], max_tokens, 1, 1, &chunks, &n, &e);
+            CHECKF(rc == PTTS_OK, "robust input %zu: %s", i, e.msg);
+            for (int k = 0; k < n; k++)
+                CHECK(chunks[k].text != NULL);
+            ptts_chunks_free(chunks, n);
+        }
+    }
+    for (int b = 1; b < 256; b++) {
+        char in[4] = {(char)b, '.', (char)b, 0};
+        ptts_chunk *chunks = NULL;
+        int n = -1;
+        int rc = ptts_text_split(tok, in, 8, 0, 0, &chunks, &n, &e);
+        CHECK(rc == PTTS_OK || rc == PTTS_E_TEXT);
+        ptts_chunks_free(chunks, n);
+    }
+    ptts_chunk *chunks = NULL;
+    int n = 0;
+    CHECK(ptts_text_split(tok, "   \n ", 50, 0, 0, &chunks, &n, &e) == PTTS_E_TEXT);
+    CHECK(strcmp(e.msg, "Text prompt cannot be empty") == 0);
+    CHECK(ptts_text_split(tok, "hi", 0, 0, 0, &chunks, &n, &e) == PTTS_E_INVALID);
+    CHECK(ptts_text_split(NULL, "hi", 8, 0, 0, &chunks, &n, &e) == PTTS_E_INVALID);
+    CHECK(ptts_text_split(tok, NULL, 8, 0, 0, &chunks, &n, &e) == PTTS_E_INVALID);
+}
+
+static char *repeat(const char *unit, size_t target, size_t *len) {
+    size_t ul = strlen(unit), reps = target / ul + 1;
+    char *s = malloc(reps * ul + 1);
+    REQUIRE(s != NULL);
+    for (size_t i = 0; i < reps; i++)
+        memcpy(s + i * ul, unit, ul);
+    s[reps * ul] = '\0';
+    *len = reps * ul;
+    return s;
+}
+
+/* Several megabytes, timed. The split runs the tokenizer three times over the text (the whole
+ * text, an oversized sentence again, each chunk) plus decoding; everything else is linear, so the
+ * split must stay within a small multiple of one encode of the same text. Anything quadratic in
+ * bytes or ids (2 M bytes, ~0.8 M ids) would be thousands of times slower. Preparing is timed
+ * against an absolute bound for the same reason. */
+static void test_huge(const ptts_tokenizer *tok) {
+    static const struct {
+        const char *name, *unit;
+        int split;
+    } kinds[] = {
+        {"sentences", "It goes on for a while, with commas; and colons: all of them. ", 1},
+        {"one endless sentence", "word word, word ", 1},
+        {"no punctuation at all", "word ", 1},
+        {"whitespace runs", " \n\r  \t\xe3\x80\x80 x ", 0},
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        size_t len;
+        char *s = repeat(kinds[k].unit, (size_t)2 << 20, &len);
+        ptts_error e = {0};
+        double t0 = ptts_now();
+        if (kinds[k].split) {
+            int *ids = NULL, nids = 0;
+            CHECK(ptts_tokenizer_encode(tok, s, len, &ids, &nids, &e) == PTTS_OK);
+            free(ids);
+            double t_enc = ptts_now() - t0;
+            ptts_chunk *chunks = NULL;
+            int n = 0;
+            t0 = ptts_now();
+            CHECKF(ptts_text_split(tok, s, 50, 0, 0, &chunks, &n, &e) == PTTS_OK, "%s", e.msg);
+            double t = ptts_now() - t0;
+            CHECK(n >= 1);
+            printf("huge text (%s): %.1f MB, %d ids, %d chunks: split %.3f s, one encode %.3f s\n",
+                   kinds[k].name, (double)len / 1e6, nids, n, t, t_enc);
+            CHECKF(t <= 8.0 * t_enc + 1.0, "%s: split %.3f s vs encode %.3f s", kinds[k].name, t,
+                   t_enc);
+            ptts_chunks_free(chunks, n);
+        } else {
+            char *out = NULL;
+            int guess;
+            CHECK(ptts_text_prepare(s, 1, 1, &out, &guess, &e) == PTTS_OK);
+            free(out);
+            double t = ptts_now() - t0;
+            printf("huge text (%s): %.1f MB: prepare %.3f s\n", kinds[k].name, (double)len / 1e6,
+                   t);
+            CHECKF(t < 5.0, "%s: prepare took %.3f s", kinds[k].name, t);
+        }
+        free(s);
+    }
+}
+
+int main(void) {
+    cJSON *root = load_json("text_cases.json");
+    test_prepare_fixture(root);
+    test_prepare_unicode();
+    test_prepare_invalid();
+    test_split_fixture(root);
+    test_split_manifest("tiny/manifest.json", "generate");
+    test_split_manifest("tiny/manifest.json", "generate_short");
+    test_split_manifest("full/manifest.json", "generate");
+    ptts_tokenizer *tok = NULL;
+    ptts_error e = {0};
+    REQUIRE(ptts_tokenizer_load(&tok, fixture_path("tokenizer/sp_unigram.model"), &e) == PTTS_OK);
+    test_split_robust(tok);
+    test_huge(tok);
+    ptts_tokenizer_free(tok);
+    cJSON_Delete(root);
+    return test_summary();
+}
