@@ -71,9 +71,11 @@ uint16_t st_f32_to_bf16(float f);
 uint16_t st_f32_to_f16(float f);
 
 /* --- writer ---------------------------------------------------------------------------------
- * Tensors are written in the given order with 8-byte aligned data offsets. The file is written
- * to "<path>.tmp.<pid>" and renamed over `path` when complete, so a failure never leaves a
- * partial file behind. */
+ * Tensors are written back to back in the given order (the reference reader refuses gaps), after
+ * a header padded with spaces to a multiple of 8 bytes so the data section starts 8-byte aligned
+ * in the file. Names must be unique, non-empty UTF-8; dtypes and shapes valid. The file is written
+ * to "<path>.tmp.<pid>", fsynced and renamed over `path` when complete, so a failure never leaves
+ * a partial file behind. */
 typedef struct st_out_tensor {
     const char *name;
     st_dtype dtype;
