@@ -27,6 +27,12 @@ const char *ptts_tokenizer_piece(const ptts_tokenizer *t, int id);
  * (free() it). Invalid UTF-8 never crashes (handled like the library does). */
 int ptts_tokenizer_encode(const ptts_tokenizer *t, const char *text, size_t len, int **ids,
                           int *n, ptts_error *e);
+/* As ptts_tokenizer_encode, and also the pieces as SentencePiece's EncodeAsPieces gives them (an
+ * unknown piece is its normalized surface, e.g. "\xE2\x98\x83", not "<unk>"). *pieces is one
+ * malloc'd block (free() it once): *n strings followed by a NULL pointer (a NUL byte of the
+ * text, which some maps keep, ends its piece's C string early). */
+int ptts_tokenizer_encode_pieces(const ptts_tokenizer *t, const char *text, size_t len, int **ids,
+                                 char ***pieces, int *n, ptts_error *e);
 /* Decode ids to a malloc'd NUL-terminated string (free() it), as SentencePiece's DecodeIds. */
 int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char **text,
                           ptts_error *e);
