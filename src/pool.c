@@ -94,14 +94,16 @@ ptts_pool *ptts_pool_create(int nthreads) {
         }
         for (int i = 1; i < nthreads; i++) {
             worker_arg *wa = malloc(sizeof *wa);
+            if (wa) { /* filled before the worker starts: it reads and frees it */
+                wa->p = p;
+                wa->tid = i;
+            }
             if (!wa || pthread_create(&p->threads[i - 1], NULL, worker, wa) != 0) {
                 free(wa);
                 p->nthreads = i; /* only i-1 workers exist */
                 ptts_pool_free(p);
                 return NULL;
             }
-            wa->p = p;
-            wa->tid = i;
         }
     }
     return p;
@@ -130,6 +132,10 @@ void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx) {
         return;
     }
     pthread_mutex_lock(&p->region_mu);
+    /* Close the finished generation first: a worker late from it may read the new n below
+     * and would otherwise still win a CAS on the old ticket (old gen, old n), running a task
+     * index of the new region twice. With the index at INT32_MAX that CAS fails. */
+    atomic_store(&p->ticket, (atomic_load(&p->ticket) & 0xffffffff00000000ull) | 0x7fffffffull);
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
