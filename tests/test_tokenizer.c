@@ -206,6 +206,72 @@ static void hostile(const char *model, const unsigned char *data, size_t size) {
     printf("%s: hostile ok (%d truncations loaded, %d rejected)\n", model, n_ok, n_err);
 }
 
+/* A tiny protobuf writer for hand-made models. */
+typedef struct {
+    unsigned char b[512];
+    size_t n;
+} pbw;
+static void pbw_bytes(pbw *w, int field, const void *p, size_t n) {
+    w->n += put_varint(w->b + w->n, (uint64_t)field << 3 | 2);
+    w->n += put_varint(w->b + w->n, n);
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+static void pbw_varint(pbw *w, int field, uint64_t v) {
+    w->n += put_varint(w->b + w->n, (uint64_t)field << 3);
+    w->n += put_varint(w->b + w->n, v);
+}
+static void pbw_piece(pbw *w, const char *piece, float score, int type) {
+    pbw p = {{0}, 0};
+    pbw_bytes(&p, 1, piece, strlen(piece));
+    uint32_t u;
+    memcpy(&u, &score, 4);
+    p.b[p.n++] = 0x15;
+    for (int i = 0; i < 4; i++) p.b[p.n++] = (unsigned char)(u >> (8 * i));
+    pbw_varint(&p, 3, (uint64_t)type);
+    pbw_bytes(w, 1, p.b, p.n);
+}
+
+static void expect_ids(const ptts_tokenizer *t, const char *text, const int *want, int nwant, const char *what) {
+    int *ids = NULL, n = -1;
+    int rc = ptts_tokenizer_encode(t, text, strlen(text), &ids, &n, NULL);
+    int same = rc == 0 && n == nwant;
+    for (int i = 0; same && i < n; i++) same = ids[i] == want[i];
+    CHECKF(same, "%s: rc %d, %d ids", what, rc, n);
+    free(ids);
+}
+
+/* BPE and unigram semantics the fixture models do not reach: an UNUSED piece is merged through
+ * but resegmented into its halves (BPE) or skipped (unigram); a USER_DEFINED piece is never
+ * split or merged; consecutive unknowns merge into one <unk>. */
+static void handmade_semantics(void) {
+    for (int model_type = 1; model_type <= 2; model_type++) {
+        pbw w = {{0}, 0};
+        pbw_piece(&w, "<unk>", 0, 2);  /* 0 */
+        pbw_piece(&w, "a", -1, 1);     /* 1 */
+        pbw_piece(&w, "b", -2, 1);     /* 2 */
+        pbw_piece(&w, "ab", -0.5f, 5); /* 3 unused */
+        pbw_piece(&w, "xy", 0, 4);     /* 4 user-defined */
+        pbw_piece(&w, "ya", -0.1f, 1); /* 5: would steal the y of xy if xy were not frozen */
+        pbw_piece(&w, "\xe2\x96\x81", -3, 1); /* 6 */
+        pbw tr = {{0}, 0};
+        pbw_varint(&tr, 3, (uint64_t)model_type);
+        pbw_bytes(&w, 2, tr.b, tr.n);
+        ptts_tokenizer *t = NULL;
+        ptts_error e = {0};
+        int rc = ptts_tokenizer_load_memory(&t, w.b, w.n, "handmade", &e);
+        CHECKF(rc == 0, "handmade model type %d: %s", model_type, e.msg);
+        if (rc) continue;
+        const int want_ab[] = {6, 1, 2};
+        expect_ids(t, "ab", want_ab, 3, model_type == 1 ? "unigram unused" : "bpe unused resegmented");
+        const int want_xya[] = {6, 4, 1};
+        expect_ids(t, "xya", want_xya, 3, model_type == 1 ? "unigram user symbol" : "bpe user symbol");
+        const int want_unk[] = {6, 0, 1};
+        expect_ids(t, "qqq\xc3\xa9" "a", want_unk, 3, "unknown run merged");
+        ptts_tokenizer_free(t);
+    }
+}
+
 static void handmade(void) {
     ptts_tokenizer *t = NULL;
     unsigned char b[64];
@@ -360,6 +426,7 @@ int main(void) {
         check_cases(MODELS[m], tok[m], entry);
     }
     handmade();
+    handmade_semantics();
     random_text(tok);
     for (int m = 0; m < N_MODELS; m++) {
         char rel[128];
