@@ -1,12 +1,89 @@
-/* cpu.c - choosing the kernel table at run time: CPUID, capped by the PTTS_ISA variable. */
+/*
+ * cpu.c - choosing the kernel table at run time.
+ *
+ * Variants are listed from the most portable to the fastest: ref < avx2 < avx512 on x86-64,
+ * ref < neon on aarch64. A variant is listed only when the build has it and the CPU and the OS
+ * support every instruction set its file is compiled with:
+ *   avx2:   AVX2, FMA, F16C (CPUID) and OS-saved YMM state (XGETBV XCR0 bits 1-2);
+ *   avx512: the above plus AVX-512 F/BW/VL/DQ/BF16/VNNI and OS-saved ZMM/opmask state (XCR0
+ *           bits 5-7). BF16 and VNNI are required because kernels_avx512.c is compiled with
+ *           them (CMakeLists.txt) and the compiler may emit them anywhere in that file; CPUs
+ *           without them (Skylake-X, Ice Lake) get the avx2 table.
+ * CPUID is read directly (cpuid.h + xgetbv) rather than through __builtin_cpu_supports so that
+ * the OS check is explicit and no compiler-version feature list matters.
+ *
+ * PTTS_ISA caps the choice: "ref", "avx2", "avx512" or "neon" picks the best listed variant
+ * that is not above the named one in the order above (so PTTS_ISA=avx512 on an AVX2-only CPU
+ * gives avx2). An unset, empty or unknown value means no cap (the best variant); an unknown
+ * value is reported once on stderr, since a typo silently running a slower kernel table would
+ * be confusing.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
 
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#define PTTS_CPU_X86 1
+#include <cpuid.h>
+#endif
+
+const ptts_kernels *ptts_kernels_avx2(void);   /* kernels_avx2.c */
+const ptts_kernels *ptts_kernels_avx512(void); /* kernels_avx512.c */
+const ptts_kernels *ptts_kernels_neon(void);   /* kernels_neon.c */
+
+/* The order of ISA names from the most portable to the fastest. */
+static const char *const isa_rank[] = {"ref", "avx2", "avx512", "neon"};
+
+static int rank_of(const char *isa) {
+    for (int i = 0; i < (int)(sizeof isa_rank / sizeof isa_rank[0]); i++)
+        if (strcmp(isa_rank[i], isa) == 0) return i;
+    return -1;
+}
+
+#ifdef PTTS_CPU_X86
+static unsigned long long xcr0(void) {
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((unsigned long long)hi << 32) | lo;
+}
+
+/* bit 0: avx2 table usable, bit 1: avx512 table usable */
+static int x86_features(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
+    if (!(osxsave && avx && fma && f16c)) return 0;
+    unsigned long long x = xcr0();
+    if ((x & 0x6) != 0x6) return 0; /* XMM and YMM state saved by the OS */
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    int avx2 = (b >> 5) & 1;
+    if (!avx2) return 0;
+    int f = (b >> 16) & 1, dq = (b >> 17) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1;
+    int vnni = (c >> 11) & 1;
+    unsigned a1, b1, c1, d1;
+    __cpuid_count(7, 1, a1, b1, c1, d1);
+    int bf16 = (a1 >> 5) & 1;
+    (void)b1, (void)c1, (void)d1;
+    int zmm_os = (x & 0xE6) == 0xE6; /* opmask, ZMM0-15 upper halves, ZMM16-31 */
+    int avx512 = f && dq && bw && vl && vnni && bf16 && zmm_os;
+    return 1 | (avx512 << 1);
+}
+#endif
+
 int ptts_kernels_all(const ptts_kernels **out, int max) {
     int n = 0;
     if (n < max) out[n++] = ptts_kernels_ref();
+#ifdef PTTS_CPU_X86
+    int f = x86_features();
+    if ((f & 1) && n < max) out[n++] = ptts_kernels_avx2();
+    if ((f & 2) && n < max) out[n++] = ptts_kernels_avx512();
+#elif defined(__aarch64__)
+    if (n < max) out[n++] = ptts_kernels_neon(); /* Advanced SIMD is mandatory on AArch64 */
+#endif
     return n;
 }
 
@@ -15,8 +92,19 @@ const ptts_kernels *ptts_kernels_best(void) {
     int n = ptts_kernels_all(all, 8);
     const char *cap = getenv("PTTS_ISA");
     if (cap && *cap) {
-        for (int i = 0; i < n; i++)
-            if (strcmp(all[i]->isa, cap) == 0) return all[i];
+        int r = rank_of(cap);
+        if (r < 0) {
+            static atomic_int warned;
+            if (!atomic_exchange(&warned, 1)) {
+                fprintf(stderr,
+                        "pocket-tts: PTTS_ISA=%s is not one of ref, avx2, avx512, neon; "
+                        "using the best kernels (%s)\n",
+                        cap, all[n - 1]->isa);
+            }
+            return all[n - 1];
+        }
+        for (int i = n - 1; i >= 0; i--)
+            if (rank_of(all[i]->isa) <= r) return all[i];
     }
     return all[n - 1];
 }

@@ -1,0 +1,451 @@
+/*
+ * kernels_avx512.c - the AVX-512 kernel table (F, BW, VL, DQ; see kernels.h for the contract and
+ * kernels_ref.c for the specification). Built with -mavx512{f,bw,vl,dq,bf16,vnni}; cpu.c only
+ * offers this table when the CPU and the OS support all of those, since the compiler may use any
+ * of them anywhere in this file.
+ *
+ * gemm (f32 / bf16 / q8 weights, f32 activations, f32 accumulation):
+ *   Batch-1 generation is bound by memory bandwidth, so the design goal is to stream every W row
+ *   exactly once per call at full bandwidth and to keep the arithmetic off the critical path.
+ *   - Register tile: 4 rows of W x NB (<= 4) rows of X, 16 accumulators of 16 lanes each. A W
+ *     vector is loaded (and, for bf16/q8, widened to f32) once and used for NB FMAs.
+ *   - Weights are widened exactly: bf16 -> f32 by a 16-bit left shift, int8 -> int32 -> f32.
+ *     The results therefore differ from the reference only by the order of the f32 additions
+ *     (16 lane-partial sums, then a horizontal tree; measured <= 3e-7 of sum |x w|). The q8
+ *     alternative - X quantised to int8 per row, VNNI vpdpbusd - is measured by
+ *     bench/bench_kernels.c: on a shared, loaded 2-core Zen 5 it took 9.2 ms per backbone pass
+ *     against 12.6 ms for widening (one thread; 10.1 vs 9.3 ms with two), with a relative L2
+ *     error of 3.9e-3 against f32 accumulation (vs ~1e-7). Both should sit at the memory limit
+ *     on an idle machine, so widening stays the default for its exactness. vdpbf16ps (X rounded
+ *     to bf16) is not used for the same reason: ~0.4% relative error, no bandwidth gain.
+ *   - K tails use masked loads (no reads past the end of a row), m tails a 1-row tile, N tails
+ *     tiles with NB = 1..3. The horizontal sums of 4 rows land in one 128-bit vector, so bias,
+ *     per-row scale (q8: acc * scale + b, two roundings as in the reference) and the store are
+ *     done 4 outputs at a time.
+ *   - Loop order: m blocks of 4 rows outside, N chunks inside, so a 4-row W block (<= 64 KiB for
+ *     K = 4096 f32) is fetched from memory once and re-read from L1/L2 for every chunk of X. For
+ *     large N (prompting) X is processed in panels of about 256 KiB so that the panel stays in L2
+ *     while W streams past it; W is then read once per panel (once per call for N <= 16 at
+ *     K <= 4096).
+ *
+ * Elementwise kernels use vectorised exp (Cephes polynomial, scalef for the exponent, ~1 ulp),
+ * expm1 (2^n * expm1(r) + (2^n - 1), accurate near 0 like expm1f) and erf (Taylor series for
+ * |z| < 1, Numerical Recipes' erfc fit, fractional error < 1.2e-7, times exp for |z| >= 1);
+ * tests/test_kernels.c reports the measured errors. Tails use masked loads and stores.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+#define AI static inline __attribute__((always_inline))
+
+enum { WT_F32, WT_BF16, WT_Q8 };
+#define NB 4 /* X rows per register tile */
+
+static __mmask16 tail_mask(int r) { return (__mmask16)((1u << r) - 1u); }
+
+/* 16 weights at element offset `off`, widened to f32. */
+AI __m512 ldw(int wt, const void *w, size_t off) {
+    if (wt == WT_F32) return _mm512_loadu_ps((const float *)w + off);
+    if (wt == WT_BF16) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)w + off));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    __m128i q = _mm_loadu_si128((const __m128i *)((const int8_t *)w + off));
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
+}
+
+AI __m512 ldw_mask(int wt, const void *w, size_t off, __mmask16 mk) {
+    if (wt == WT_F32) return _mm512_maskz_loadu_ps(mk, (const float *)w + off);
+    if (wt == WT_BF16) {
+        __m256i h = _mm256_maskz_loadu_epi16(mk, (const uint16_t *)w + off);
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    __m128i q = _mm_maskz_loadu_epi8(mk, (const int8_t *)w + off);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
+}
+
+/* Horizontal sums of four vectors: {sum a, sum b, sum c, sum d}. */
+AI __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
+    __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
+    __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
+    __m256 d8 = _mm256_add_ps(_mm512_castps512_ps256(d), _mm512_extractf32x8_ps(d, 1));
+    __m256 ab = _mm256_hadd_ps(a8, b8);
+    __m256 cd = _mm256_hadd_ps(c8, d8);
+    __m256 s = _mm256_hadd_ps(ab, cd);
+    return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
+/* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining). */
+AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
+              const float *scale, const float *b, float *Y, int ldy) {
+    __m512 acc[4][NB];
+    for (int r = 0; r < 4; r++)
+        for (int n = 0; n < nb; n++)
+            acc[r][n] = _mm512_setzero_ps();
+    size_t row = (size_t)m * (size_t)K;
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        __m512 xv[NB];
+        for (int n = 0; n < nb; n++)
+            xv[n] = _mm512_loadu_ps(X + (size_t)n * ldx + k);
+        for (int r = 0; r < 4; r++) {
+            __m512 w = ldw(wt, W, row + (size_t)r * K + k);
+            for (int n = 0; n < nb; n++)
+                acc[r][n] = _mm512_fmadd_ps(w, xv[n], acc[r][n]);
+        }
+    }
+    if (k < K) {
+        __mmask16 mk = tail_mask(K - k);
+        __m512 xv[NB];
+        for (int n = 0; n < nb; n++)
+            xv[n] = _mm512_maskz_loadu_ps(mk, X + (size_t)n * ldx + k);
+        for (int r = 0; r < 4; r++) {
+            __m512 w = ldw_mask(wt, W, row + (size_t)r * K + k, mk);
+            for (int n = 0; n < nb; n++)
+                acc[r][n] = _mm512_fmadd_ps(w, xv[n], acc[r][n]);
+        }
+    }
+    for (int n = 0; n < nb; n++) {
+        __m128 s = hsum4(acc[0][n], acc[1][n], acc[2][n], acc[3][n]);
+        if (wt == WT_Q8) s = _mm_mul_ps(s, _mm_loadu_ps(scale + m));
+        if (b) s = _mm_add_ps(s, _mm_loadu_ps(b + m));
+        _mm_storeu_ps(Y + (size_t)n * ldy + m, s);
+    }
+}
+
+/* One row m of W against rows 0..nb-1 of X. */
+AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
+              const float *scale, const float *b, float *Y, int ldy) {
+    __m512 acc[NB];
+    for (int n = 0; n < nb; n++)
+        acc[n] = _mm512_setzero_ps();
+    size_t row = (size_t)m * (size_t)K;
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        __m512 w = ldw(wt, W, row + k);
+        for (int n = 0; n < nb; n++)
+            acc[n] = _mm512_fmadd_ps(w, _mm512_loadu_ps(X + (size_t)n * ldx + k), acc[n]);
+    }
+    if (k < K) {
+        __mmask16 mk = tail_mask(K - k);
+        __m512 w = ldw_mask(wt, W, row + k, mk);
+        for (int n = 0; n < nb; n++)
+            acc[n] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mk, X + (size_t)n * ldx + k), acc[n]);
+    }
+    for (int n = 0; n < nb; n++) {
+        float s = _mm512_reduce_add_ps(acc[n]);
+        if (wt == WT_Q8) s *= scale[m];
+        if (b) s += b[m];
+        Y[(size_t)n * ldy + m] = s;
+    }
+}
+
+AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, const float *scale,
+                 const float *b, float *Y, int ldy, int m0, int m1) {
+    if (N <= 0 || m1 <= m0) return;
+    /* X panel of about 256 KiB (a multiple of NB rows) kept in L2 while W streams. */
+    int panel = K > 0 ? (int)((256u * 1024u) / ((unsigned)K * 4u)) : N;
+    panel = panel / NB * NB;
+    if (panel < NB) panel = NB;
+    for (int n0 = 0; n0 < N; n0 += panel) {
+        int n1 = N - n0 < panel ? N : n0 + panel;
+        int m = m0;
+        for (; m + 4 <= m1; m += 4) {
+            int n = n0;
+            for (; n + NB <= n1; n += NB)
+                tile4(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
+                      ldy);
+            const float *x = X + (size_t)n * ldx;
+            float *y = Y + (size_t)n * ldy;
+            switch (n1 - n) {
+            case 3: tile4(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
+            default: break;
+            }
+        }
+        for (; m < m1; m++) {
+            int n = n0;
+            for (; n + NB <= n1; n += NB)
+                tile1(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
+                      ldy);
+            const float *x = X + (size_t)n * ldx;
+            float *y = Y + (size_t)n * ldy;
+            switch (n1 - n) {
+            case 3: tile1(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
+            default: break;
+            }
+        }
+    }
+}
+
+static void gemm_f32_avx512(int N, int K, const float *X, int ldx, const float *W, const float *b,
+                            float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_F32, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+}
+
+static void gemm_bf16_avx512(int N, int K, const float *X, int ldx, const uint16_t *W,
+                             const float *b, float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_BF16, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+}
+
+static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
+                           const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
+/* ---- elementwise ------------------------------------------------------------------------ */
+
+/* exp(x): NaN in -> NaN out, x > 88.73 -> inf, x < -103.98 -> 0, subnormal results kept. */
+AI __m512 exp16(__m512 x) {
+    /* max(lo, x) / min(hi, x) return x when x is NaN, so NaN propagates. */
+    x = _mm512_max_ps(_mm512_set1_ps(-104.f), x);
+    x = _mm512_min_ps(_mm512_set1_ps(89.f), x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* expm1(x) for x <= 0 (elu's negative side): 2^n * expm1(r) + (2^n - 1), |r| <= ln2/2. */
+AI __m512 expm1_neg16(__m512 x) {
+    x = _mm512_max_ps(_mm512_set1_ps(-88.f), x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    /* expm1(r) = r + r^2 (1/2 + r/6 + ... + r^6/40320) */
+    __m512 p = _mm512_set1_ps(2.48015873e-5f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.98412698e-4f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888889e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666667e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666667e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    __m512 s = _mm512_scalef_ps(_mm512_set1_ps(1.f), n); /* 2^n, n >= -127 */
+    return _mm512_fmadd_ps(s, p, _mm512_sub_ps(s, _mm512_set1_ps(1.f)));
+}
+
+/* erf(z): Taylor series (12 terms) for |z| < 1; 1 - erfc(|z|) with the sign of z above. */
+AI __m512 erf16(__m512 z) {
+    const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u));
+    __m512 a = _mm512_andnot_ps(sign, z);
+    __m512 z2 = _mm512_mul_ps(z, z);
+    __m512 p = _mm512_set1_ps(-1.229055530e-09f);
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.480719282e-08f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-1.636584469e-07f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.646211437e-06f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-1.492565036e-05f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.205533298e-04f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-8.548327023e-04f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(5.223977625e-03f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-2.686617065e-02f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.128379167e-01f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-3.761263890e-01f));
+    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.128379167e+00f));
+    __m512 small = _mm512_mul_ps(p, z);
+    /* erfc(a) = t exp(-a^2 - 1.26551223 + t P(t)), t = 1 / (1 + a/2) */
+    __m512 t = _mm512_div_ps(_mm512_set1_ps(1.f),
+                             _mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f)));
+    __m512 q = _mm512_set1_ps(0.17087277f);
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.82215223f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.48851587f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.13520398f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.27886807f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.18628806f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.09678418f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.37409196f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.00002368f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.26551223f));
+    __m512 erfc = _mm512_mul_ps(t, exp16(_mm512_fnmadd_ps(a, a, q)));
+    __m512 big = _mm512_sub_ps(_mm512_set1_ps(1.f), erfc);
+    big = _mm512_or_ps(big, _mm512_and_ps(z, sign));
+    __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(1.f), _CMP_LT_OQ);
+    /* NaN z: neither branch compares true, and `big` is NaN through a. */
+    return _mm512_mask_blend_ps(is_small, big, small);
+}
+
+AI __m512 gelu16(__m512 x) {
+    __m512 e = erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x),
+                         _mm512_add_ps(_mm512_set1_ps(1.f), e));
+}
+
+AI __m512 silu16(__m512 x) {
+    __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), x));
+    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
+}
+
+AI __m512 elu16(__m512 x) {
+    __m512 neg = expm1_neg16(_mm512_min_ps(_mm512_setzero_ps(), x));
+    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
+}
+
+static void gelu_avx512(float *x, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, gelu16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        _mm512_mask_storeu_ps(x + i, mk, gelu16(_mm512_maskz_loadu_ps(mk, x + i)));
+    }
+}
+
+static void silu_avx512(float *y, const float *x, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, silu16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, mk, silu16(_mm512_maskz_loadu_ps(mk, x + i)));
+    }
+}
+
+static void elu_avx512(float *y, const float *x, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, elu16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, mk, elu16(_mm512_maskz_loadu_ps(mk, x + i)));
+    }
+}
+
+static void softmax_avx512(float *x, int n) {
+    if (n <= 0) return;
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, x + i));
+    }
+    float m = _mm512_reduce_max_ps(mx);
+    __m512 mv = _mm512_set1_ps(m);
+    __m512 s = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
+        _mm512_storeu_ps(x + i, e);
+        s = _mm512_add_ps(s, e);
+    }
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv));
+        _mm512_mask_storeu_ps(x + i, mk, e);
+        s = _mm512_mask_add_ps(s, mk, s, e);
+    }
+    __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(s));
+    for (i = 0; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        _mm512_mask_storeu_ps(x + i, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), inv));
+    }
+}
+
+static void layernorm_avx512(float *y, const float *x, const float *w, const float *b, int n,
+                             float eps) {
+    if (n <= 0) return;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
+        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
+    }
+    for (; i + 16 <= n; i += 16)
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
+    if (i < n) s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+    float mean = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) / (float)n;
+    __m512 mv = _mm512_set1_ps(mean);
+    s0 = _mm512_setzero_ps();
+    s1 = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
+        s0 = _mm512_fmadd_ps(d, d, s0);
+    }
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        __m512 d = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + i), mv);
+        s1 = _mm512_fmadd_ps(d, d, s1);
+    }
+    float var = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) / (float)n;
+    __m512 inv = _mm512_set1_ps(1.f / sqrtf(var + eps));
+    for (i = 0; i < n; i += 16) {
+        __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+        __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv), inv);
+        if (w) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, w + i));
+        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, b + i));
+        _mm512_mask_storeu_ps(y + i, mk, v);
+    }
+}
+
+static float dot_avx512(const float *a, const float *b, int n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(),
+           s3 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+    }
+    for (; i + 16 <= n; i += 16)
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        s1 =
+            _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, a + i), _mm512_maskz_loadu_ps(mk, b + i), s1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+static void axpy_avx512(float *y, float a, const float *x, int n) {
+    __m512 av = _mm512_set1_ps(a);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i,
+                         _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    if (i < n) {
+        __mmask16 mk = tail_mask(n - i);
+        __m512 v =
+            _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, x + i), _mm512_maskz_loadu_ps(mk, y + i));
+        _mm512_mask_storeu_ps(y + i, mk, v);
+    }
+}
+
+static const ptts_kernels k_avx512 = {
+    .isa = "avx512",
+    .gemm_f32 = gemm_f32_avx512,
+    .gemm_bf16 = gemm_bf16_avx512,
+    .gemm_q8 = gemm_q8_avx512,
+    .layernorm = layernorm_avx512,
+    .softmax = softmax_avx512,
+    .gelu = gelu_avx512,
+    .silu = silu_avx512,
+    .elu = elu_avx512,
+    .dot = dot_avx512,
+    .axpy = axpy_avx512,
+};
+
+const ptts_kernels *ptts_kernels_avx512(void);
+const ptts_kernels *ptts_kernels_avx512(void) { return &k_avx512; }
