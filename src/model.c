@@ -4,6 +4,7 @@
  */
 #include "model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,28 +186,55 @@ int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *bu
     return rc ? rc : wrap_voice(out, st, e);
 }
 
+/* Below this peak amplitude (about -80 dBFS, 3 LSB of 16-bit audio) a clip holds no voice. */
+#define PTTS_SILENCE_PEAK 1e-4f
+
+static int no_cloning(ptts_error *e) {
+    return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                     "this checkpoint has no voice-cloning weights: use a preset voice or the "
+                     "model with voice cloning");
+}
+
 int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples,
                             int64_t n, int sample_rate, double max_seconds, ptts_error *e) {
     *out = NULL;
     const ptts_arch *a = &m->w->arch;
-    if (!a->has_encoder)
-        return ptts_fail(e, PTTS_E_UNSUPPORTED,
-                         "this checkpoint has no voice-cloning weights: use a preset voice or "
-                         "the model with voice cloning");
-    if (sample_rate <= 0 || n <= 0)
+    if (!a->has_encoder) return no_cloning(e);
+    if (sample_rate <= 0 || n <= 0 || !samples)
         return ptts_fail(e, PTTS_E_AUDIO, "empty audio (%lld samples at %d Hz)", (long long)n,
                          sample_rate);
+    /* The reference truncates at the input rate (int(30 * rate) samples), then resamples. */
+    if (max_seconds > 0) {
+        double lim = floor(max_seconds * sample_rate);
+        if (lim < 1) lim = 1;
+        if ((double)n > lim) n = (int64_t)lim;
+    }
+    float peak = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float x = fabsf(samples[i]);
+        if (!(x <= 3.0e38f))
+            return ptts_fail(e, PTTS_E_AUDIO, "non-finite audio sample at index %lld",
+                             (long long)i);
+        if (x > peak) peak = x;
+    }
     float *pcm = NULL;
     int64_t np = 0;
     int rc = ptts_resample(samples, n, sample_rate, PTTS_SAMPLE_RATE, &pcm, &np, e);
     if (rc) return rc;
-    if (max_seconds > 0 && np > (int64_t)(max_seconds * PTTS_SAMPLE_RATE))
-        np = (int64_t)(max_seconds * PTTS_SAMPLE_RATE);
     if (np < a->frame_samples) {
         free(pcm);
         return ptts_fail(e, PTTS_E_AUDIO,
-                         "the audio is too short to clone a voice: %.3f s, at least %.2f s needed",
-                         (double)np / PTTS_SAMPLE_RATE, (double)a->frame_samples / PTTS_SAMPLE_RATE);
+                         "the audio is too short to clone a voice: %lld samples at 24 kHz "
+                         "(%.2f ms), at least %d (one %.0f ms frame) needed",
+                         (long long)np, 1e3 * (double)np / PTTS_SAMPLE_RATE, a->frame_samples,
+                         1e3 * a->frame_samples / PTTS_SAMPLE_RATE);
+    }
+    if (peak < PTTS_SILENCE_PEAK) {
+        free(pcm);
+        return ptts_fail(e, PTTS_E_AUDIO,
+                         "the audio is silent (peak amplitude %.2g): give a recording of the "
+                         "voice to clone",
+                         (double)peak);
     }
     float *lat = NULL;
     int T = 0;
@@ -226,11 +254,13 @@ int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *
 int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char *path,
                                double max_seconds, ptts_error *e) {
     *out = NULL;
+    if (!m->w->arch.has_encoder) return no_cloning(e); /* before reading anything */
     float *x = NULL;
     int64_t n = 0;
     int rate = 0;
-    /* read a little more than max_seconds: the resampler's filter looks ahead */
-    int rc = ptts_audio_read(path, max_seconds > 0 ? max_seconds + 1.0 : 0, &x, &n, &rate, e);
+    /* Exactly the samples the reference keeps (floor(max_seconds * rate)): the rest of a long
+     * file is never decoded. */
+    int rc = ptts_audio_read(path, max_seconds, &x, &n, &rate, e);
     if (rc) return rc;
     rc = ptts_voice_from_samples(out, m, x, n, rate, max_seconds, e);
     free(x);
