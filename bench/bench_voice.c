@@ -32,7 +32,8 @@ static float *make_clip(int64_t n, int rate) {
         double f0 = 120 + 30 * sin(2 * M_PI * 0.4 * t);
         ph += 2 * M_PI * f0 / rate;
         double y = 0;
-        for (int h = 1; h <= 8; h++) y += sin(h * ph) / h;
+        for (int h = 1; h <= 8; h++)
+            y += sin(h * ph) / h;
         x[i] = (float)(0.2 * y * (0.55 + 0.45 * sin(2 * M_PI * 4.0 * t)));
     }
     return x;
@@ -125,10 +126,8 @@ int main(int argc, char **argv) {
         printf("  from 24 kHz     %7.1f ms wall (%7.1f ms CPU)  = %.3f x real time\n",
                1e3 * t24.wall, 1e3 * t24.cpu, t24.wall / seconds);
         printf("  from 44.1 kHz   %7.1f ms wall (%7.1f ms CPU)\n", 1e3 * t44.wall, 1e3 * t44.cpu);
-        printf("    resample      %7.1f ms wall (%7.1f ms CPU)\n", 1e3 * tres.wall,
-               1e3 * tres.cpu);
-        printf("    Mimi encoder  %7.1f ms wall (%7.1f ms CPU)\n", 1e3 * tenc.wall,
-               1e3 * tenc.cpu);
+        printf("    resample      %7.1f ms wall (%7.1f ms CPU)\n", 1e3 * tres.wall, 1e3 * tres.cpu);
+        printf("    Mimi encoder  %7.1f ms wall (%7.1f ms CPU)\n", 1e3 * tenc.wall, 1e3 * tenc.cpu);
         printf("    prompt etc.   %7.1f ms wall (the rest of the 24 kHz time)\n",
                1e3 * (t24.wall - tenc.wall));
         ptts_model_free(m);

@@ -384,7 +384,8 @@ int main(void) {
         CHECK(ea == 0);
         CHECKF(eb <= TOL, "%.3g", eb);
         /* what a bug looks like: channels summed instead of averaged (twice the level) */
-        for (int64_t i = 0; i < nr; i++) res[i] *= 2.0f;
+        for (int64_t i = 0; i < nr; i++)
+            res[i] *= 2.0f;
         REQUIRE(ptts_voice_from_samples(&c, m, res, nr, 24000, 30, &e) == 0);
         double ec = voice_state_err(c->st, ref);
         printf("  (for scale: channels summed instead of averaged: %.3g vs voice.safetensors)\n",
@@ -400,8 +401,8 @@ int main(void) {
     /* export -> the reference's file layout -> same generation */
     cJSON *man = load_manifest();
     if (v24)
-        export_and_replay(m, v24, "tiny/voice.safetensors", "generate",
-                          "tiny/generate.safetensors", man);
+        export_and_replay(m, v24, "tiny/voice.safetensors", "generate", "tiny/generate.safetensors",
+                          man);
     if (vshort)
         export_and_replay(m, vshort, "tiny/voice_short.safetensors", "generate_short",
                           "tiny/generate_short.safetensors", man);
@@ -416,7 +417,8 @@ int main(void) {
     ptts_voice_state_free(ref);
     ptts_voice_state_free(ref_short);
     ptts_model_free(m);
-    for (int i = 0; i < 2; i++) remove(tmp_file(i ? "generate_short" : "generate"));
+    for (int i = 0; i < 2; i++)
+        remove(tmp_file(i ? "generate_short" : "generate"));
     remove(tmp_file("silent.wav"));
     rmdir(tmpdir);
     return test_summary();

@@ -39,9 +39,10 @@ static double voice_state_err(const ptts_voice_state *got, const ptts_voice_stat
     if (!got || !ref || got->layers != ref->layers || got->heads != ref->heads ||
         got->dh != ref->dh || got->positions != ref->positions) {
         if (got && ref)
-            fprintf(stderr, "  voice shape: got %d layers %d positions %dx%d, expected %d %d %dx%d\n",
-                    got->layers, got->positions, got->heads, got->dh, ref->layers,
-                    ref->positions, ref->heads, ref->dh);
+            fprintf(stderr,
+                    "  voice shape: got %d layers %d positions %dx%d, expected %d %d %dx%d\n",
+                    got->layers, got->positions, got->heads, got->dh, ref->layers, ref->positions,
+                    ref->heads, ref->dh);
         return INFINITY;
     }
     const size_t d = (size_t)got->heads * got->dh, P = (size_t)got->positions;
@@ -120,8 +121,8 @@ static int same_voice_header(const char *got_path, const char *ref_path) {
 
 /* Generate `text` from voice v replaying the noise rows; returns malloc'd PCM of *frames frames
  * (EOS disabled: every chunk runs max_gen_len). */
-static float *gen_replay(const ptts_model *m, const ptts_voice *v, const char *text,
-                         int max_tokens, const float *noise, int noise_rows, int *frames) {
+static float *gen_replay(const ptts_model *m, const ptts_voice *v, const char *text, int max_tokens,
+                         const float *noise, int noise_rows, int *frames) {
     ptts_error e = {0};
     ptts_gen_options o = ptts_gen_options_default();
     o.eos_threshold = 1e9f;
