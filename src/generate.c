@@ -31,6 +31,10 @@
 #include "model.h"
 #include "text.h"
 
+/* A chunk of more ids than this is cut at word boundaries (see ptts_chunks_limit): the
+ * reference would prompt and generate it whole, with attention over thousands of positions. */
+#define PTTS_HARD_MAX_CHUNK_TOKENS 500
+
 struct ptts_stream {
     const ptts_model *m;
     ptts_backbone bb;
@@ -230,7 +234,13 @@ int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
     }
     rc = ptts_text_split(m->tok, text, s->o.max_tokens, m->pad_with_spaces,
                          m->remove_semicolons, &s->chunks, &s->n_chunks, e);
-    if (rc) return rc;
+    if (!rc)
+        rc = ptts_chunks_limit(m->tok, &s->chunks, &s->n_chunks, s->o.max_tokens,
+                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, s->o.max_tokens), e);
+    if (rc) {
+        clear_utterance(s);
+        return rc;
+    }
     for (int i = 0; i < s->n_chunks; i++)
         for (int j = 0; j < s->chunks[i].n_ids; j++)
             if (s->chunks[i].ids[j] < 0 || s->chunks[i].ids[j] >= m->w->arch.nb) {

@@ -511,3 +511,81 @@ done:
     free(prepared);
     return rc;
 }
+
+/* A chunk the reference would keep whole even though it has more than `hard_max` ids (a
+ * "sentence" with no punctuation at all, such as megabytes of words) is cut at word
+ * boundaries into pieces of about max_tokens ids (counted per word). Chunks within hard_max are
+ * untouched, so ordinary text is chunked exactly like the reference. */
+int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, int max_tokens,
+                      int hard_max, ptts_error *e) {
+    ptts_chunk *in = *chunks, *out = NULL;
+    int n_in = *n, n_out = 0, rc = 0;
+    size_t cap_out = 0;
+    int *wids = NULL, nw = 0;
+    for (int c = 0; c < n_in; c++) {
+        if (in[c].n_ids <= hard_max) {
+            if ((size_t)n_out == cap_out) {
+                size_t cap = cap_out ? 2 * cap_out : 8;
+                ptts_chunk *nv = realloc(out, cap * sizeof *nv);
+                if (!nv) goto nomem;
+                out = nv;
+                cap_out = cap;
+            }
+            out[n_out++] = in[c];
+            in[c].text = NULL;
+            in[c].ids = NULL;
+            continue;
+        }
+        ptts_log(PTTS_LOG_WARN, "a sentence of %d tokens without punctuation is cut at word "
+                                "boundaries into pieces of about %d tokens",
+                 in[c].n_ids, max_tokens);
+        const char *s = in[c].text;
+        size_t len = strlen(s), i = 0, piece = 0;
+        int count = 0;
+        while (i < len) {
+            /* next word: [ws, we) */
+            int32_t cp;
+            size_t ws = i;
+            while (ws < len) {
+                size_t nx = ws + u8_next(s, len, ws, &cp);
+                if (!py_isspace(cp)) break;
+                ws = nx;
+            }
+            size_t we = ws;
+            while (we < len) {
+                size_t nx = we + u8_next(s, len, we, &cp);
+                if (py_isspace(cp)) break;
+                we = nx;
+            }
+            if (we == ws) break;
+            free(wids);
+            wids = NULL;
+            if ((rc = ptts_tokenizer_encode(tok, s + ws, we - ws, &wids, &nw, e))) goto fail;
+            if (count > 0 && count + nw > max_tokens) {
+                if (chunk_push(&out, &n_out, &cap_out, s + piece, ws - piece)) goto nomem;
+                piece = ws;
+                count = 0;
+            }
+            count += nw;
+            i = we;
+        }
+        if (piece < len && chunk_push(&out, &n_out, &cap_out, s + piece, len - piece)) goto nomem;
+        for (int k = 0; k < n_out; k++) {
+            if (out[k].ids || !out[k].text) continue;
+            if ((rc = ptts_tokenizer_encode(tok, out[k].text, strlen(out[k].text), &out[k].ids,
+                                            &out[k].n_ids, e)))
+                goto fail;
+        }
+    }
+    free(wids);
+    ptts_chunks_free(in, n_in);
+    *chunks = out;
+    *n = n_out;
+    return 0;
+nomem:
+    rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory splitting a long sentence");
+fail:
+    free(wids);
+    ptts_chunks_free(out, n_out);
+    return rc;
+}

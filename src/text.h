@@ -27,4 +27,9 @@ int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
                     ptts_error *e);
 void ptts_chunks_free(ptts_chunk *chunks, int n);
 
+/* Chunks of more than hard_max ids (text without any punctuation) are cut at word boundaries
+ * into pieces of about max_tokens ids; shorter chunks are kept as they are. Replaces *chunks. */
+int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, int max_tokens,
+                      int hard_max, ptts_error *e);
+
 #endif

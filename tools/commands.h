@@ -10,6 +10,10 @@ typedef struct ptts_command {
     const char *summary;
 } ptts_command;
 
+int cmd_generate(int argc, char **argv);
+int cmd_export_voice(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_download(int argc, char **argv);
+int cmd_voices(int argc, char **argv);
 
 #endif

@@ -6,7 +6,11 @@
 #include "ptts.h"
 
 static const ptts_command commands[] = {
+    {"generate", cmd_generate, "speak a text into a WAV file or stdout"},
+    {"export-voice", cmd_export_voice, "clone a voice from an audio file into a voice file"},
     {"tokenize", cmd_tokenize, "print the token ids (or pieces) of a text"},
+    {"download", cmd_download, "fetch a language's model and preset voices into the cache"},
+    {"voices", cmd_voices, "list the preset voices and whether they are downloaded"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

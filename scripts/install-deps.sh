@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pocket-tts-c builds and tests with (run as root or with sudo).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake pkg-config clang libclang-rt-14-dev \
+  libcjson-dev libyaml-dev libutf8proc-dev libsndfile1-dev \
+  libmicrohttpd-dev libcurl4-openssl-dev librubberband-dev \
+  libvulkan-dev glslc mesa-vulkan-drivers \
+  python3 ca-certificates >/dev/null

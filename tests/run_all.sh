@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The whole test suite: a warnings-as-errors build and every ctest (unit, parity tiny and full,
+# end-to-end), then the unit and parity tests again under AddressSanitizer + UBSan, then each
+# libFuzzer target for a bounded time. Ends with "N passed, N failed".
+# Usage: tests/run_all.sh [--quick]   (--quick: skip the sanitizer build and the fuzzers)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+passed=0
+failed=0
+failures=()
+
+count() { # name status
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1"); fi
+}
+
+ctest_counts() { # build-dir label-args... : adds ctest's own pass/fail counts
+  local dir=$1; shift
+  local log
+  log=$(mktemp)
+  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" "$@" 2>&1 | tee "$log"
+  local line
+  line=$(grep -E "tests passed, [0-9]+ tests failed out of" "$log" | tail -1)
+  if [ -z "$line" ]; then
+    failed=$((failed + 1)); failures+=("ctest in $dir ran no test")
+  else
+    local total nfail
+    nfail=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+    total=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')
+    passed=$((passed + total - nfail)); failed=$((failed + nfail))
+    [ "$nfail" -gt 0 ] && failures+=("$nfail ctest(s) in $dir")
+  fi
+  rm -f "$log"
+}
+
+echo "== build (warnings are errors)"
+if cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPTTS_WERROR=ON >/dev/null &&
+   cmake --build build -j "$JOBS"; then
+  count build 0
+  echo "== tests"
+  ctest_counts build
+else
+  count build 1
+fi
+
+if [ $quick -eq 0 ]; then
+  echo "== sanitizers (ASan + UBSan): unit and parity tests"
+  if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTTS_WERROR=ON -DPTTS_SANITIZE=ON >/dev/null &&
+     cmake --build build-asan -j "$JOBS"; then
+    count build-asan 0
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest_counts build-asan -L "unit|parity"
+  else
+    count build-asan 1
+  fi
+
+  echo "== fuzzers (${FUZZ_SECONDS}s each)"
+  if CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTTS_FUZZ=ON -DPTTS_SANITIZE=ON >/dev/null &&
+     cmake --build build-fuzz -j "$JOBS"; then
+    for fz in build-fuzz/tests/fuzz_*; do
+      [ -x "$fz" ] || continue
+      name=$(basename "$fz")
+      corpus=$(mktemp -d)
+      seeds="tests/fuzz/seeds/${name#fuzz_}"
+      [ -d "$seeds" ] && cp -r "$seeds"/. "$corpus"/
+      echo "-- $name"
+      PTTS_FIXTURES="$PWD/tests/fixtures" ASAN_OPTIONS=detect_leaks=1 \
+        "$fz" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$corpus" >"build-fuzz/$name.log" 2>&1
+      st=$?
+      tail -3 "build-fuzz/$name.log"
+      count "$name" $st
+      rm -rf "$corpus"
+    done
+  else
+    count build-fuzz 1
+  fi
+fi
+
+echo
+for f in "${failures[@]}"; do echo "failed: $f"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

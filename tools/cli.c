@@ -1,0 +1,232 @@
+/* cli.c - shared option parsing for the subcommands (see cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *cli_model_help =
+    "model (default: the english model, downloaded from Hugging Face on first use):\n"
+    "  --language L           a published model: english, english_2026-01, german, italian,\n"
+    "                         portuguese, spanish, french_24l, german_24l, italian_24l,\n"
+    "                         portuguese_24l, spanish_24l\n"
+    "  --config FILE          the reference's YAML config (weights_path, tokenizer_path, rules)\n"
+    "  --weights FILE         model.safetensors (overrides the config)\n"
+    "  --tokenizer FILE       tokenizer.model (overrides the config)\n"
+    "  --precision P          backbone weights: f32 (default, parity), bf16, int8\n"
+    "  --quantize             same as --precision int8 (the reference's flag)\n"
+    "  --threads N            CPU threads (default: all cores)\n"
+    "  --heads N              backbone attention heads when no config says (default d/64)\n";
+
+const char *cli_gen_help =
+    "generation:\n"
+    "  --temperature T        noise variance (default 0.7; 0 = deterministic)\n"
+    "  --lsd-decode-steps N   flow steps per frame (default 1)\n"
+    "  --noise-clamp C        truncate the noise to [-C, C] (default: none)\n"
+    "  --eos-threshold X      EOS logit threshold (default -4.0)\n"
+    "  --frames-after-eos N   frames after EOS (default: the model's, else from the text)\n"
+    "  --max-tokens N         tokens per text chunk (default 50)\n"
+    "  --seed N               reproducible noise (default: random)\n";
+
+int cli_is(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+const char *cli_value(int argc, char **argv, int *i) {
+    const char *eq = strchr(argv[*i], '=');
+    if (eq && argv[*i][0] == '-' && argv[*i][1] == '-') return eq + 1;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "pocket-tts: option %s needs a value\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "pocket-tts: %s expects an integer in [%ld, %ld], got '%s'\n", opt, lo, hi,
+                s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_float(const char *opt, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "pocket-tts: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
+    const char *arg = argv[*i], *v;
+    long n;
+    if (cli_is(arg, "--language")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        if (!ptts_language_find(v)) {
+            fprintf(stderr, "pocket-tts: unknown language '%s'; languages:", v);
+            for (int k = 0; k < ptts_language_count(); k++)
+                fprintf(stderr, " %s", ptts_language_at(k)->name);
+            fputc('\n', stderr);
+            return -1;
+        }
+        a->mo.language = v;
+    } else if (cli_is(arg, "--config")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        a->mo.config_path = v;
+    } else if (cli_is(arg, "--weights")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        a->mo.weights_path = v;
+    } else if (cli_is(arg, "--tokenizer")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        a->mo.tokenizer_path = v;
+    } else if (cli_is(arg, "--quantize")) {
+        a->mo.precision = PTTS_PRECISION_INT8;
+    } else if (cli_is(arg, "--precision")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        if (!strcmp(v, "f32") || !strcmp(v, "float32"))
+            a->mo.precision = PTTS_PRECISION_F32;
+        else if (!strcmp(v, "bf16"))
+            a->mo.precision = PTTS_PRECISION_BF16;
+        else if (!strcmp(v, "int8"))
+            a->mo.precision = PTTS_PRECISION_INT8;
+        else {
+            fprintf(stderr, "pocket-tts: --precision is f32, bf16 or int8, got '%s'\n", v);
+            return -1;
+        }
+    } else if (cli_is(arg, "--threads")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 0, 256, &n)) return -1;
+        a->mo.threads = (int)n;
+    } else if (cli_is(arg, "--heads")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1024, &n)) return -1;
+        a->mo.heads = (int)n;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
+    const char *arg = argv[*i], *v;
+    long n;
+    double x;
+    if (cli_is(arg, "--temperature")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 100, &x)) return -1;
+        o->temperature = (float)x;
+    } else if (cli_is(arg, "--lsd-decode-steps")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1000, &n)) return -1;
+        o->lsd_steps = (int)n;
+    } else if (cli_is(arg, "--noise-clamp")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 1e6, &x)) return -1;
+        o->noise_clamp = (float)x;
+    } else if (cli_is(arg, "--eos-threshold")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, -1e30, 1e30, &x)) return -1;
+        o->eos_threshold = (float)x;
+    } else if (cli_is(arg, "--frames-after-eos")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 0, 100000, &n)) return -1;
+        o->frames_after_eos = (int)n;
+    } else if (cli_is(arg, "--max-tokens")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 100000, &n)) return -1;
+        o->max_tokens = (int)n;
+    } else if (cli_is(arg, "--seed")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(v, &end, 0);
+        if (errno || end == v || *end) {
+            fprintf(stderr, "pocket-tts: --seed expects a non-negative integer, got '%s'\n", v);
+            return -1;
+        }
+        o->seed = s;
+        o->seed_set = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void cli_log_to_stderr(void *user, int level, const char *msg) {
+    int quiet = user ? *(const int *)user : 0;
+    if (quiet && level > PTTS_LOG_ERROR) return;
+    static const char *names[] = {"error", "warning", "info", "debug"};
+    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], msg);
+}
+
+/* A download progress bar on a terminal; elsewhere one line per completed download. */
+static int cli_progress(void *user, const char *name, int64_t done, int64_t total) {
+    (void)user;
+    double mb = 1e-6 * (double)done;
+    if (!isatty(2)) {
+        if (done == total) fprintf(stderr, "pocket-tts: downloaded %s (%.1f MB)\n", name, mb);
+        return 0;
+    }
+    if (total > 0) {
+        int pct = (int)(100.0 * (double)done / (double)total);
+        char bar[31];
+        int full = pct * 30 / 100;
+        for (int k = 0; k < 30; k++) bar[k] = k < full ? '#' : '.';
+        bar[30] = 0;
+        fprintf(stderr, "\r\033[Kdownloading %s [%s] %3d%% %.1f/%.1f MB", name, bar, pct, mb,
+                1e-6 * (double)total);
+    } else {
+        fprintf(stderr, "\r\033[Kdownloading %s %.1f MB", name, mb);
+    }
+    if (done == total) fputc('\n', stderr);
+    return 0;
+}
+
+void cli_show_progress(int quiet) { ptts_set_progress_callback(quiet ? NULL : cli_progress, NULL); }
+
+ptts_model *cli_load_model(const cli_model_args *a, int quiet) {
+    cli_show_progress(quiet);
+    ptts_model *m = NULL;
+    ptts_error e = {0};
+    if (ptts_model_load(&m, &a->mo, &e)) {
+        fprintf(stderr, "pocket-tts: %s\n", e.msg);
+        return NULL;
+    }
+    return m;
+}
+
+char *cli_read_all(FILE *f, size_t limit, size_t *len) {
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) return NULL;
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap >= limit + 2) {
+                free(buf);
+                return NULL;
+            }
+            size_t nc = cap * 2 > limit + 2 ? limit + 2 : cap * 2;
+            char *nb = realloc(buf, nc);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+            cap = nc;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (n > limit) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
