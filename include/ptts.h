@@ -68,6 +68,9 @@ enum { PTTS_PRECISION_F32 = 0, PTTS_PRECISION_BF16 = 1, PTTS_PRECISION_INT8 = 2 
 enum { PTTS_BACKEND_AUTO = 0, PTTS_BACKEND_CPU = 1, PTTS_BACKEND_VULKAN = 2 };
 
 typedef struct ptts_model_options {
+    /* Paths may be local files, hf://ORG/NAME/PATH[@REVISION] or http(s) URLs (downloaded into
+     * the cache on first use, see ptts_fetch). With none of config_path, weights_path and
+     * tokenizer_path set, the language's published model is used (english by default). */
     const char *config_path;    /* the reference's YAML (or JSON) config; NULL: none */
     const char *weights_path;   /* overrides the config's weights_path */
     const char *tokenizer_path; /* overrides the config's tokenizer_path */
@@ -75,6 +78,10 @@ typedef struct ptts_model_options {
     int threads;                /* 0: every online CPU */
     int backend;                /* PTTS_BACKEND_* (0: auto) */
     int heads, codec_heads;     /* 0: from the config, else width / 64 */
+    /* A language of ptts_language_find (english, french_24l, ...): its weights (the gated ones
+     * with voice cloning when the token allows, else the open ones), tokenizer and text rules.
+     * A config or explicit paths given as well take precedence over the language's. */
+    const char *language;
 } ptts_model_options;
 
 ptts_model_options ptts_model_options_default(void);
@@ -112,6 +119,59 @@ int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char
 int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e);
 int ptts_voice_positions(const ptts_voice *v);
 void ptts_voice_free(ptts_voice *v);
+
+/* ---- languages, preset voices, downloads -----------------------------------------------------
+ * Files named hf://ORG/NAME/PATH[@REVISION] come from Hugging Face (HF_ENDPOINT overrides
+ * https://huggingface.co; HF_TOKEN or the token file of `hf auth login` is sent) into the hub
+ * cache that the Python package also uses ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub);
+ * http(s) URLs into ~/.cache/pocket_tts. HF_HUB_OFFLINE=1 forbids the network. */
+typedef struct ptts_language {
+    const char *name;          /* what ptts_model_options.language accepts */
+    const char *folder;        /* languages/{folder}/ in the repositories (english_2026-04) */
+    int layers;                /* 6 or 24 */
+    int pad_with_spaces;       /* text rules (MODEL.md section 8) */
+    int remove_semicolons;
+    int frames_after_eos;      /* the model's recommendation; -1: none */
+    const char *default_voice; /* a preset name */
+    const char *default_text;  /* what `pocket-tts generate` says without --text */
+} ptts_language;
+
+int ptts_language_count(void);
+const ptts_language *ptts_language_at(int i); /* NULL when out of range */
+/* By name (english_2026-04 is english); NULL when unknown. */
+const ptts_language *ptts_language_find(const char *name);
+
+/* Download progress: `done` of `total` bytes (-1: unknown) of the file `name`; called about ten
+ * times a second, then once with done == total when the file is complete. A nonzero return
+ * cancels the download (PTTS_E_CANCELLED). Process-wide; NULL (the default) reports nothing. */
+typedef int (*ptts_progress_fn)(void *user, const char *name, int64_t done, int64_t total);
+void ptts_set_progress_callback(ptts_progress_fn fn, void *user);
+
+/* A local path for `path_or_url`: a local path is returned as it is; a URL is downloaded unless
+ * cached. *path is malloc'd (free it). */
+int ptts_fetch(char **path, const char *path_or_url, ptts_error *e);
+/* 1 with *path (malloc'd) when the URL is in the cache (or the local file exists), else 0.
+ * Never touches the network. */
+int ptts_fetch_cached(char **path, const char *path_or_url);
+
+/* The weights and tokenizer of a language, downloaded when needed: the gated weights with voice
+ * cloning first, the open ones when those are refused (said once through the log callback).
+ * *has_cloning (may be NULL) says which. Both paths malloc'd. */
+int ptts_language_fetch(const char *language, char **weights_path, char **tokenizer_path,
+                        int *has_cloning, ptts_error *e);
+
+/* Preset voices: their count for a language (its own voices: the English ones for english*,
+ * giovanni for italian*, ...) and the i-th name. */
+int ptts_preset_voice_count(const char *language);
+const char *ptts_preset_voice_name(const char *language, int i);
+/* The hf:// URL of preset `voice` for `language` (any preset name is accepted for any
+ * language; the repository says whether it exists). Writes a NUL-terminated URL; returns 0, or
+ * PTTS_E_NOT_FOUND when `voice` is no preset, PTTS_E_INVALID for an unknown language or a
+ * buffer too small. */
+int ptts_preset_voice_url(const char *language, const char *voice, char *url, size_t cap);
+/* A voice argument as a local file: a preset name (for `language`; NULL: english), an hf:// or
+ * http(s) URL, or a local path. Downloads when needed; *path is malloc'd. */
+int ptts_voice_resolve(char **path, const char *language, const char *voice, ptts_error *e);
 
 /* ---- generation ---------------------------------------------------------------------------- */
 typedef struct ptts_gen_options {
@@ -158,6 +218,27 @@ void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st);
 typedef int (*ptts_audio_fn)(void *user, const float *pcm, int n_samples);
 int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
                     const ptts_gen_options *o, ptts_audio_fn fn, void *user, ptts_error *e);
+
+/* ---- batches -------------------------------------------------------------------------------
+ * Many utterances advanced together: each ptts_batch_step() runs one step of every active
+ * utterance with the weights read once (a server's concurrent requests). Not thread-safe: one
+ * thread drives a batch. */
+typedef struct ptts_batch ptts_batch;
+
+int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e);
+void ptts_batch_free(ptts_batch *b);
+/* Start an utterance in a free slot: returns the slot (>= 0), PTTS_E_BUSY when every slot is
+ * taken (or the batch runs another LSD step count), or another error. */
+int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *o, ptts_error *e);
+/* fn(user, slot, pcm, n): a frame of slot's utterance (n samples); pcm NULL marks the end of
+ * that utterance (n = 0: complete, n < 0: an error code); the slot is free afterwards. A nonzero
+ * return cancels that utterance. */
+typedef int (*ptts_batch_fn)(void *user, int slot, const float *pcm, int n);
+/* One step of every active utterance. Returns how many remain active, or < 0 on an error. */
+int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e);
+void ptts_batch_cancel(ptts_batch *b, int slot);
+int ptts_batch_active(const ptts_batch *b);
 
 #ifdef __cplusplus
 }

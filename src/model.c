@@ -11,6 +11,8 @@
 #include "audio.h"
 #include "backbone.h"
 #include "codec.h"
+#include "download.h"
+#include "hub.h"
 
 ptts_model_options ptts_model_options_default(void) {
     ptts_model_options o;
@@ -44,10 +46,6 @@ static int check_config(const ptts_config *c, const ptts_arch *a, const char *cf
     return 0;
 }
 
-static int is_url(const char *p) {
-    return !strncmp(p, "hf://", 5) || !strncmp(p, "http://", 7) || !strncmp(p, "https://", 8);
-}
-
 static ptts_wmode wmode_of(int precision) {
     return precision == PTTS_PRECISION_BF16   ? PTTS_WMODE_BF16
            : precision == PTTS_PRECISION_INT8 ? PTTS_WMODE_INT8
@@ -65,49 +63,102 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
     return 0;
 }
 
+/* The weights, tokenizer and config of the options as local files (downloaded when they are
+ * URLs), in order of precedence: explicit paths, then the config's, then the language's. */
+typedef struct model_files {
+    char *config, *weights, *tokenizer;
+} model_files;
+
+static void model_files_free(model_files *f) {
+    free(f->config);
+    free(f->weights);
+    free(f->tokenizer);
+}
+
+static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options *o,
+                         const ptts_language *lang, ptts_error *e) {
+    int rc;
+    if (o->config_path) {
+        if ((rc = ptts_fetch(&f->config, o->config_path, e))) return rc;
+        if ((rc = ptts_config_load(&m->cfg, f->config, e))) return rc;
+    }
+    if (o->weights_path) {
+        rc = ptts_fetch(&f->weights, o->weights_path, e);
+    } else if (m->cfg.weights_path || m->cfg.weights_path_without_voice_cloning) {
+        rc = m->cfg.weights_path
+                 ? ptts_hub_fetch_weights(&f->weights, m->cfg.weights_path,
+                                          m->cfg.weights_path_without_voice_cloning, NULL, e)
+                 : ptts_fetch(&f->weights, m->cfg.weights_path_without_voice_cloning, e);
+    } else if (lang) {
+        char *tok = NULL;
+        rc = ptts_language_fetch(lang->name, &f->weights, &tok, NULL, e);
+        if (!rc && !o->tokenizer_path && !m->cfg.tokenizer_path) f->tokenizer = tok;
+        else free(tok);
+    } else {
+        return ptts_fail(e, PTTS_E_INVALID, "no weights: give a language, a weights path or a "
+                                            "config with weights_path");
+    }
+    if (rc) return rc;
+    if (f->tokenizer) return 0;
+    const char *tp = o->tokenizer_path ? o->tokenizer_path : m->cfg.tokenizer_path;
+    if (!tp && lang) {
+        char *w = NULL;
+        rc = ptts_language_fetch(lang->name, &w, &f->tokenizer, NULL, e);
+        free(w);
+        return rc;
+    }
+    if (!tp)
+        return ptts_fail(e, PTTS_E_INVALID, "no tokenizer: give a tokenizer path, a language or "
+                                            "a config with flow_lm.lookup_table.tokenizer_path");
+    return ptts_fetch(&f->tokenizer, tp, e);
+}
+
 int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error *e) {
     *out = NULL;
     ptts_model_options o = opt ? *opt : ptts_model_options_default();
+    const ptts_language *lang = NULL;
+    if (o.language) {
+        if (!(lang = ptts_language_find(o.language))) {
+            char list[512] = "";
+            for (int i = 0; i < ptts_language_count(); i++) {
+                strcat(list, i ? ", " : "");
+                strcat(list, ptts_language_at(i)->name);
+            }
+            return ptts_fail(e, PTTS_E_INVALID, "unknown language '%s' (languages: %s)",
+                             o.language, list);
+        }
+    } else if (!o.config_path && !o.weights_path && !o.tokenizer_path) {
+        lang = ptts_language_find("english"); /* the reference's default model */
+    }
     ptts_model *m = calloc(1, sizeof *m);
     if (!m) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     ptts_config_init(&m->cfg);
-    int rc = 0;
-    if (o.config_path && (rc = ptts_config_load(&m->cfg, o.config_path, e))) goto fail;
-    const char *wp = o.weights_path ? o.weights_path : m->cfg.weights_path;
-    const char *tp = o.tokenizer_path ? o.tokenizer_path : m->cfg.tokenizer_path;
-    if (!wp) {
-        rc = ptts_fail(e, PTTS_E_INVALID, "no weights: give a weights path or a config with "
-                                          "weights_path");
-        goto fail;
-    }
-    if (!tp) {
-        rc = ptts_fail(e, PTTS_E_INVALID, "no tokenizer: give a tokenizer path or a config with "
-                                          "flow_lm.lookup_table.tokenizer_path");
-        goto fail;
-    }
-    if (is_url(wp) || is_url(tp)) {
-        rc = ptts_fail(e, PTTS_E_UNSUPPORTED,
-                       "%s is a URL: download it first (pocket-tts download) and pass the local "
-                       "file",
-                       is_url(wp) ? wp : tp);
-        goto fail;
+    model_files f = {0};
+    int rc = resolve_files(&f, m, &o, lang, e);
+    if (rc) goto fail;
+    if (lang && !o.config_path) { /* the language's text rules (a config states its own) */
+        m->cfg.pad_with_spaces = lang->pad_with_spaces;
+        m->cfg.remove_semicolons = lang->remove_semicolons;
+        m->cfg.recommended_frames_after_eos = lang->frames_after_eos;
     }
     ptts_weights_options wo = {0};
     wo.mode = wmode_of(o.precision);
     wo.heads = o.heads > 0 ? o.heads : m->cfg.num_heads;
     wo.codec_heads = o.codec_heads > 0 ? o.codec_heads : m->cfg.codec_num_heads;
-    if ((rc = ptts_weights_load(&m->w, wp, &wo, e))) goto fail;
+    if ((rc = ptts_weights_load(&m->w, f.weights, &wo, e))) goto fail;
     if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) goto fail;
-    if ((rc = ptts_tokenizer_load(&m->tok, tp, e))) goto fail;
+    if ((rc = ptts_tokenizer_load(&m->tok, f.tokenizer, e))) goto fail;
     if (ptts_tokenizer_vocab_size(m->tok) > m->w->arch.nb) {
-        rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's embedding has %d", tp,
-                       ptts_tokenizer_vocab_size(m->tok), m->w->arch.nb);
+        rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's embedding has %d",
+                       f.tokenizer, ptts_tokenizer_vocab_size(m->tok), m->w->arch.nb);
         goto fail;
     }
     if ((rc = finish_model(m, o.threads, e))) goto fail;
+    model_files_free(&f);
     *out = m;
     return 0;
 fail:
+    model_files_free(&f);
     ptts_model_free(m);
     return rc;
 }

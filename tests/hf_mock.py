@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""A loopback mock of the Hugging Face hub for the download tests.
+
+Usage: hf_mock.py PORT_FILE FIXTURES_DIR
+Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening) and answers like the hub:
+  HEAD/GET /{org}/{name}/resolve/{revision}/{path}
+    LFS files: 302 to /cdn/{key} with X-Repo-Commit, X-Linked-Etag (sha256), X-Linked-Size;
+    other files: 200 with ETag (git blob sha1) and X-Repo-Commit.
+    404 with X-Error-Code RepositoryNotFound / RevisionNotFound / EntryNotFound.
+  kyutai/pocket-tts is gated: 401 without a token, 403 unless it is "Bearer good-token".
+  GET /cdn/{key} and /plain/{name}: the bytes, with Range support (206).
+  GET /_log: the requests so far as JSON; GET /_reset: forget them and re-arm the faults.
+Fault injection: test/repo interrupt.bin hangs up after 50000 bytes of the first full GET;
+corrupt.bin announces a sha256 that its bytes do not have.
+The tiny fixture model serves as every language's weights; its voice is reshaped to one
+attention head of 64 (the tiny model loaded without a config gets d/64 = 1 head).
+Exits when its parent process dies.
+"""
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+OPEN = "kyutai/pocket-tts-without-voice-cloning"
+GATED = "kyutai/pocket-tts"
+OPEN_REV = "d29db7978e464fb90cb3359ee0c69a273b9142cc"
+VOICES_REV = "e041936c75475d350b405bc870bcf7c22da4e9e6"
+GATED_REV = "39592ff23c9ef80098bb74895d104c26275fe2c9"
+GATED_REV_EN = "19f95fe2df36e79fbd9f10008595cc4c977a0fcc"
+TEST_MAIN = "2" * 40
+TEST_PINNED = "3" * 40
+
+
+def pattern(n, seed):
+    out = bytearray()
+    x = seed
+    while len(out) < n:
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out += x.to_bytes(8, "little")
+    return bytes(out[:n])
+
+
+def main():
+    port_file, fx = sys.argv[1], sys.argv[2]
+    rd = lambda p: open(os.path.join(fx, p), "rb").read()
+    model = rd("tiny/model.safetensors")
+    tok = rd("tokenizer/sp_unigram_tiny.model")
+    voice = rd("tiny/voice.safetensors").replace(b"[2,1,70,4,16]", b"[2,1,70,1,64]")
+    assert voice != rd("tiny/voice.safetensors")
+
+    # (repo, revision) -> commit; (repo, commit) -> {path: (bytes, lfs, announced_sha256)}
+    revs = {(OPEN, OPEN_REV): OPEN_REV, (OPEN, VOICES_REV): VOICES_REV, (OPEN, "main"): OPEN_REV,
+            (GATED, GATED_REV): GATED_REV, (GATED, GATED_REV_EN): GATED_REV_EN,
+            ("test/repo", "main"): TEST_MAIN, ("test/repo", TEST_PINNED): TEST_PINNED}
+    files = {}
+    for lang in ("english_2026-04", "german", "italian"):
+        files[(OPEN, OPEN_REV, f"languages/{lang}/model.safetensors")] = (model, True, None)
+        files[(OPEN, OPEN_REV, f"languages/{lang}/tokenizer.model")] = (tok, False, None)
+        files[(GATED, GATED_REV_EN if lang.startswith("english") else GATED_REV,
+               f"languages/{lang}/model.safetensors")] = (model, True, None)
+    for v in ("alba", "marius", "juergen"):
+        files[(OPEN, VOICES_REV, f"languages/english_2026-04/embeddings/{v}.safetensors")] = (
+            voice, True, None)
+    files[(OPEN, VOICES_REV, "languages/german/embeddings/juergen.safetensors")] = (voice, True, None)
+    ok = pattern(300000, 1)
+    for rev in (TEST_MAIN, TEST_PINNED):
+        files[("test/repo", rev, "ok.bin")] = (ok, True, None)
+        files[("test/repo", rev, "small.txt")] = (b"hello\n", False, None)
+        files[("test/repo", rev, "sub/dir/deep.bin")] = (pattern(1000, 2), True, None)
+        files[("test/repo", rev, "interrupt.bin")] = (pattern(200000, 3), True, None)
+        files[("test/repo", rev, "corrupt.bin")] = (pattern(5000, 4), True,
+                                                    hashlib.sha256(b"other").hexdigest())
+        files[("test/repo", rev, "big.bin")] = (pattern(4 << 20, 5), True, None)
+    plain = {"voice.safetensors": voice, "hello.txt": b"plain hello\n", "noext": b"x" * 10}
+    cdn = {}
+    for (repo, rev, path), (data, lfs, _) in files.items():
+        if lfs:
+            cdn[hashlib.sha256((repo + path).encode()).hexdigest()[:24]] = (data, path)
+
+    state = {"log": [], "interrupted": set(), "last": time.time()}
+    lock = threading.Lock()
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def record(self):
+            with lock:
+                state["last"] = time.time()
+                state["log"].append({"method": self.command, "path": self.path,
+                                     "range": self.headers.get("Range"),
+                                     "auth": self.headers.get("Authorization")})
+
+        def send(self, code, headers=(), body=b"", head=False):
+            self.send_response(code)
+            for k, v in headers:
+                self.send_header(k, v)
+            if not any(k.lower() == "content-length" for k, _ in headers):
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if not head and body:
+                self.wfile.write(body)
+
+        def error(self, code, err_code, head):
+            self.send(code, [("X-Error-Code", err_code), ("Content-Type", "application/json")],
+                      json.dumps({"error": err_code}).encode(), head)
+
+        def serve_bytes(self, data, head, key):
+            rng = self.headers.get("Range")
+            start = 0
+            if rng and rng.startswith("bytes="):
+                a, _, b = rng[6:].partition("-")
+                start = int(a)
+                end = int(b) if b else len(data) - 1
+                if start >= len(data):
+                    return self.send(416, [("Content-Range", f"bytes */{len(data)}")], b"", head)
+                part = data[start:end + 1]
+                return self.send(206, [("Content-Range", f"bytes {start}-{start + len(part) - 1}/{len(data)}"),
+                                       ("Accept-Ranges", "bytes")], part, head)
+            if key and key.endswith("interrupt.bin") and not head:
+                with lock:
+                    first = key not in state["interrupted"]
+                    state["interrupted"].add(key)
+                if first:  # announce everything, send a part, hang up
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[:50000])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+            self.send(200, [("Accept-Ranges", "bytes")], data, head)
+
+        def handle_any(self, head):
+            self.record()
+            path = self.path.split("?")[0]
+            if path == "/_log":
+                with lock:
+                    return self.send(200, [("Content-Type", "application/json")],
+                                     json.dumps(state["log"]).encode(), head)
+            if path == "/_reset":
+                with lock:
+                    state["log"].clear()
+                    state["interrupted"].clear()
+                return self.send(200, [], b"ok", head)
+            if path.startswith("/cdn/"):
+                k = path[5:]
+                if k not in cdn:
+                    return self.error(404, "EntryNotFound", head)
+                data, name = cdn[k]
+                return self.serve_bytes(data, head, name)
+            if path.startswith("/plain/"):
+                name = path[7:]
+                if name not in plain:
+                    return self.send(404, [], b"not found", head)
+                return self.serve_bytes(plain[name], head, None)
+            parts = path.lstrip("/").split("/")
+            if len(parts) < 5 or parts[2] != "resolve":
+                return self.error(404, "RepositoryNotFound", head)
+            repo, rev, fpath = parts[0] + "/" + parts[1], parts[3], "/".join(parts[4:])
+            if not any(r == repo for r, _ in revs):
+                return self.error(401, "RepositoryNotFound", head)
+            if repo == GATED:
+                auth = self.headers.get("Authorization")
+                if not auth:
+                    return self.error(401, "GatedRepo", head)
+                if auth != "Bearer good-token":
+                    return self.error(403, "GatedRepo", head)
+            commit = revs.get((repo, rev))
+            if not commit:
+                return self.error(404, "RevisionNotFound", head)
+            f = files.get((repo, commit, fpath))
+            if not f:
+                return self.error(404, "EntryNotFound", head)
+            data, lfs, announced = f
+            if lfs:
+                key = hashlib.sha256((repo + fpath).encode()).hexdigest()[:24]
+                sha = announced or hashlib.sha256(data).hexdigest()
+                host = self.headers.get("Host")
+                return self.send(302, [("X-Repo-Commit", commit), ("X-Linked-Etag", f'"{sha}"'),
+                                       ("X-Linked-Size", str(len(data))), ("ETag", '"cdn-etag"'),
+                                       ("Location", f"http://{host}/cdn/{key}?x=1")], b"", head)
+            sha1 = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            self.send_response(200)
+            self.send_header("X-Repo-Commit", commit)
+            self.send_header("ETag", f'"{sha1}"')
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if not head:
+                self.wfile.write(data)
+
+        def do_HEAD(self):
+            self.handle_any(True)
+
+        def do_GET(self):
+            self.handle_any(False)
+
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+                super().handle_error(request, client_address)
+
+    srv = Server(("127.0.0.1", 0), H)
+    srv.daemon_threads = True
+    tmp = port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(tmp, port_file)
+    parent = os.getppid()
+
+    def watchdog():
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
