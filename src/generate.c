@@ -15,8 +15,12 @@
  * both values used), scaled by sqrt(temperature); with noise_clamp, values outside
  * [-clamp, clamp] are redrawn (a truncated normal). Tests replay the reference's draws.
  *
- * The stream is a state machine: ptts_stream_next() advances to the next emitted frame, so a
- * caller (CLI, server) pulls audio as it is produced. Nothing is allocated per frame.
+ * The per-utterance state (chunks, EOS bookkeeping, noise) is `utt`; the compute is an engine
+ * (engine.h) with one slot per utterance. A stream is one utterance on a one-slot engine,
+ * pulled frame by frame; a batch advances many utterances together, one step per call, through
+ * a many-slot engine (weights read once per step for all of them). When an engine runs k steps
+ * per call, the noise generator is rewound to just after the last step the rule consumed, so
+ * the draws do not depend on k. Nothing is allocated per frame.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,9 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backbone.h"
-#include "codec.h"
-#include "flow.h"
+#include "engine.h"
 #include "generate.h"
 #include "model.h"
 #include "text.h"
@@ -34,30 +36,6 @@
 /* A chunk of more ids than this is cut at word boundaries (see ptts_chunks_limit): the
  * reference would prompt and generate it whole, with attention over thousands of positions. */
 #define PTTS_HARD_MAX_CHUNK_TOKENS 500
-
-struct ptts_stream {
-    const ptts_model *m;
-    ptts_backbone bb;
-    ptts_flow *flow;
-    ptts_codec_dec *dec;
-    /* utterance */
-    const ptts_voice *voice;
-    ptts_gen_options o;
-    ptts_chunk *chunks;
-    int n_chunks, chunk;
-    int frames_total, eos_missed;
-    uint64_t rng[4];
-    int noise_used;
-    int has_spare;
-    double spare;
-    /* chunk */
-    int in_chunk, step, eos_step, F, max_gen;
-    /* per-step buffers */
-    float *latent, *noise, *h;
-    float eos;
-    int have_latent; /* latent holds the previous step's latent */
-    ptts_step_record rec;
-};
 
 ptts_gen_options ptts_gen_options_default(void) {
     ptts_gen_options o;
@@ -98,101 +76,89 @@ static double uniform01(uint64_t s[4]) { /* (0, 1] */
     return ((double)(xoshiro(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
 
-static double normal(ptts_stream *st) {
-    if (st->has_spare) {
-        st->has_spare = 0;
-        return st->spare;
+
+/* One utterance: text chunks, position in them, EOS bookkeeping, noise. */
+typedef struct utt {
+    const ptts_voice *voice; /* NULL: no utterance */
+    ptts_gen_options o;
+    ptts_chunk *chunks;
+    int n_chunks, chunk;
+    int frames_total, eos_missed;
+    uint64_t rng[4];
+    int has_spare;
+    double spare;
+    int noise_used;
+    int in_chunk, step, eos_step, F, max_gen;
+} utt;
+
+typedef struct rng_state {
+    uint64_t s[4];
+    int has_spare;
+    double spare;
+    int noise_used;
+} rng_state;
+
+static double normal(utt *u) {
+    if (u->has_spare) {
+        u->has_spare = 0;
+        return u->spare;
     }
-    double u = uniform01(st->rng), v = uniform01(st->rng);
-    double r = sqrt(-2.0 * log(u)), a = 2.0 * 3.14159265358979323846 * v;
-    st->spare = r * sin(a);
-    st->has_spare = 1;
-    return r * cos(a);
+    double a = uniform01(u->rng), b = uniform01(u->rng);
+    double r = sqrt(-2.0 * log(a)), t = 2.0 * 3.14159265358979323846 * b;
+    u->spare = r * sin(t);
+    u->has_spare = 1;
+    return r * cos(t);
 }
 
-static void seed_rng(ptts_stream *st, uint64_t seed) {
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++) st->rng[i] = splitmix64(&x);
-    st->has_spare = 0;
+static void save_rng(const utt *u, rng_state *r) {
+    memcpy(r->s, u->rng, sizeof r->s);
+    r->has_spare = u->has_spare;
+    r->spare = u->spare;
+    r->noise_used = u->noise_used;
 }
 
-/* noise_s [ld] */
-static int draw_noise(ptts_stream *st, ptts_error *e) {
-    const int ld = st->m->w->arch.ld;
-    if (st->o.noise) {
-        if (st->noise_used >= st->o.noise_rows)
-            return ptts_fail(e, PTTS_E_INVALID, "the supplied noise has %d rows; step %d needs "
-                                                "more",
-                             st->o.noise_rows, st->noise_used);
-        memcpy(st->noise, st->o.noise + (size_t)st->noise_used * ld, (size_t)ld * sizeof(float));
-        st->noise_used++;
+static void load_rng(utt *u, const rng_state *r) {
+    memcpy(u->rng, r->s, sizeof r->s);
+    u->has_spare = r->has_spare;
+    u->spare = r->spare;
+    u->noise_used = r->noise_used;
+}
+
+/* noise for one step: out [ld] */
+static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
+    if (u->o.noise) {
+        if (u->noise_used >= u->o.noise_rows)
+            return ptts_fail(e, PTTS_E_INVALID,
+                             "the supplied noise has %d rows; step %d needs more", u->o.noise_rows,
+                             u->noise_used);
+        memcpy(out, u->o.noise + (size_t)u->noise_used * ld, (size_t)ld * sizeof(float));
+        u->noise_used++;
         return 0;
     }
-    double std = sqrt((double)st->o.temperature);
-    double clamp = st->o.noise_clamp;
+    double std = sqrt((double)u->o.temperature);
+    double clamp = u->o.noise_clamp;
     for (int i = 0; i < ld; i++) {
         if (std <= 0.0) {
-            st->noise[i] = 0.f;
+            out[i] = 0.f;
             continue;
         }
-        double v = normal(st) * std;
+        double v = normal(u) * std;
         /* a truncated normal by rejection; clamps below 0.1 std would spin: clip those */
         if (clamp > 0.0) {
             if (clamp < 0.1 * std)
                 v = v > clamp ? clamp : v < -clamp ? -clamp : v;
             else
-                while (fabs(v) > clamp) v = normal(st) * std;
+                while (fabs(v) > clamp) v = normal(u) * std;
         }
-        st->noise[i] = (float)v;
+        out[i] = (float)v;
     }
-    st->noise_used++;
+    u->noise_used++;
     return 0;
 }
 
-/* ---- stream ------------------------------------------------------------------------------- */
-
-int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
-    *out = NULL;
-    ptts_stream *s = calloc(1, sizeof *s);
-    if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    s->m = m;
-    const ptts_arch *a = &m->w->arch;
-    int rc = ptts_backbone_init(&s->bb, m->w, 512, e);
-    if (!rc) rc = ptts_codec_dec_create(&s->dec, m->w, e);
-    if (!rc) rc = ptts_flow_create(&s->flow, m->w, 1, 1, e);
-    if (!rc) {
-        s->latent = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
-        s->noise = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
-        s->h = ptts_calloc_aligned((size_t)a->d * sizeof(float));
-        if (!s->latent || !s->noise || !s->h) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    }
-    if (rc) {
-        ptts_stream_free(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
-}
-
-static void clear_utterance(ptts_stream *s) {
-    ptts_chunks_free(s->chunks, s->n_chunks);
-    s->chunks = NULL;
-    s->n_chunks = 0;
-    s->chunk = 0;
-    s->in_chunk = 0;
-    s->voice = NULL;
-}
-
-void ptts_stream_free(ptts_stream *s) {
-    if (!s) return;
-    clear_utterance(s);
-    ptts_backbone_free(&s->bb);
-    ptts_codec_dec_free(s->dec);
-    ptts_flow_free(s->flow);
-    ptts_free_aligned(s->latent);
-    ptts_free_aligned(s->noise);
-    ptts_free_aligned(s->h);
-    free(s);
+static void utt_clear(utt *u) {
+    ptts_chunks_free(u->chunks, u->n_chunks);
+    memset(u, 0, sizeof *u);
 }
 
 static int check_options(const ptts_gen_options *o, ptts_error *e) {
@@ -216,150 +182,226 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
     return 0;
 }
 
-int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
-                      const ptts_gen_options *opt, ptts_error *e) {
-    clear_utterance(s);
+static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *opt, ptts_error *e) {
+    utt_clear(u);
     if (!v || !text) return ptts_fail(e, PTTS_E_INVALID, "a voice and a text are required");
-    s->o = opt ? *opt : ptts_gen_options_default();
-    if (s->o.lsd_steps == 0) s->o.lsd_steps = 1;
-    if (s->o.max_tokens == 0) s->o.max_tokens = 50;
-    int rc = check_options(&s->o, e);
+    u->o = opt ? *opt : ptts_gen_options_default();
+    if (u->o.lsd_steps == 0) u->o.lsd_steps = 1;
+    if (u->o.max_tokens == 0) u->o.max_tokens = 50;
+    int rc = check_options(&u->o, e);
     if (rc) return rc;
-    const ptts_model *m = s->m;
-    if (ptts_flow_steps(s->flow) != s->o.lsd_steps) {
-        ptts_flow *f;
-        if ((rc = ptts_flow_create(&f, m->w, s->o.lsd_steps, 1, e))) return rc;
-        ptts_flow_free(s->flow);
-        s->flow = f;
-    }
-    rc = ptts_text_split(m->tok, text, s->o.max_tokens, m->pad_with_spaces,
-                         m->remove_semicolons, &s->chunks, &s->n_chunks, e);
+    const ptts_arch *a = &m->w->arch;
+    const ptts_voice_state *vs = v->st;
+    if (vs->layers != a->layers || vs->heads != a->heads || vs->heads * vs->dh != a->d)
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
+                         vs->layers, vs->heads, vs->dh, a->layers, a->heads, a->d / a->heads);
+    rc = ptts_text_split(m->tok, text, u->o.max_tokens, m->pad_with_spaces, m->remove_semicolons,
+                         &u->chunks, &u->n_chunks, e);
     if (!rc)
-        rc = ptts_chunks_limit(m->tok, &s->chunks, &s->n_chunks, s->o.max_tokens,
-                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, s->o.max_tokens), e);
+        rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
+                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), e);
+    for (int i = 0; !rc && i < u->n_chunks; i++)
+        for (int j = 0; !rc && j < u->chunks[i].n_ids; j++)
+            if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= a->nb)
+                rc = ptts_fail(e, PTTS_E_MODEL,
+                               "token id %d is outside the model's vocabulary of %d",
+                               u->chunks[i].ids[j], a->nb);
     if (rc) {
-        clear_utterance(s);
+        utt_clear(u);
         return rc;
     }
-    for (int i = 0; i < s->n_chunks; i++)
-        for (int j = 0; j < s->chunks[i].n_ids; j++)
-            if (s->chunks[i].ids[j] < 0 || s->chunks[i].ids[j] >= m->w->arch.nb) {
-                int bad = s->chunks[i].ids[j];
-                clear_utterance(s);
-                return ptts_fail(e, PTTS_E_MODEL, "token id %d is outside the model's "
-                                                  "vocabulary of %d",
-                                 bad, m->w->arch.nb);
-            }
-    s->voice = v;
-    uint64_t seed = s->o.seed;
-    if (!s->o.seed_set) {
+    uint64_t seed = u->o.seed;
+    if (!u->o.seed_set) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid() ^
-                     (uint64_t)(uintptr_t)s;
+                     (uint64_t)(uintptr_t)u;
         seed = splitmix64(&x);
     }
-    seed_rng(s, seed);
-    s->noise_used = 0;
-    s->frames_total = 0;
-    s->eos_missed = 0;
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++) u->rng[i] = splitmix64(&x);
+    u->voice = v;
     return 0;
 }
 
-static int begin_chunk(ptts_stream *s, ptts_error *e) {
-    const ptts_model *m = s->m;
-    const ptts_chunk *ch = &s->chunks[s->chunk];
-    s->max_gen = (int)ceil(((double)ch->n_ids / 3.0 + 2.0) * 12.5);
-    if (s->o.frames_after_eos >= 0) {
-        s->F = s->o.frames_after_eos;
-    } else if (m->recommended_frames_after_eos >= 0) {
-        s->F = m->recommended_frames_after_eos;
-    } else {
-        char *prep = NULL;
-        int guess = 1;
-        int rc = ptts_text_prepare(ch->text, 0, 0, &prep, &guess, e);
-        free(prep);
-        if (rc) guess = 1; /* a chunk of only whitespace cannot occur after split */
-        s->F = guess + 2;
-    }
-    const ptts_voice_state *vs = s->voice->st;
-    int rc = ptts_backbone_reserve(&s->bb, vs->positions + ch->n_ids + s->max_gen + 1, e);
-    if (rc) return rc;
-    if ((rc = ptts_backbone_set_voice(&s->bb, vs, e))) return rc;
-    ptts_backbone_prompt_tokens(&s->bb, &m->ctx, ch->ids, ch->n_ids);
-    ptts_codec_dec_reset(s->dec);
-    s->step = 0;
-    s->eos_step = -1;
-    s->have_latent = 0;
-    s->in_chunk = 1;
-    return 0;
-}
-
-static int step_frame(ptts_stream *s, float *pcm, ptts_error *e) {
-    const ptts_model *m = s->m;
+/* Make sure the utterance is inside a chunk (beginning the next one in the engine's slot).
+ * Returns 1 when there is a step to run, 0 when the utterance is complete, < 0 on error. */
+static int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng, int slot,
+                     ptts_error *e) {
     for (;;) {
-        if (!s->in_chunk) {
-            if (s->chunk >= s->n_chunks) return 0;
-            int rc = begin_chunk(s, e);
-            if (rc) return rc;
-        }
-        if (s->step >= s->max_gen) {
-            if (s->eos_step < 0) {
-                s->eos_missed++;
-                ptts_log(PTTS_LOG_WARN, "chunk %d reached max_gen_len (%d frames) without EOS",
-                         s->chunk, s->max_gen);
+        if (!u->voice) return 0;
+        if (!u->in_chunk) {
+            if (u->chunk >= u->n_chunks) return 0;
+            const ptts_chunk *ch = &u->chunks[u->chunk];
+            u->max_gen = (int)ceil(((double)ch->n_ids / 3.0 + 2.0) * 12.5);
+            if (u->o.frames_after_eos >= 0) {
+                u->F = u->o.frames_after_eos;
+            } else if (m->recommended_frames_after_eos >= 0) {
+                u->F = m->recommended_frames_after_eos;
+            } else {
+                char *prep = NULL;
+                int guess = 1;
+                if (ptts_text_prepare(ch->text, 0, 0, &prep, &guess, NULL)) guess = 1;
+                free(prep);
+                u->F = guess + 2;
             }
-            s->in_chunk = 0;
-            s->chunk++;
-            continue;
+            int rc = ops->begin_chunk(eng, slot, u->voice->st, ch->ids, ch->n_ids, u->max_gen, e);
+            if (rc) return rc;
+            u->step = 0;
+            u->eos_step = -1;
+            u->in_chunk = 1;
         }
-        int rc = draw_noise(s, e);
-        if (rc) return rc;
-        ptts_backbone_step(&s->bb, &m->ctx, s->have_latent ? s->latent : NULL, s->h, &s->eos);
-        ptts_flow_sample(s->flow, &m->ctx, s->h, s->noise, 1, s->latent);
-        s->have_latent = 1;
-        s->rec.eos = s->eos;
-        s->rec.latent = s->latent;
-        s->rec.chunk = s->chunk;
-        s->rec.step = s->step;
-        if (s->eos > s->o.eos_threshold && s->eos_step < 0) s->eos_step = s->step;
-        if (s->eos_step >= 0 && s->step >= s->eos_step + s->F) {
-            s->rec.emitted = 0;
-            s->in_chunk = 0;
-            s->chunk++;
-            continue;
+        if (u->step < u->max_gen) return 1;
+        if (u->eos_step < 0) {
+            u->eos_missed++;
+            ptts_log(PTTS_LOG_WARN, "chunk %d reached max_gen_len (%d frames) without EOS",
+                     u->chunk, u->max_gen);
         }
-        s->rec.emitted = 1;
-        ptts_codec_dec_frame(s->dec, &m->ctx, s->latent, pcm, NULL);
-        s->step++;
-        s->frames_total++;
-        return m->w->arch.frame_samples;
+        u->in_chunk = 0;
+        u->chunk++;
     }
 }
 
-int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
-    if (!s->voice) return 0;
-    int rc = step_frame(s, pcm, e);
-    if (rc <= 0) {
-        /* finished or failed: the utterance is over */
-        s->voice = NULL;
+/* Steps this utterance may take in one call (>= 1 when utt_ready said 1). */
+static int utt_plan(const utt *u, int kmax) { return PTTS_MIN(kmax, u->max_gen - u->step); }
+
+/* Noise for k steps, remembering the generator after each draw (for the rewind). */
+static int utt_noise(utt *u, int ld, int k, float *noise, rng_state *after, ptts_error *e) {
+    for (int j = 0; j < k; j++) {
+        int rc = draw_noise(u, ld, noise + (size_t)j * ld, e);
+        if (rc) return rc;
+        save_rng(u, &after[j]);
     }
+    return 0;
+}
+
+/* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
+static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
+    for (int j = 0; j < k; j++) {
+        int s = u->step;
+        if (eos[j] > u->o.eos_threshold && u->eos_step < 0) u->eos_step = s;
+        if (u->eos_step >= 0 && s >= u->eos_step + u->F) {
+            load_rng(u, &after[j]); /* step s was computed (its noise drawn) but not emitted */
+            u->in_chunk = 0;
+            u->chunk++;
+            return j;
+        }
+        u->step++;
+        u->frames_total++;
+    }
+    load_rng(u, &after[k - 1]);
+    return k;
+}
+
+/* ---- stream: one utterance on a one-slot engine ------------------------------------------ */
+
+struct ptts_stream {
+    const ptts_model *m;
+    const ptts_engine_ops *ops;
+    void *eng;
+    int kmax;
+    utt u;
+    /* the frames of the last step call, handed out one by one */
+    float *noise, *eos, *latents, *pcm; /* [kmax][ld], [kmax], [kmax][ld], [kmax][fs] */
+    rng_state *after;                   /* [kmax] */
+    int n_ready, next_out;
+    ptts_step_record rec;
+};
+
+int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
+    *out = NULL;
+    ptts_stream *s = calloc(1, sizeof *s);
+    if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    s->m = m;
+    s->ops = m->engine ? m->engine : &ptts_engine_cpu;
+    int rc = s->ops->create(&s->eng, m, 1, e);
+    if (!rc) {
+        const ptts_arch *a = &m->w->arch;
+        s->kmax = s->ops->max_steps_per_call(s->eng);
+        size_t k = (size_t)s->kmax;
+        s->noise = ptts_calloc_aligned(k * a->ld * sizeof(float));
+        s->eos = ptts_calloc_aligned(k * sizeof(float));
+        s->latents = ptts_calloc_aligned(k * a->ld * sizeof(float));
+        s->pcm = ptts_calloc_aligned(k * a->frame_samples * sizeof(float));
+        s->after = calloc(k, sizeof *s->after);
+        if (!s->noise || !s->eos || !s->latents || !s->pcm || !s->after)
+            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    }
+    if (rc) {
+        ptts_stream_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void ptts_stream_free(ptts_stream *s) {
+    if (!s) return;
+    utt_clear(&s->u);
+    if (s->eng) s->ops->destroy(s->eng);
+    ptts_free_aligned(s->noise);
+    ptts_free_aligned(s->eos);
+    ptts_free_aligned(s->latents);
+    ptts_free_aligned(s->pcm);
+    free(s->after);
+    free(s);
+}
+
+int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
+                      const ptts_gen_options *o, ptts_error *e) {
+    s->n_ready = s->next_out = 0;
+    int rc = utt_start(&s->u, s->m, v, text, o, e);
+    if (!rc) rc = s->ops->set_lsd_steps(s->eng, s->u.o.lsd_steps, e);
+    if (rc) utt_clear(&s->u);
     return rc;
 }
 
+int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
+    const ptts_arch *a = &s->m->w->arch;
+    while (s->next_out >= s->n_ready) {
+        int rc = utt_ready(&s->u, s->m, s->ops, s->eng, 0, e);
+        if (rc <= 0) {
+            s->u.voice = NULL; /* finished or failed: the utterance is over */
+            return rc;
+        }
+        int k = utt_plan(&s->u, s->kmax), slot = 0;
+        if ((rc = utt_noise(&s->u, a->ld, k, s->noise, s->after, e)) ||
+            (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos, s->latents, e))) {
+            s->u.voice = NULL;
+            return rc;
+        }
+        int emit = utt_consume(&s->u, k, s->eos, s->after);
+        if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
+            s->u.voice = NULL;
+            return rc;
+        }
+        s->rec.chunk = s->u.in_chunk ? s->u.chunk : s->u.chunk - 1;
+        s->n_ready = emit;
+        s->next_out = 0;
+    }
+    int j = s->next_out++;
+    memcpy(pcm, s->pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
+    s->rec.emitted = 1;
+    s->rec.eos = s->eos[j];
+    s->rec.latent = s->latents + (size_t)j * a->ld;
+    return a->frame_samples;
+}
+
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
-    st->chunk = s->chunk;
-    st->n_chunks = s->n_chunks;
-    st->step = s->step;
-    st->frames_total = s->frames_total;
-    st->eos_missed = s->eos_missed;
+    st->chunk = s->u.chunk < s->u.n_chunks ? s->u.chunk : s->u.n_chunks - 1;
+    st->n_chunks = s->u.n_chunks;
+    st->step = s->u.step;
+    st->frames_total = s->u.frames_total;
+    st->eos_missed = s->u.eos_missed;
 }
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
 
 int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks) {
-    *chunks = s->chunks;
-    return s->n_chunks;
+    *chunks = s->u.chunks;
+    return s->u.n_chunks;
 }
 
 int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
@@ -388,4 +430,152 @@ int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
     ptts_free_aligned(pcm);
     ptts_stream_free(s);
     return rc;
+}
+
+/* ---- batch: many utterances, one step each per call --------------------------------------- */
+
+struct ptts_batch {
+    const ptts_model *m;
+    const ptts_engine_ops *ops;
+    void *eng;
+    int n_slots, kmax, lsd_steps;
+    utt *u;              /* [n_slots] */
+    int *active;         /* slot ids stepped this call */
+    int *counts;         /* frames to emit per stepped slot */
+    float *noise, *eos, *latents, *pcm;
+    rng_state *after;    /* [n_slots][kmax] */
+};
+
+int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
+    *out = NULL;
+    if (max_streams < 1 || max_streams > 4096)
+        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d",
+                         max_streams);
+    ptts_batch *b = calloc(1, sizeof *b);
+    if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    b->m = m;
+    b->ops = m->engine ? m->engine : &ptts_engine_cpu;
+    b->n_slots = max_streams;
+    b->lsd_steps = 1;
+    int rc = b->ops->create(&b->eng, m, max_streams, e);
+    if (!rc) {
+        const ptts_arch *a = &m->w->arch;
+        b->kmax = b->ops->max_steps_per_call(b->eng);
+        size_t nk = (size_t)max_streams * b->kmax;
+        b->u = calloc((size_t)max_streams, sizeof *b->u);
+        b->active = calloc((size_t)max_streams, sizeof *b->active);
+        b->counts = calloc((size_t)max_streams, sizeof *b->counts);
+        b->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+        b->eos = ptts_calloc_aligned(nk * sizeof(float));
+        b->latents = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+        b->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
+        b->after = calloc(nk, sizeof *b->after);
+        if (!b->u || !b->active || !b->counts || !b->noise || !b->eos || !b->latents ||
+            !b->pcm || !b->after)
+            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    }
+    if (rc) {
+        ptts_batch_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+void ptts_batch_free(ptts_batch *b) {
+    if (!b) return;
+    for (int i = 0; b->u && i < b->n_slots; i++) utt_clear(&b->u[i]);
+    if (b->eng) b->ops->destroy(b->eng);
+    free(b->u);
+    free(b->active);
+    free(b->counts);
+    ptts_free_aligned(b->noise);
+    ptts_free_aligned(b->eos);
+    ptts_free_aligned(b->latents);
+    ptts_free_aligned(b->pcm);
+    free(b->after);
+    free(b);
+}
+
+int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *o, ptts_error *e) {
+    int slot = -1;
+    for (int i = 0; i < b->n_slots; i++)
+        if (!b->u[i].voice) {
+            slot = i;
+            break;
+        }
+    if (slot < 0) return ptts_fail(e, PTTS_E_BUSY, "all %d streams of the batch are busy",
+                                   b->n_slots);
+    int steps = o && o->lsd_steps > 0 ? o->lsd_steps : 1;
+    if (ptts_batch_active(b) > 0 && steps != b->lsd_steps)
+        return ptts_fail(e, PTTS_E_BUSY, "the batch runs %d LSD steps; a request for %d must "
+                                         "wait until it is idle",
+                         b->lsd_steps, steps);
+    int rc = utt_start(&b->u[slot], b->m, v, text, o, e);
+    if (rc) return rc;
+    if (steps != b->lsd_steps) {
+        if ((rc = b->ops->set_lsd_steps(b->eng, steps, e))) {
+            utt_clear(&b->u[slot]);
+            return rc;
+        }
+        b->lsd_steps = steps;
+    }
+    return slot;
+}
+
+void ptts_batch_cancel(ptts_batch *b, int slot) {
+    if (slot >= 0 && slot < b->n_slots) utt_clear(&b->u[slot]);
+}
+
+int ptts_batch_active(const ptts_batch *b) {
+    int n = 0;
+    for (int i = 0; i < b->n_slots; i++) n += b->u[i].voice != NULL;
+    return n;
+}
+
+int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
+    const ptts_arch *a = &b->m->w->arch;
+    const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
+    /* every active utterance takes the same k: the smallest remaining budget */
+    int n = 0, k = b->kmax;
+    for (int i = 0; i < b->n_slots; i++) {
+        utt *u = &b->u[i];
+        if (!u->voice) continue;
+        ptts_error se = {0};
+        int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
+        if (rc <= 0) {
+            utt_clear(u);
+            if (fn) fn(user, i, NULL, rc < 0 ? rc : 0);
+            if (rc < 0) ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+            continue;
+        }
+        k = PTTS_MIN(k, utt_plan(u, b->kmax));
+        b->active[n++] = i;
+    }
+    if (n == 0) return 0;
+    for (int j = 0; j < n; j++) {
+        utt *u = &b->u[b->active[j]];
+        int rc = utt_noise(u, (int)ld, k, b->noise + (size_t)j * k * ld,
+                           b->after + (size_t)j * b->kmax, e);
+        if (rc) return rc;
+    }
+    int rc = b->ops->step(b->eng, b->active, n, k, b->noise, b->eos, b->latents, e);
+    if (rc) return rc;
+    for (int j = 0; j < n; j++)
+        b->counts[j] = utt_consume(&b->u[b->active[j]], k, b->eos + (size_t)j * k,
+                                   b->after + (size_t)j * b->kmax);
+    if ((rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e))) return rc;
+    int left = 0;
+    for (int j = 0; j < n; j++) {
+        int slot = b->active[j];
+        for (int f = 0; f < b->counts[j]; f++) {
+            if (fn && fn(user, slot, b->pcm + ((size_t)j * k + f) * fs, (int)fs)) {
+                utt_clear(&b->u[slot]);
+                break;
+            }
+        }
+        left += b->u[slot].voice != NULL;
+    }
+    return left;
 }

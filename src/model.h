@@ -5,6 +5,7 @@
 #define PTTS_MODEL_H
 
 #include "config.h"
+#include "engine.h"
 #include "ops.h"
 #include "tokenizer.h"
 #include "voice.h"
@@ -18,6 +19,7 @@ struct ptts_model {
     ptts_ctx ctx;
     int pad_with_spaces, remove_semicolons;
     int recommended_frames_after_eos; /* -1: none */
+    const ptts_engine_ops *engine;    /* NULL: the CPU engine */
 };
 
 struct ptts_voice {

@@ -1,0 +1,43 @@
+/*
+ * engine.h - the narrow interface between the generation loop (generate.c, written once) and a
+ * compute backend (CPU: engine_cpu.c; GPU: vulkan/). An engine instance holds `slots`
+ * independent streams (KV cache, codec state); the loop drives them:
+ *
+ *   begin_chunk(slot, voice, ids)   cache := voice state, prompt the chunk's ids (one batched
+ *                                   pass), fresh codec state
+ *   step(slots[n], k, noise)        for each listed slot, k consecutive autoregressive steps:
+ *                                   latent_{s-1} -> backbone -> EOS logit, flow head -> latent_s
+ *                                   (the latent stays in the engine to feed the next step)
+ *   decode(slots[n], k, counts)     the codec on the first counts[i] latents of slot i's last
+ *                                   step call -> PCM
+ *
+ * Running several steps per call (k > 1: a GPU submits several frames at once) and several slots
+ * per call (batched streams read the weights once) are the engine's business; the loop applies
+ * the EOS rule to the returned logits and drops frames past the stop. Layouts: noise
+ * [n][k][ld], eos [n][k], latents [n][k][ld], pcm [n][k][frame_samples].
+ */
+#ifndef PTTS_ENGINE_H
+#define PTTS_ENGINE_H
+
+#include "ptts.h"
+#include "voice.h"
+
+typedef struct ptts_engine_ops {
+    const char *name;
+    int (*create)(void **eng, const ptts_model *m, int slots, ptts_error *e);
+    void (*destroy)(void *eng);
+    /* The largest k this engine takes in one step call (1 for the CPU). */
+    int (*max_steps_per_call)(void *eng);
+    int (*set_lsd_steps)(void *eng, int steps, ptts_error *e);
+    /* max_steps: the chunk's step budget (max_gen_len), so caches can be sized up front. */
+    int (*begin_chunk)(void *eng, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
+                       int max_steps, ptts_error *e);
+    int (*step)(void *eng, const int *slots, int n, int k, const float *noise, float *eos,
+                float *latents, ptts_error *e);
+    int (*decode)(void *eng, const int *slots, int n, int k, const int *counts, float *pcm,
+                  ptts_error *e);
+} ptts_engine_ops;
+
+extern const ptts_engine_ops ptts_engine_cpu;
+
+#endif
