@@ -13,6 +13,7 @@ typedef struct ptts_command {
 int cmd_generate(int argc, char **argv);
 int cmd_export_voice(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_fill(int argc, char **argv);
 int cmd_download(int argc, char **argv);
 int cmd_voices(int argc, char **argv);
 

@@ -11,6 +11,7 @@ static const ptts_command commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids (or pieces) of a text"},
     {"download", cmd_download, "fetch a language's model and preset voices into the cache"},
     {"voices", cmd_voices, "list the preset voices and whether they are downloaded"},
+    {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
