@@ -125,6 +125,26 @@ void ptts_backbone_step(ptts_backbone *b, const ptts_ctx *c, const float *latent
     ptts_linear(c, &w->out_eos, h, 1, eos);
 }
 
+void ptts_backbone_step_batch(ptts_backbone *const *b, int n, const ptts_ctx *c,
+                              const float *const *latent_prev, float *x, float *scratch, int cap,
+                              ptts_kv **kv, float *h, float *eos) {
+    if (n <= 0) return;
+    const ptts_weights *w = b[0]->w;
+    const int d = w->arch.d, ld = w->arch.ld;
+    /* input_linear over the n inputs: stage them in h (free until out_norm) */
+    for (int i = 0; i < n; i++) {
+        memcpy(h + (size_t)i * ld, latent_prev[i] ? latent_prev[i] : w->bos_emb,
+               (size_t)ld * sizeof(float));
+        kv[i] = &b[i]->kv;
+    }
+    ptts_linear(c, &w->input_linear, h, n, x);
+    ptts_transformer_step_batch(c, &w->backbone, kv, n, x, scratch, cap);
+    for (int i = 0; i < n; i++)
+        c->k->layernorm(h + (size_t)i * d, x + (size_t)i * d, w->out_norm_w, w->out_norm_b, d,
+                        1e-5f);
+    ptts_linear(c, &w->out_eos, h, n, eos);
+}
+
 int ptts_backbone_to_voice(const ptts_backbone *b, ptts_voice_state **out, ptts_error *e) {
     const ptts_arch *a = &b->w->arch;
     int P = b->kv.len;

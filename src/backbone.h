@@ -40,6 +40,13 @@ int ptts_backbone_prompt_voice_latents(ptts_backbone *b, const ptts_ctx *c, cons
  * h [d] = out_norm(x), *eos = out_eos(h). */
 void ptts_backbone_step(ptts_backbone *b, const ptts_ctx *c, const float *latent_prev, float *h,
                         float *eos);
+/* One generation step of n streams at once (weights read once per layer for all of them):
+ * b[i] advances by one position from latent_prev[i] (NULL: bos_emb). x [n, d] and
+ * scratch (ptts_transformer_step_scratch(n, cap), cap >= every b[i]->kv.cap) are the caller's
+ * workspace; h [n, d], eos [n]. With n = 1 the results equal ptts_backbone_step. */
+void ptts_backbone_step_batch(ptts_backbone *const *b, int n, const ptts_ctx *c,
+                              const float *const *latent_prev, float *x, float *scratch, int cap,
+                              ptts_kv **kv, float *h, float *eos);
 /* The cache as a voice state (copy). */
 int ptts_backbone_to_voice(const ptts_backbone *b, ptts_voice_state **out, ptts_error *e);
 

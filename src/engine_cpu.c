@@ -1,7 +1,9 @@
 /*
  * engine_cpu.c - the CPU engine behind engine.h: per slot a backbone (KV cache), a codec
  * decoder and the last latent; one flow head shared by the slots. One step per call (k = 1):
- * the loop needs each EOS logit before deciding to go on.
+ * the loop needs each EOS logit before deciding to go on. A step of n slots is one batched
+ * backbone pass (every weight matrix read once for the n rows, attention per slot over its own
+ * cache) and one flow-head pass over the n rows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,13 @@ typedef struct cpu_engine {
     float *h;      /* [slots, d] */
     float *x0;     /* [slots, ld] */
     float *latent; /* [slots, ld]: each slot's last latent */
+    /* batched step workspace (sized at chunk start for the largest cache) */
+    ptts_backbone **bb;     /* [slots] */
+    const float **lat_in;   /* [slots] */
+    ptts_kv **kv;           /* [slots] */
+    float *xs;              /* [slots, d] */
+    float *scratch;         /* ptts_transformer_step_scratch(slots, scratch_cap) */
+    int scratch_cap;
 } cpu_engine;
 
 static void cpu_destroy(void *p) {
@@ -40,6 +49,11 @@ static void cpu_destroy(void *p) {
     ptts_free_aligned(g->h);
     ptts_free_aligned(g->x0);
     ptts_free_aligned(g->latent);
+    free(g->bb);
+    free(g->lat_in);
+    free(g->kv);
+    ptts_free_aligned(g->xs);
+    ptts_free_aligned(g->scratch);
     free(g);
 }
 
@@ -54,8 +68,13 @@ static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e)
     g->h = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
     g->x0 = ptts_calloc_aligned((size_t)slots * a->ld * sizeof(float));
     g->latent = ptts_calloc_aligned((size_t)slots * a->ld * sizeof(float));
+    g->bb = calloc((size_t)slots, sizeof *g->bb);
+    g->lat_in = calloc((size_t)slots, sizeof *g->lat_in);
+    g->kv = calloc((size_t)slots, sizeof *g->kv);
+    g->xs = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
     int rc = 0;
-    if (!g->slot || !g->h || !g->x0 || !g->latent) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs)
+        rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
     for (int i = 0; !rc && i < slots; i++) {
         rc = ptts_backbone_init(&g->slot[i].bb, m->w, 512, e);
@@ -93,6 +112,15 @@ static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const i
     int rc = ptts_backbone_reserve(&s->bb, v->positions + n_ids + max_steps + 1, e);
     if (!rc) rc = ptts_backbone_set_voice(&s->bb, v, e);
     if (rc) return rc;
+    /* the batched step's scratch covers the largest cache of any slot */
+    if (s->bb.kv.cap > g->scratch_cap) {
+        size_t n = ptts_transformer_step_scratch(&g->m->w->backbone, g->n_slots, s->bb.kv.cap);
+        float *sc = ptts_calloc_aligned(n * sizeof(float));
+        if (!sc) return ptts_fail(e, PTTS_E_NOMEM, "out of memory (step scratch)");
+        ptts_free_aligned(g->scratch);
+        g->scratch = sc;
+        g->scratch_cap = s->bb.kv.cap;
+    }
     ptts_backbone_prompt_tokens(&s->bb, &g->m->ctx, ids, n_ids);
     ptts_codec_dec_reset(s->dec);
     s->have_latent = 0;
@@ -106,10 +134,11 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     if (k != 1) return ptts_fail(e, PTTS_E_INTERNAL, "the CPU engine runs one step per call");
     for (int i = 0; i < n; i++) {
         cpu_slot *s = &g->slot[slots[i]];
-        float *lat = g->latent + (size_t)slots[i] * a->ld;
-        ptts_backbone_step(&s->bb, &g->m->ctx, s->have_latent ? lat : NULL,
-                           g->h + (size_t)i * a->d, &eos[i]);
+        g->bb[i] = &s->bb;
+        g->lat_in[i] = s->have_latent ? g->latent + (size_t)slots[i] * a->ld : NULL;
     }
+    ptts_backbone_step_batch(g->bb, n, &g->m->ctx, g->lat_in, g->xs, g->scratch, g->scratch_cap,
+                             g->kv, g->h, eos);
     /* the flow head over every slot's row at once */
     ptts_flow_sample(g->flow, &g->m->ctx, g->h, noise, n, latents);
     for (int i = 0; i < n; i++) {

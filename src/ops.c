@@ -136,28 +136,32 @@ size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap) {
     return rows * d * 6 + rows * (size_t)t->ffn + (size_t)t->heads * (size_t)cap + 64;
 }
 
+/* Attention of one (row group, head) task. Single-cache mode (nkv == 1): the n rows are
+ * consecutive positions pos0.. of kv[0], one task per head covers every row, scores [heads, cap].
+ * Multi-cache mode (nkv == n): row i is the next position of kv[i], one task per (row, head),
+ * scores [n * heads, scap]. */
 typedef struct {
     const ptts_ctx *c;
     const ptts_transformer *t;
-    const ptts_kv *kv;
+    ptts_kv *const *kv;
+    int nkv;
     int layer;
     const float *qkv; /* [n, 3d] (q already rotated) */
     float *att;       /* [n, d] */
-    float *scores;    /* [heads, cap] */
+    float *scores;
+    int scap;         /* scores row stride */
     int n, pos0;
 } att_job;
 
-static void att_head(void *ctx, int h, int tid) {
-    (void)tid;
-    att_job *j = ctx;
+static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1, int pos0,
+                     float *s) {
     const ptts_kernels *k = j->c->k;
-    const int d = j->t->d, dh = d / j->t->heads, cap = j->kv->cap;
-    const float *K = j->kv->k + (size_t)j->layer * cap * d;
-    const float *V = j->kv->v + (size_t)j->layer * cap * d;
-    float *s = j->scores + (size_t)h * cap;
+    const int d = j->t->d, dh = d / j->t->heads, cap = kv->cap;
+    const float *K = kv->k + (size_t)j->layer * cap * d;
+    const float *V = kv->v + (size_t)j->layer * cap * d;
     const float scale = 1.0f / sqrtf((float)dh);
-    for (int i = 0; i < j->n; i++) {
-        int p = j->pos0 + i;
+    for (int i = i0; i < i1; i++) {
+        int p = pos0 + (i - i0);
         int first = j->t->window > 0 ? PTTS_MAX(0, p - j->t->window + 1) : 0;
         int nk = p - first + 1;
         const float *q = j->qkv + (size_t)i * 3 * d + (size_t)h * dh;
@@ -175,38 +179,53 @@ static void att_head(void *ctx, int h, int tid) {
     }
 }
 
-void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
-                              float *x, int n, float *scratch) {
+static void att_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const att_job *j = ctx;
+    if (j->nkv == 1) {
+        att_rows(j, j->kv[0], task, 0, j->n, j->pos0, j->scores + (size_t)task * j->scap);
+    } else {
+        int i = task / j->t->heads, h = task % j->t->heads;
+        att_rows(j, j->kv[i], h, i, i + 1, j->kv[i]->len, j->scores + (size_t)task * j->scap);
+    }
+}
+
+/* The layers over x [n, d]: nkv == 1, n consecutive positions of kv[0]; nkv == n, one new
+ * position per cache. Row results do not depend on which mode or batch size runs them. */
+static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *const *kv,
+                            int nkv, float *x, int n, float *scratch, int scap) {
     const ptts_kernels *k = c->k;
-    const int d = t->d, dh = d / t->heads, ffn = t->ffn, cap = kv->cap;
-    const int pos0 = kv->len;
+    const int d = t->d, dh = d / t->heads, ffn = t->ffn;
     float *h = scratch;
     float *qkv = h + (size_t)n * d;
     float *att = qkv + (size_t)n * 3 * d;
     float *ff = att + (size_t)n * d;
     float *tmp = ff + (size_t)n * ffn;
     float *scores = tmp + (size_t)n * d;
+    long work = 0; /* attention size: rows x keys */
+    for (int i = 0; i < n; i++) work += nkv == 1 ? kv[0]->len + i + 1 : kv[i]->len + 1;
 
     for (int l = 0; l < t->layers; l++) {
         const ptts_tlayer *L = &t->layer[l];
         for (int i = 0; i < n; i++)
             k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm1_w, L->norm1_b, d, 1e-5f);
         ptts_linear(c, &L->in_proj, h, n, qkv);
-        float *Kc = kv->k + (size_t)l * cap * d;
-        float *Vc = kv->v + (size_t)l * cap * d;
         for (int i = 0; i < n; i++) {
+            const ptts_kv *kc = kv[nkv == 1 ? 0 : i];
+            int pos = kc->len + (nkv == 1 ? i : 0);
             float *q = qkv + (size_t)i * 3 * d;
-            ptts_rope(q, t->heads, dh, pos0 + i);
-            ptts_rope(q + d, t->heads, dh, pos0 + i);
-            int row = (pos0 + i) % cap;
-            memcpy(Kc + (size_t)row * d, q + d, (size_t)d * sizeof(float));
-            memcpy(Vc + (size_t)row * d, q + 2 * d, (size_t)d * sizeof(float));
+            ptts_rope(q, t->heads, dh, pos);
+            ptts_rope(q + d, t->heads, dh, pos);
+            int row = pos % kc->cap;
+            memcpy(kc->k + ((size_t)l * kc->cap + row) * d, q + d, (size_t)d * sizeof(float));
+            memcpy(kc->v + ((size_t)l * kc->cap + row) * d, q + 2 * d, (size_t)d * sizeof(float));
         }
-        att_job aj = {c, t, kv, l, qkv, att, scores, n, pos0};
-        if (n * (pos0 + n) >= 64)
-            ptts_pool_run(c->pool, t->heads, att_head, &aj);
+        att_job aj = {c, t, kv, nkv, l, qkv, att, scores, scap, n, kv[0]->len};
+        int tasks = nkv == 1 ? t->heads : n * t->heads;
+        if (work >= 64)
+            ptts_pool_run(c->pool, tasks, att_task, &aj);
         else
-            for (int hh = 0; hh < t->heads; hh++) att_head(&aj, hh, 0);
+            for (int i = 0; i < tasks; i++) att_task(&aj, i, 0);
         ptts_linear(c, &L->out_proj, att, n, tmp);
         for (int i = 0; i < n; i++) {
             float *xi = x + (size_t)i * d, *ti = tmp + (size_t)i * d;
@@ -228,5 +247,25 @@ void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts
                 for (int e = 0; e < d; e++) xi[e] += ti[e];
         }
     }
-    kv->len += n;
+    if (nkv == 1)
+        kv[0]->len += n;
+    else
+        for (int i = 0; i < n; i++) kv[i]->len++;
+}
+
+void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
+                              float *x, int n, float *scratch) {
+    ptts_kv *one[1] = {kv};
+    transformer_run(c, t, one, 1, x, n, scratch, kv->cap);
+}
+
+size_t ptts_transformer_step_scratch(const ptts_transformer *t, int n, int cap) {
+    size_t d = (size_t)t->d, rows = (size_t)n;
+    return rows * d * 6 + rows * (size_t)t->ffn + rows * (size_t)t->heads * (size_t)cap + 64;
+}
+
+void ptts_transformer_step_batch(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *const *kv,
+                                 int n, float *x, float *scratch, int cap) {
+    if (n <= 0) return;
+    transformer_run(c, t, kv, n == 1 ? 1 : n, x, n, scratch, n == 1 ? kv[0]->cap : cap);
 }

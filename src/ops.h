@@ -47,6 +47,16 @@ size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap);
 void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
                               float *x, int n, float *scratch);
 
+/* Batched generation step over n independent caches: row i of x [n, d] (in place) is the next
+ * position of kv[i] (kv[i]->len; each cache gets its key and value appended). The weights are
+ * read once per layer for all n rows; attention runs per (row, head) over the row's own cache.
+ * cap >= every kv[i]->cap; scratch holds ptts_transformer_step_scratch(t, n, cap) floats. With
+ * n = 1 this is ptts_transformer_forward of one row (same results); per-row results do not
+ * depend on n. */
+size_t ptts_transformer_step_scratch(const ptts_transformer *t, int n, int cap);
+void ptts_transformer_step_batch(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *const *kv,
+                                 int n, float *x, float *scratch, int cap);
+
 /* RoPE (interleaved pairs, max_period 10000) on one row of `heads` heads of width dh. */
 void ptts_rope(float *x, int heads, int dh, int pos);
 
