@@ -16,5 +16,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_fill(int argc, char **argv);
 int cmd_download(int argc, char **argv);
 int cmd_voices(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -11,6 +11,8 @@ static const ptts_command commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids (or pieces) of a text"},
     {"download", cmd_download, "fetch a language's model and preset voices into the cache"},
     {"voices", cmd_voices, "list the preset voices and whether they are downloaded"},
+    {"serve", cmd_serve, "HTTP server: web page, the reference's /tts, OpenAI /v1/audio/speech"},
+    {"bench", cmd_bench, "speed of the CPU pipeline on a full-size synthetic model"},
     {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -1,0 +1,464 @@
+/*
+ * cmd_bench.c - `pocket-tts bench`: speed of the CPU pipeline on a full-size model with
+ * synthetic pocket-fill-v1 weights (the english_2026-04 architecture; no checkpoint needed).
+ *
+ * For each precision (f32, bf16, int8) and thread count it prints, as medians over --reps runs:
+ *   backbone  ms per generation step (input_linear, 6 layers, out_norm, EOS head) from a voice
+ *   flow      ms per flow-head sample (1 LSD step, one row)
+ *   codec     ms per decoded frame (latent -> 1920 samples)
+ *   loop      ms per frame through ptts_stream_next (all of the above plus noise and the rule),
+ *             and the real-time factor (80 ms of audio / that)
+ *   ttfa      time to first audio: ptts_stream_start (text, chunk prompt) + the first frame,
+ *             from a loaded voice
+ *   encode    voice cloning of a 10 s clip (ptts_voice_from_samples, 24 kHz)
+ *   batch     aggregate frames per second of 1, 2, 4, 8 streams through ptts_batch, and the
+ *             speed-up over one stream
+ *   maxrss    the process's peak resident memory so far (getrusage; grows across configs)
+ * The voice for every measurement is the one cloned from the synthetic 10 s clip. Figures are
+ * wall time: on a shared machine they move with other load (run several times).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "backbone.h"
+#include "cli.h"
+#include "codec.h"
+#include "commands.h"
+#include "flow.h"
+#include "model.h"
+#include "text.h"
+
+#define MAXLIST 16
+#define DEFAULT_TOKENIZER "tests/fixtures/tokenizer/sp_unigram.model"
+#define DEFAULT_TEXT "The quick brown fox jumps over the lazy dog near the quiet river bank."
+
+enum { P_BACKBONE = 1, P_FLOW = 2, P_CODEC = 4, P_LOOP = 8, P_TTFA = 16, P_ENCODE = 32,
+       P_BATCH = 64, P_ALL = 127 };
+
+typedef struct bench_args {
+    int prec[MAXLIST], n_prec;
+    int threads[MAXLIST], n_threads;
+    int streams[MAXLIST], n_streams;
+    int parts;
+    int frames, reps;
+    const char *tokenizer, *text;
+} bench_args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: pocket-tts bench [options]\n\n"
+            "Speed of the CPU pipeline on a full-size model with synthetic weights.\n\n"
+            "  --precision LIST   f32,bf16,int8 (default: all three)\n"
+            "  --threads LIST     thread counts (default: 1 and every online CPU)\n"
+            "  --only LIST        backbone,flow,codec,loop,ttfa,encode,batch (default: all)\n"
+            "  --streams LIST     batch sizes for `batch` (default 1,2,4,8)\n"
+            "  --frames N         frames (steps) per timed run (default 40)\n"
+            "  --reps N           timed runs per figure; the median is printed (default 3)\n"
+            "  --tokenizer PATH   SentencePiece model (default %s)\n"
+            "  --text TEXT        the sentence generated (default: a 13-word sentence)\n",
+            DEFAULT_TOKENIZER);
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double maxrss_mb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* "a,b,c" -> values through `conv` (returns < -1000 on a bad item). */
+static int parse_list(const char *opt, const char *s, int *out, int max, int (*conv)(const char *)) {
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int v = conv(tok);
+        if (v < -1000 || n == max) {
+            fprintf(stderr, "pocket-tts bench: bad %s item '%s'\n", opt, tok);
+            return -1;
+        }
+        out[n++] = v;
+    }
+    if (n == 0) fprintf(stderr, "pocket-tts bench: %s needs at least one item\n", opt);
+    return n > 0 ? n : -1;
+}
+
+static int conv_prec(const char *s) {
+    if (!strcmp(s, "f32") || !strcmp(s, "float32")) return PTTS_PRECISION_F32;
+    if (!strcmp(s, "bf16") || !strcmp(s, "bfloat16")) return PTTS_PRECISION_BF16;
+    if (!strcmp(s, "int8") || !strcmp(s, "q8")) return PTTS_PRECISION_INT8;
+    return -2000;
+}
+
+static int conv_pos(const char *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    return (*end || v < 1 || v > 4096) ? -2000 : (int)v;
+}
+
+static int conv_part(const char *s) {
+    static const char *names[] = {"backbone", "flow", "codec", "loop", "ttfa", "encode", "batch"};
+    for (int i = 0; i < 7; i++)
+        if (!strcmp(s, names[i])) return 1 << i;
+    return -2000;
+}
+
+static double lin_bytes(const ptts_lin *L) {
+    double per = L->type == PTTS_W_Q8 ? 1.0 : L->type == PTTS_W_BF16 ? 2.0 : 4.0;
+    return (double)L->out * L->in * per + (L->type == PTTS_W_Q8 ? 4.0 * L->out : 0.0);
+}
+
+/* Weight bytes one backbone step streams (the transformer's matrices). */
+static double backbone_bytes(const ptts_weights *w) {
+    double b = 0;
+    for (int l = 0; l < w->backbone.layers; l++) {
+        const ptts_tlayer *L = &w->backbone.layer[l];
+        b += lin_bytes(&L->in_proj) + lin_bytes(&L->out_proj) + lin_bytes(&L->linear1) +
+             lin_bytes(&L->linear2);
+    }
+    return b;
+}
+
+static const char *prec_name(int p) {
+    return p == PTTS_PRECISION_BF16 ? "bf16" : p == PTTS_PRECISION_INT8 ? "int8" : "f32";
+}
+
+/* ---- the measurements ----------------------------------------------------------------------- */
+
+static double bench_backbone(ptts_model *m, const ptts_voice *v, const int *ids, int n_ids,
+                             const bench_args *ba, ptts_error *e) {
+    const ptts_arch *a = &m->w->arch;
+    ptts_backbone bb;
+    if (ptts_backbone_init(&bb, m->w, v->st->positions + n_ids + ba->frames + 8, e)) return -1;
+    float *h = ptts_calloc_aligned((size_t)a->d * sizeof(float));
+    float *lat = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
+    double t[64];
+    int rc = h && lat ? 0 : -1;
+    for (int i = 0; i < a->ld && lat; i++) lat[i] = 0.5f * sinf(0.3f * (float)i);
+    for (int r = 0; !rc && r < ba->reps; r++) {
+        if ((rc = ptts_backbone_set_voice(&bb, v->st, e))) break;
+        ptts_backbone_prompt_tokens(&bb, &m->ctx, ids, n_ids);
+        float eos;
+        ptts_backbone_step(&bb, &m->ctx, NULL, h, &eos);
+        double t0 = ptts_now();
+        for (int f = 1; f < ba->frames; f++) ptts_backbone_step(&bb, &m->ctx, lat, h, &eos);
+        t[r] = (ptts_now() - t0) * 1e3 / (ba->frames - 1);
+    }
+    ptts_free_aligned(h);
+    ptts_free_aligned(lat);
+    ptts_backbone_free(&bb);
+    return rc ? -1 : median(t, ba->reps);
+}
+
+static double bench_flow(ptts_model *m, const bench_args *ba, ptts_error *e) {
+    const ptts_arch *a = &m->w->arch;
+    ptts_flow *f;
+    if (ptts_flow_create(&f, m->w, 1, 1, e)) return -1;
+    float *h = ptts_calloc_aligned((size_t)a->d * sizeof(float));
+    float *x = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
+    float *out = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
+    double t[64];
+    if (!h || !x || !out) return -1;
+    for (int i = 0; i < a->d; i++) h[i] = sinf(0.01f * (float)i);
+    for (int i = 0; i < a->ld; i++) x[i] = cosf(0.7f * (float)i);
+    ptts_flow_sample(f, &m->ctx, h, x, 1, out);
+    for (int r = 0; r < ba->reps; r++) {
+        double t0 = ptts_now();
+        for (int i = 0; i < ba->frames; i++) ptts_flow_sample(f, &m->ctx, h, x, 1, out);
+        t[r] = (ptts_now() - t0) * 1e3 / ba->frames;
+    }
+    ptts_free_aligned(h);
+    ptts_free_aligned(x);
+    ptts_free_aligned(out);
+    ptts_flow_free(f);
+    return median(t, ba->reps);
+}
+
+static double bench_codec(ptts_model *m, const bench_args *ba, ptts_error *e) {
+    const ptts_arch *a = &m->w->arch;
+    ptts_codec_dec *d;
+    if (ptts_codec_dec_create(&d, m->w, e)) return -1;
+    float *lat = ptts_calloc_aligned((size_t)16 * a->ld * sizeof(float));
+    float *pcm = ptts_calloc_aligned((size_t)a->frame_samples * sizeof(float));
+    double t[64];
+    if (!lat || !pcm) return -1;
+    for (int i = 0; i < 16 * a->ld; i++) lat[i] = sinf(0.37f * (float)i);
+    for (int r = 0; r < ba->reps; r++) {
+        ptts_codec_dec_reset(d);
+        ptts_codec_dec_frame(d, &m->ctx, lat, pcm, NULL);
+        double t0 = ptts_now();
+        for (int i = 0; i < ba->frames; i++)
+            ptts_codec_dec_frame(d, &m->ctx, lat + (size_t)(i % 16) * a->ld, pcm, NULL);
+        t[r] = (ptts_now() - t0) * 1e3 / ba->frames;
+    }
+    ptts_free_aligned(lat);
+    ptts_free_aligned(pcm);
+    ptts_codec_dec_free(d);
+    return median(t, ba->reps);
+}
+
+static ptts_gen_options gen_opts(void) {
+    ptts_gen_options o = ptts_gen_options_default();
+    o.seed = 42;
+    o.seed_set = 1;
+    o.eos_threshold = 1e9f; /* synthetic weights: never stop early, every run is as long */
+    return o;
+}
+
+/* ms per frame of the whole loop (*loop) and time to first audio (*ttfa), medians. */
+static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba, double *loop,
+                        double *ttfa, ptts_error *e) {
+    ptts_stream *s;
+    if (ptts_stream_create(&s, m, e)) return -1;
+    float *pcm = ptts_calloc_aligned((size_t)m->w->arch.frame_samples * sizeof(float));
+    double tl[64], tt[64];
+    ptts_gen_options o = gen_opts();
+    int rc = pcm ? 0 : -1;
+    for (int r = 0; !rc && r < ba->reps; r++) {
+        double t0 = ptts_now();
+        if ((rc = ptts_stream_start(s, v, ba->text, &o, e))) break;
+        if ((rc = ptts_stream_next(s, pcm, e)) <= 0) {
+            if (rc == 0) rc = ptts_fail(e, PTTS_E_INTERNAL, "no audio");
+            break;
+        }
+        rc = 0;
+        double t1 = ptts_now();
+        int f = 1;
+        for (; f < ba->frames; f++) {
+            int n = ptts_stream_next(s, pcm, e);
+            if (n < 0) rc = n;
+            if (n <= 0) break;
+        }
+        double t2 = ptts_now();
+        tt[r] = (t1 - t0) * 1e3;
+        tl[r] = f > 1 ? (t2 - t1) * 1e3 / (f - 1) : 0.0;
+    }
+    ptts_free_aligned(pcm);
+    ptts_stream_free(s);
+    if (rc) return -1;
+    *loop = median(tl, ba->reps);
+    *ttfa = median(tt, ba->reps);
+    return 0;
+}
+
+static int count_frame(void *user, int slot, const float *pcm, int n) {
+    (void)slot;
+    (void)n;
+    if (pcm) ++*(long *)user;
+    return 0;
+}
+
+/* Aggregate frames per second of n streams through one batch (median over reps). */
+static double bench_batch(ptts_model *m, const ptts_voice *v, int n, const bench_args *ba,
+                          ptts_error *e) {
+    ptts_batch *b;
+    if (ptts_batch_create(&b, m, n, e)) return -1;
+    ptts_gen_options o = gen_opts();
+    double t[64];
+    int rc = 0;
+    for (int r = 0; !rc && r < ba->reps; r++) {
+        for (int i = 0; !rc && i < n; i++) {
+            o.seed = 42 + (uint64_t)i;
+            if (ptts_batch_start(b, v, ba->text, &o, e) < 0) rc = -1;
+        }
+        long frames = 0;
+        /* the first step prompts every stream's chunk: not part of the steady state */
+        if (!rc && ptts_batch_step(b, count_frame, &frames, e) < 0) rc = -1;
+        frames = 0;
+        double t0 = ptts_now();
+        for (int f = 1; !rc && f < ba->frames; f++)
+            if (ptts_batch_step(b, count_frame, &frames, e) < 0) rc = -1;
+        t[r] = (double)frames / (ptts_now() - t0);
+        for (int i = 0; i < n; i++) ptts_batch_cancel(b, i);
+    }
+    ptts_batch_free(b);
+    return rc ? -1 : median(t, ba->reps);
+}
+
+/* One precision and thread count. */
+static int bench_config(const bench_args *ba, int prec, int threads) {
+    ptts_error e = {0};
+    ptts_arch a;
+    ptts_arch_preset(&a, "full");
+    ptts_model *m;
+    double t0 = ptts_now();
+    if (ptts_model_create_filled(&m, &a, ba->tokenizer, threads, prec, &e)) {
+        fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
+        return 1;
+    }
+    printf("\n== %s, %d thread%s (kernels %s, weights %.0f MB, built in %.1f s)\n",
+           prec_name(prec), threads, threads > 1 ? "s" : "", m->ctx.k->isa,
+           (double)m->w->bytes / 1e6, ptts_now() - t0);
+    fflush(stdout);
+
+    /* the voice: cloned from a synthetic 10 s clip (timed as `encode`) */
+    const int clip = 10 * PTTS_SAMPLE_RATE;
+    float *audio = malloc((size_t)clip * sizeof(float));
+    int rc = audio ? 0 : 1;
+    for (int i = 0; i < clip && audio; i++)
+        audio[i] = 0.3f * sinf(0.05f * (float)i + 0.001f * (float)i * (float)(i % 7)) +
+                   0.05f * sinf(0.0031f * (float)i);
+    ptts_voice *v = NULL;
+    double t_enc[64];
+    int enc_reps = (ba->parts & P_ENCODE) ? ba->reps : 1;
+    for (int r = 0; !rc && r < enc_reps; r++) {
+        ptts_voice_free(v);
+        v = NULL;
+        double s0 = ptts_now();
+        if (ptts_voice_from_samples(&v, m, audio, clip, PTTS_SAMPLE_RATE, 0, &e)) rc = 1;
+        t_enc[r] = ptts_now() - s0;
+    }
+    free(audio);
+    if (!rc && (ba->parts & P_ENCODE))
+        printf("encode   %8.1f ms for a 10 s clip (%.1fx real time), voice of %d positions\n",
+               median(t_enc, enc_reps) * 1e3, 10.0 / median(t_enc, enc_reps),
+               ptts_voice_positions(v));
+
+    ptts_chunk *chunks = NULL;
+    int n_chunks = 0;
+    if (!rc && ptts_text_split(m->tok, ba->text, 50, m->pad_with_spaces, m->remove_semicolons,
+                               &chunks, &n_chunks, &e))
+        rc = 1;
+    double bb = 0, fl = 0, cd = 0;
+    if (!rc && (ba->parts & P_BACKBONE)) {
+        bb = bench_backbone(m, v, chunks[0].ids, chunks[0].n_ids, ba, &e);
+        if (bb < 0) rc = 1;
+        else
+            printf("backbone %8.2f ms/step  (%.0f MB of weights per step: %.1f GB/s)\n", bb,
+                   backbone_bytes(m->w) / 1e6, backbone_bytes(m->w) / 1e6 / bb);
+    }
+    if (!rc && (ba->parts & P_FLOW)) {
+        fl = bench_flow(m, ba, &e);
+        if (fl < 0) rc = 1;
+        else printf("flow     %8.2f ms/frame\n", fl);
+    }
+    if (!rc && (ba->parts & P_CODEC)) {
+        cd = bench_codec(m, ba, &e);
+        if (cd < 0) rc = 1;
+        else printf("codec    %8.2f ms/frame\n", cd);
+    }
+    if (!rc && (ba->parts & (P_LOOP | P_TTFA))) {
+        double loop, ttfa;
+        if (bench_stream(m, v, ba, &loop, &ttfa, &e)) rc = 1;
+        else {
+            if (ba->parts & P_LOOP)
+                printf("loop     %8.2f ms/frame  (real-time factor %.2fx: %.0f ms of audio per "
+                       "frame)\n",
+                       loop, 80.0 / loop, 1e3 * PTTS_FRAME_SAMPLES / PTTS_SAMPLE_RATE);
+            if (ba->parts & P_TTFA)
+                printf("ttfa     %8.1f ms  (stream_start + first frame, %d text tokens)\n", ttfa,
+                       chunks[0].n_ids);
+        }
+    }
+    if (!rc && (ba->parts & P_BATCH)) {
+        double one = 0;
+        for (int i = 0; !rc && i < ba->n_streams; i++) {
+            int n = ba->streams[i];
+            double fps = bench_batch(m, v, n, ba, &e);
+            if (fps < 0) {
+                rc = 1;
+                break;
+            }
+            if (n == 1) one = fps;
+            printf("batch %2d %8.1f frames/s aggregate (%.2f ms per step of %d, %.1fx real time",
+                   n, fps, 1e3 * n / fps, n, fps * 0.08);
+            if (one > 0) printf(", %.2fx one stream", fps / one);
+            printf(")\n");
+            fflush(stdout);
+        }
+    }
+    if (rc) fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
+    else printf("maxrss   %8.0f MB (process peak so far)\n", maxrss_mb());
+    fflush(stdout);
+    ptts_chunks_free(chunks, n_chunks);
+    ptts_voice_free(v);
+    ptts_model_free(m);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv) {
+    bench_args ba = {.prec = {PTTS_PRECISION_F32, PTTS_PRECISION_BF16, PTTS_PRECISION_INT8},
+                     .n_prec = 3,
+                     .streams = {1, 2, 4, 8},
+                     .n_streams = 4,
+                     .parts = P_ALL,
+                     .frames = 40,
+                     .reps = 3,
+                     .tokenizer = DEFAULT_TOKENIZER,
+                     .text = DEFAULT_TEXT};
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    ba.threads[0] = 1;
+    ba.n_threads = 1;
+    if (ncpu > 1) ba.threads[ba.n_threads++] = (int)ncpu;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long x;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (cli_is(a, "--precision")) {
+            if (!(v = cli_value(argc, argv, &i)) ||
+                (ba.n_prec = parse_list("--precision", v, ba.prec, MAXLIST, conv_prec)) < 0)
+                return 2;
+        } else if (cli_is(a, "--threads")) {
+            if (!(v = cli_value(argc, argv, &i)) ||
+                (ba.n_threads = parse_list("--threads", v, ba.threads, MAXLIST, conv_pos)) < 0)
+                return 2;
+        } else if (cli_is(a, "--streams")) {
+            if (!(v = cli_value(argc, argv, &i)) ||
+                (ba.n_streams = parse_list("--streams", v, ba.streams, MAXLIST, conv_pos)) < 0)
+                return 2;
+        } else if (cli_is(a, "--only")) {
+            int parts[MAXLIST], n;
+            if (!(v = cli_value(argc, argv, &i)) ||
+                (n = parse_list("--only", v, parts, MAXLIST, conv_part)) < 0)
+                return 2;
+            ba.parts = 0;
+            for (int j = 0; j < n; j++) ba.parts |= parts[j];
+        } else if (cli_is(a, "--frames")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int("--frames", v, 2, 100000, &x))
+                return 2;
+            ba.frames = (int)x;
+        } else if (cli_is(a, "--reps")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int("--reps", v, 1, 64, &x))
+                return 2;
+            ba.reps = (int)x;
+        } else if (cli_is(a, "--tokenizer")) {
+            if (!(ba.tokenizer = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--text")) {
+            if (!(ba.text = cli_value(argc, argv, &i))) return 2;
+        } else {
+            fprintf(stderr, "pocket-tts bench: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    FILE *tf = fopen(ba.tokenizer, "rb");
+    if (!tf) {
+        fprintf(stderr,
+                "pocket-tts bench: cannot open the tokenizer '%s' (run from the source tree or "
+                "pass --tokenizer)\n",
+                ba.tokenizer);
+        return 1;
+    }
+    fclose(tf);
+    printf("pocket-tts bench: full-size model, synthetic weights; %d frames per run, median of "
+           "%d runs\n",
+           ba.frames, ba.reps);
+    int rc = 0;
+    for (int p = 0; p < ba.n_prec && !rc; p++)
+        for (int t = 0; t < ba.n_threads && !rc; t++) rc = bench_config(&ba, ba.prec[p], ba.threads[t]);
+    return rc;
+}
