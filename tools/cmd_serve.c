@@ -1,0 +1,181 @@
+/*
+ * cmd_serve.c - `pocket-tts serve`: the HTTP server (tools/server/, design in server.h). Loads
+ * the model and the voices once, starts the generation thread and libmicrohttpd, and runs until
+ * SIGINT or SIGTERM.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common.h"
+#include "server/server.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: pocket-tts serve [options]\n\n"
+            "HTTP server: GET / (web page), GET /health, GET /metrics, POST /tts (the reference's\n"
+            "multipart form), POST /v1/audio/speech, GET /v1/audio/voices, GET /v1/models.\n\n"
+            "  --host HOST            address to listen on (default localhost)\n"
+            "  --port N               port (default 8000; 0 picks a free one, printed at start)\n"
+            "  --voices-dir DIR       every *.safetensors voice state and audio file of DIR is a\n"
+            "                         voice named after the file (loaded at start)\n"
+            "  --voice NAME           default voice: a voices-dir name or preset (default: the\n"
+            "                         language's preset, else the first voices-dir voice)\n"
+            "  --max-concurrent N     utterances generated together (default 8)\n"
+            "  --queue N              requests waiting for a slot before 503 (default 32)\n"
+            "  --max-text-chars N     longest text in characters (default 10000)\n"
+            "  --max-upload-mb N      largest voice upload (default 20)\n"
+            "  --max-connections N    open connections before 503 (default 64)\n"
+            "  --timeout S            idle connection timeout in seconds (default 30)\n"
+            "  --client-buffer S      seconds of audio a slow client may fall behind before its\n"
+            "                         request is cancelled (default 30)\n"
+            "  --no-voice-urls        refuse hf:// and http(s) voice URLs\n"
+            "  --quiet                only errors on stderr\n\n");
+    fputs(cli_model_help, f);
+    fputc('\n', f);
+    fputs(cli_gen_help, f);
+}
+
+int cmd_serve(int argc, char **argv) {
+    cli_model_args ma = {ptts_model_options_default()};
+    srv_config cfg = {.host = "localhost",
+                      .port = 8000,
+                      .max_concurrent = 8,
+                      .queue_len = 32,
+                      .max_text_chars = 10000,
+                      .max_upload = 20u << 20,
+                      .max_connections = 64,
+                      .timeout_s = 30,
+                      .client_buffer_s = 30,
+                      .allow_voice_urls = 1,
+                      .go = ptts_gen_options_default()};
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if ((r = cli_model_option(&ma, argc, argv, &i)) ||
+            (r = cli_gen_option(&cfg.go, argc, argv, &i))) {
+            if (r < 0) return 2;
+            continue;
+        }
+        const char *a = argv[i], *v;
+        long n;
+        double x;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (cli_is(a, "--host")) {
+            if (!(cfg.host = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--port")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 0, 65535, &n)) return 2;
+            cfg.port = (int)n;
+        } else if (cli_is(a, "--voices-dir")) {
+            if (!(cfg.voices_dir = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--voice")) {
+            if (!(cfg.default_voice = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--max-concurrent")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 1024, &n)) return 2;
+            cfg.max_concurrent = (int)n;
+        } else if (cli_is(a, "--queue")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 0, 100000, &n)) return 2;
+            cfg.queue_len = (int)n;
+        } else if (cli_is(a, "--max-text-chars")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 10000000, &n)) return 2;
+            cfg.max_text_chars = (int)n;
+        } else if (cli_is(a, "--max-upload-mb")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 4096, &n)) return 2;
+            cfg.max_upload = (size_t)n << 20;
+        } else if (cli_is(a, "--max-connections")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 100000, &n)) return 2;
+            cfg.max_connections = (int)n;
+        } else if (cli_is(a, "--timeout")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 86400, &n)) return 2;
+            cfg.timeout_s = (int)n;
+        } else if (cli_is(a, "--client-buffer")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_float(a, v, 0.2, 3600, &x)) return 2;
+            cfg.client_buffer_s = x;
+        } else if (!strcmp(a, "--no-voice-urls")) {
+            cfg.allow_voice_urls = 0;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            cfg.quiet = 1;
+        } else {
+            fprintf(stderr, "pocket-tts serve: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    ptts_set_log_callback(cli_log_to_stderr, &cfg.quiet);
+    cli_show_progress(cfg.quiet);
+    const ptts_language *lang = ptts_language_find(ma.mo.language ? ma.mo.language : "english");
+    cfg.language = lang->name;
+
+    static srv s; /* large (metrics arrays); one per process */
+    memset(&s, 0, sizeof s);
+    s.cfg = cfg;
+    s.started = ptts_now();
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_mutex_init(&s.voice_mu, NULL);
+    pthread_cond_init(&s.gen_cv, NULL);
+    if (!(s.page = srv_page_build())) return 1;
+
+    ptts_error e = {0};
+    if (!(s.model = cli_load_model(&ma, cfg.quiet))) {
+        free(s.page);
+        return 1;
+    }
+    int rc = 1;
+    ptts_model_info info;
+    ptts_model_get_info(s.model, &info);
+    s.frame_samples = info.frame_samples;
+    if (cfg.voices_dir && srv_voices_load_dir(&s, cfg.voices_dir, &e)) {
+        fprintf(stderr, "pocket-tts: %s\n", e.msg);
+        goto done;
+    }
+    /* the default voice is resolved now: a wrong name fails at start, not per request */
+    char msg[1024];
+    const ptts_voice *dv = NULL;
+    const char *want = cfg.default_voice ? cfg.default_voice : lang->default_voice;
+    if (srv_voice_get(&s, want, &dv, msg, sizeof msg)) {
+        if (cfg.default_voice || s.n_voices == 0) {
+            fprintf(stderr, "pocket-tts: default voice: %s\n", msg);
+            goto done;
+        }
+        want = s.voices[0].name;
+        ptts_log(PTTS_LOG_WARN, "the preset voice %s is unavailable (%s); the default voice is %s",
+                 lang->default_voice, msg, want);
+    }
+    s.cfg.default_voice = want;
+    if (srv_gen_start(&s, &e)) {
+        fprintf(stderr, "pocket-tts: %s\n", e.msg);
+        goto done;
+    }
+    /* signals go to sigwait below, never to a worker thread */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (srv_http_start(&s, msg, sizeof msg)) {
+        fprintf(stderr, "pocket-tts: %s\n", msg);
+        srv_gen_stop(&s);
+        goto done;
+    }
+    fprintf(stderr,
+            "pocket-tts: serving on http://%s:%d (%d voice%s, default %s; %d concurrent, queue %d; "
+            "%d threads, %s kernels)\n",
+            cfg.host, s.cfg.port, s.n_voices, s.n_voices == 1 ? "" : "s", s.cfg.default_voice,
+            cfg.max_concurrent, cfg.queue_len, info.threads, info.isa);
+    fflush(stderr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (!cfg.quiet) fprintf(stderr, "pocket-tts: %s, shutting down\n", strsignal(sig));
+    srv_gen_stop(&s); /* ends every request: their readers return at once */
+    srv_http_stop(&s);
+    rc = 0;
+done:
+    srv_voices_free(&s);
+    ptts_model_free(s.model);
+    free(s.page);
+    return rc;
+}

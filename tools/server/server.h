@@ -1,0 +1,153 @@
+/*
+ * server.h - the internals of `pocket-tts serve` (tools/cmd_serve.c).
+ *
+ * Threads:
+ *  - libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION). A request's
+ *    handler parses and validates it, resolves or clones the voice, queues it and waits (in its
+ *    own thread) until the generation thread admits it; the response's reader then blocks on the
+ *    request's ring of frames, encodes (WAV/PCM/FLAC/Opus/MP3, speed through Rubber Band) and
+ *    hands bytes to MHD. Blocking there costs nothing but that connection's thread, and the
+ *    number of connections is capped, so the memory is bounded.
+ *  - One generation thread owns the ptts_batch: it admits queued requests into free slots and
+ *    steps every active utterance together. It never touches a socket and never waits on a
+ *    client: each frame goes into the request's bounded ring; a ring that is full (a client that
+ *    reads slower than --client-buffer seconds of audio behind) cancels that request alone.
+ *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
+ *    completion callback; either marks the request cancelled, and the generation thread cancels
+ *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
+ */
+#ifndef PTTS_SERVER_H
+#define PTTS_SERVER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptts.h"
+
+typedef struct srv_config {
+    const char *host;
+    int port;
+    int max_concurrent;   /* utterances in the batch */
+    int queue_len;        /* requests waiting for a slot */
+    int max_text_chars;   /* code points */
+    size_t max_upload;    /* bytes of an uploaded voice */
+    int max_connections;  /* soft limit (503 beyond); MHD's hard limit is a little higher */
+    int timeout_s;        /* idle connection timeout */
+    double client_buffer_s; /* audio a slow client may fall behind before it is cancelled */
+    const char *voices_dir;
+    const char *default_voice;
+    const char *language;
+    int allow_voice_urls;
+    ptts_gen_options go;
+    int quiet;
+} srv_config;
+
+enum { SRC_DIR = 0, SRC_PRESET = 1, SRC_URL = 2 };
+
+typedef struct srv_voice {
+    char *name;
+    ptts_voice *v;
+    int source;
+} srv_voice;
+
+enum { RQ_QUEUED = 0, RQ_ACTIVE, RQ_DONE, RQ_FAILED };
+
+typedef struct srv_req {
+    int refs; /* the connection and (while queued or active) the generation thread */
+    int state;
+    int cancel;   /* set by the connection side */
+    int overflow; /* cancelled by the generation thread: the client fell too far behind */
+    int slot;
+    char *text;
+    const ptts_voice *voice;
+    ptts_voice *owned_voice; /* an upload, freed with the request */
+    char err[PTTS_ERROR_MSG_MAX];
+    int err_code;
+    float *ring; /* frames of frame_samples floats */
+    int cap, max_cap, head, count;
+    int frame_samples;
+    pthread_cond_t cv;
+    double t_start, t_first;
+    int64_t samples;
+    struct srv_req *next;
+} srv_req;
+
+#define N_STATUS 600
+
+typedef struct srv {
+    srv_config cfg;
+    ptts_model *model;
+    int frame_samples;
+    ptts_batch *batch;
+    pthread_t gen_thread;
+    pthread_mutex_t mu;
+    pthread_cond_t gen_cv;
+    int stop;
+    srv_req **slot_req; /* [max_concurrent] */
+    srv_req *q_head, *q_tail;
+    int q_count, active;
+    /* voices: the directory's, then presets and URLs as they are first used */
+    srv_voice *voices;
+    int n_voices, cap_voices;
+    pthread_mutex_t voice_mu;
+    /* metrics */
+    uint64_t req_by_status[N_STATUS];
+    uint64_t conns, frames_total, cancelled, overflows;
+    double audio_s, busy_s, ttfb_sum;
+    uint64_t ttfb_count;
+    double started;
+    void *mhd;
+    char *page;
+} srv;
+
+/* ---- generation (server_gen.c) */
+int srv_gen_start(srv *s, ptts_error *e);
+void srv_gen_stop(srv *s);
+srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned);
+/* Queue (the queue takes a reference). 0, or -1 when the queue is full. Caller holds no lock. */
+int srv_enqueue(srv *s, srv_req *r);
+/* Drop a reference (locks). */
+void srv_req_unref(srv *s, srv_req *r);
+/* Ask for cancellation (locks). */
+void srv_req_cancel(srv *s, srv_req *r);
+
+/* ---- voices (server_voice.c) */
+int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e);
+/* A voice by name (voices dir, then presets, then hf:// and http(s) URLs when allowed).
+ * Returns 0, or an HTTP status (400 unknown/invalid name, 502 download failed) with msg. */
+int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap);
+void srv_voices_free(srv *s);
+/* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
+int srv_voice_name_ok(const char *name);
+
+/* ---- audio encoding (server_audio.c) */
+enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3 };
+int srv_format_parse(const char *name); /* -1 when unknown */
+const char *srv_format_mime(int fmt);
+/* Can this libsndfile write the format? 1/0. */
+int srv_format_available(int fmt);
+
+typedef struct srv_enc srv_enc;
+/* streaming: bytes may be taken as soon as they exist (the encoder is never allowed to seek
+ * back); otherwise the whole file is kept and finished with exact lengths. speed in
+ * [0.25, 4]: 1 is a plain copy, else Rubber Band (pitch kept). */
+int srv_enc_open(srv_enc **out, int fmt, double speed, int streaming, char *err, size_t cap);
+int srv_enc_write(srv_enc *e, const float *x, int n);
+int srv_enc_finish(srv_enc *e);
+/* Bytes ready to send, and consume n of them. */
+const uint8_t *srv_enc_data(srv_enc *e, size_t *n);
+void srv_enc_consume(srv_enc *e, size_t n);
+int64_t srv_enc_samples_out(const srv_enc *e);
+void srv_enc_free(srv_enc *e);
+
+/* ---- HTTP (server_http.c) */
+int srv_http_start(srv *s, char *msg, size_t cap);
+void srv_http_stop(srv *s);
+
+/* ---- the web page (server_page.c) */
+/* The page as one malloc'd string. */
+char *srv_page_build(void);
+
+#endif

@@ -1,0 +1,802 @@
+/*
+ * server_http.c - the HTTP side of `pocket-tts serve` on libmicrohttpd, one thread per
+ * connection (see server.h): routing, request parsing with limits, voices, streaming responses.
+ *
+ * Endpoints: GET / (the web page), GET /health, GET /metrics (Prometheus), POST /tts (the
+ * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
+ * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream),
+ * GET /v1/audio/voices, GET /v1/models. Errors are OpenAI-style JSON
+ * {"error":{"message","type","param","code"}} with a 4xx/5xx status.
+ */
+#define _GNU_SOURCE /* POLLRDHUP */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "audio.h"
+#include "common.h"
+#include "server.h"
+
+#define JSON_SLACK (64u << 10) /* a JSON or form body: the text's bytes plus this */
+#define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
+#define WAIT_SLICE_MS 40 /* how often a waiting thread looks for a client hang-up */
+
+enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
+
+typedef struct conn_ctx {
+    int route;
+    struct MHD_PostProcessor *pp;
+    size_t limit, text_limit, total;
+    int too_big, bad_form, text_too_long;
+    char *text, *voice_url;
+    size_t text_len, voice_url_len;
+    uint8_t *wav;
+    size_t wav_len;
+    int wav_field;
+    char *body; /* JSON */
+    size_t body_len;
+} conn_ctx;
+
+typedef struct stream_ctx {
+    srv *s;
+    srv_req *r;
+    srv_enc *enc;
+    int fd;
+    int done;
+    float *frames;
+} stream_ctx;
+
+#define PUMP_FRAMES 8
+
+/* ---- responses ---------------------------------------------------------------------------- */
+
+static enum MHD_Result send_resp(srv *s, struct MHD_Connection *c, unsigned status,
+                                 struct MHD_Response *resp) {
+    if (!resp) return MHD_NO;
+    pthread_mutex_lock(&s->mu);
+    if (status < N_STATUS) s->req_by_status[status]++;
+    pthread_mutex_unlock(&s->mu);
+    enum MHD_Result r = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static enum MHD_Result send_text(srv *s, struct MHD_Connection *c, unsigned status,
+                                 const char *mime, const char *body, size_t len) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", mime);
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    return send_resp(s, c, status, resp);
+}
+
+static enum MHD_Result send_json(srv *s, struct MHD_Connection *c, unsigned status, cJSON *j) {
+    char *txt = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!txt) return MHD_NO;
+    enum MHD_Result r = send_text(s, c, status, "application/json", txt, strlen(txt));
+    cJSON_free(txt);
+    return r;
+}
+
+static enum MHD_Result send_error_h(srv *s, struct MHD_Connection *c, unsigned status,
+                                    const char *type, const char *param, const char *code,
+                                    const char *msg, const char *hname, const char *hval) {
+    cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddStringToObject(err, "message", msg);
+    cJSON_AddStringToObject(err, "type", type);
+    if (param)
+        cJSON_AddStringToObject(err, "param", param);
+    else
+        cJSON_AddNullToObject(err, "param");
+    if (code)
+        cJSON_AddStringToObject(err, "code", code);
+    else
+        cJSON_AddNullToObject(err, "code");
+    char *txt = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!txt) return MHD_NO;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(txt), txt, MHD_RESPMEM_MUST_COPY);
+    cJSON_free(txt);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (hname) MHD_add_response_header(resp, hname, hval);
+    return send_resp(s, c, status, resp);
+}
+
+static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
+                                  const char *param, const char *code, const char *fmt, ...)
+    PTTS_PRINTF(6, 7);
+static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
+                                  const char *param, const char *code, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *type = status >= 500 ? "server_error" : "invalid_request_error";
+    return send_error_h(s, c, status, type, param, code, msg, NULL, NULL);
+}
+
+/* ---- waiting on a request, with an eye on the client ------------------------------------- */
+
+static int client_gone(int fd) {
+    if (fd < 0) return 0;
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+static void deadline_in(struct timespec *ts, int ms) {
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_nsec += (long)ms * 1000000L;
+    while (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static int conn_fd(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return ci ? ci->connect_fd : -1;
+}
+
+/* Encode what the ring holds, or finish. 0: progress (bytes ready or done); -1: the request
+ * failed, was cancelled or the client left. */
+static int pump(stream_ctx *c) {
+    srv *s = c->s;
+    srv_req *r = c->r;
+    for (;;) {
+        size_t n;
+        srv_enc_data(c->enc, &n);
+        if (n || c->done) return 0;
+        pthread_mutex_lock(&s->mu);
+        while (r->count == 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) && !r->cancel) {
+            struct timespec ts;
+            deadline_in(&ts, WAIT_SLICE_MS);
+            pthread_cond_timedwait(&r->cv, &s->mu, &ts);
+            if (r->count == 0 && client_gone(c->fd)) {
+                pthread_mutex_unlock(&s->mu);
+                srv_req_cancel(s, r);
+                return -1;
+            }
+        }
+        int got = 0;
+        while (r->count > 0 && got < PUMP_FRAMES) {
+            memcpy(c->frames + (size_t)got * r->frame_samples,
+                   r->ring + (size_t)r->head * r->frame_samples,
+                   (size_t)r->frame_samples * sizeof(float));
+            r->head = (r->head + 1) % r->cap;
+            r->count--;
+            got++;
+        }
+        int state = r->state, cancel = r->cancel;
+        pthread_mutex_unlock(&s->mu);
+        if (got) {
+            if (srv_enc_write(c->enc, c->frames, got * r->frame_samples)) {
+                srv_req_cancel(s, r);
+                return -1;
+            }
+        } else if (state == RQ_DONE && !cancel) {
+            float zeros[1920] = {0};
+            for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
+                if (srv_enc_write(c->enc, zeros, PTTS_MIN(left, 1920))) return -1;
+            if (srv_enc_finish(c->enc)) return -1;
+            c->done = 1;
+        } else {
+            return -1;
+        }
+    }
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void)pos;
+    stream_ctx *c = cls;
+    for (;;) {
+        size_t n;
+        const uint8_t *d = srv_enc_data(c->enc, &n);
+        if (n) {
+            size_t k = n < max ? n : max;
+            memcpy(buf, d, k);
+            srv_enc_consume(c->enc, k);
+            return (ssize_t)k;
+        }
+        if (c->done) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (pump(c)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+}
+
+static void stream_free(void *cls) {
+    stream_ctx *c = cls;
+    srv_req_cancel(c->s, c->r); /* a no-op once the utterance is complete */
+    srv_req_unref(c->s, c->r);
+    srv_enc_free(c->enc);
+    free(c->frames);
+    free(c);
+}
+
+/* ---- synthesis ---------------------------------------------------------------------------- */
+
+static size_t utf8_chars(const char *t) {
+    size_t n = 0;
+    for (; *t; t++) n += ((unsigned char)*t & 0xC0) != 0x80;
+    return n;
+}
+
+static int blank(const char *t) {
+    for (; *t; t++)
+        if (!strchr(" \t\r\n\f\v", *t)) return 0;
+    return 1;
+}
+
+/* Queue `text` (taken) with voice v (owned taken) and answer with the audio. */
+static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text,
+                                  const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
+                                  int streaming) {
+    char err[256];
+    srv_enc *enc = NULL;
+    if (srv_enc_open(&enc, fmt, speed, streaming, err, sizeof err)) {
+        free(text);
+        ptts_voice_free(owned);
+        return send_error(s, c, 500, "response_format", NULL, "%s", err);
+    }
+    srv_req *r = srv_req_new(s, text, v, owned);
+    float *frames = malloc((size_t)PUMP_FRAMES * s->frame_samples * sizeof(float));
+    stream_ctx *sc = calloc(1, sizeof *sc);
+    if (!r || !frames || !sc) {
+        if (r)
+            srv_req_unref(s, r);
+        else {
+            free(text);
+            ptts_voice_free(owned);
+        }
+        free(frames);
+        free(sc);
+        srv_enc_free(enc);
+        return send_error(s, c, 500, NULL, NULL, "out of memory");
+    }
+    *sc = (stream_ctx){s, r, enc, conn_fd(c), 0, frames};
+    if (srv_enqueue(s, r)) {
+        stream_free(sc);
+        return send_error_h(s, c, 503, "server_error", NULL, "queue_full",
+                            "the server is busy: every generation slot and the queue are full; "
+                            "retry later",
+                            "Retry-After", "1");
+    }
+    /* wait in this connection's thread until the generation thread admits (or refuses) it */
+    pthread_mutex_lock(&s->mu);
+    while (r->state == RQ_QUEUED && !r->cancel) {
+        struct timespec ts;
+        deadline_in(&ts, WAIT_SLICE_MS);
+        pthread_cond_timedwait(&r->cv, &s->mu, &ts);
+        if (r->state == RQ_QUEUED && client_gone(sc->fd)) {
+            pthread_mutex_unlock(&s->mu);
+            stream_free(sc);
+            return MHD_NO;
+        }
+    }
+    int state = r->state;
+    char rerr[PTTS_ERROR_MSG_MAX];
+    snprintf(rerr, sizeof rerr, "%s", r->err);
+    int rcode = r->err_code;
+    pthread_mutex_unlock(&s->mu);
+    if (state == RQ_FAILED && r->samples == 0) {
+        stream_free(sc);
+        unsigned st = rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID ? 400 : 500;
+        return send_error(s, c, st, st == 400 ? "input" : NULL, NULL, "%s", rerr);
+    }
+    if (!streaming) {
+        while (!sc->done)
+            if (pump(sc)) {
+                stream_free(sc);
+                return MHD_NO; /* the client left or the generation failed mid-way */
+            }
+        size_t n;
+        const uint8_t *d = srv_enc_data(sc->enc, &n);
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(n, (void *)d, MHD_RESPMEM_MUST_COPY);
+        stream_free(sc);
+        if (!resp) return MHD_NO;
+        MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
+        return send_resp(s, c, 200, resp);
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_reader, sc,
+                                          stream_free);
+    if (!resp) {
+        stream_free(sc);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    return send_resp(s, c, 200, resp);
+}
+
+/* Common text checks: NULL when fine, else the message. */
+static const char *check_text(srv *s, const char *text, size_t len, char *buf, size_t cap) {
+    if (memchr(text, 0, len)) return "the text contains NUL bytes";
+    if (blank(text)) return "the text cannot be empty";
+    size_t n = utf8_chars(text);
+    if (n > (size_t)s->cfg.max_text_chars) {
+        snprintf(buf, cap, "the text has %zu characters; this server accepts at most %d", n,
+                 s->cfg.max_text_chars);
+        return buf;
+    }
+    return NULL;
+}
+
+/* ---- POST /tts ---------------------------------------------------------------------------- */
+
+static int append(char **dst, size_t *len, const char *data, size_t n, size_t limit) {
+    if (*len + n > limit) return -1;
+    char *nb = realloc(*dst, *len + n + 1);
+    if (!nb) return -1;
+    memcpy(nb + *len, data, n);
+    *len += n;
+    nb[*len] = 0;
+    *dst = nb;
+    return 0;
+}
+
+static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *filename, const char *content_type,
+                                  const char *transfer_encoding, const char *data, uint64_t off,
+                                  size_t size) {
+    (void)kind, (void)content_type, (void)transfer_encoding, (void)off;
+    conn_ctx *x = cls;
+    if (!key) return MHD_YES;
+    if (!strcmp(key, "text")) {
+        if (append(&x->text, &x->text_len, data, size, x->text_limit)) x->text_too_long = 1;
+        if (!x->text) append(&x->text, &x->text_len, "", 0, x->text_limit);
+    } else if (!strcmp(key, "voice_url")) {
+        if (append(&x->voice_url, &x->voice_url_len, data, size, 4096)) x->bad_form = 1;
+        if (!x->voice_url) append(&x->voice_url, &x->voice_url_len, "", 0, 4096);
+    } else if (!strcmp(key, "voice_wav")) {
+        /* a browser form with no file chosen sends an empty part with an empty filename */
+        if (size > 0 || (filename && *filename)) x->wav_field = 1;
+        char *w = (char *)x->wav;
+        if (append(&w, &x->wav_len, data, size, x->limit)) x->too_big = 1;
+        x->wav = (uint8_t *)w;
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
+    if (x->too_big)
+        return send_error(s, c, 413, "voice_wav", "payload_too_large",
+                          "the upload exceeds %zu MB", s->cfg.max_upload >> 20);
+    if (x->bad_form) return send_error(s, c, 400, NULL, NULL, "malformed form data");
+    if (x->text_too_long)
+        return send_error(s, c, 400, "text", "text_too_long",
+                          "the text is too long; this server accepts at most %d characters",
+                          s->cfg.max_text_chars);
+    if (!x->text) return send_error(s, c, 400, "text", NULL, "the form field 'text' is required");
+    char buf[160];
+    const char *bad = check_text(s, x->text, x->text_len, buf, sizeof buf);
+    if (bad) return send_error(s, c, 400, "text", NULL, "%s", bad);
+    int has_url = x->voice_url && *x->voice_url;
+    if (has_url && x->wav_field)
+        return send_error(s, c, 400, "voice_url", NULL,
+                          "give either voice_url or voice_wav, not both");
+    const ptts_voice *v = NULL;
+    ptts_voice *owned = NULL;
+    char msg[1024];
+    if (x->wav_field) {
+        float *pcm = NULL;
+        int64_t n = 0;
+        int rate = 0;
+        ptts_error e = {0};
+        if (x->wav_len == 0)
+            return send_error(s, c, 400, "voice_wav", NULL, "the uploaded voice_wav is empty");
+        int rc = ptts_audio_read_memory(x->wav, x->wav_len, 30.0, &pcm, &n, &rate, &e);
+        if (!rc) rc = ptts_voice_from_samples(&owned, s->model, pcm, n, rate, 30.0, &e);
+        free(pcm);
+        if (rc)
+            return send_error(s, c, rc == PTTS_E_NOMEM ? 500 : 400, "voice_wav", NULL,
+                              "voice_wav: %s", e.msg);
+        v = owned;
+    } else {
+        int st = srv_voice_get(s, has_url ? x->voice_url : s->cfg.default_voice, &v, msg,
+                               sizeof msg);
+        if (st) return send_error(s, c, (unsigned)st, "voice_url", NULL, "%s", msg);
+    }
+    char *text = x->text;
+    x->text = NULL;
+    return synthesize(s, c, text, v, owned, FMT_WAV, 1.0, 1);
+}
+
+/* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
+
+static const char *const model_ids[] = {"pocket-tts", "tts-1", "tts-1-hd", "gpt-4o-mini-tts"};
+
+static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx *x) {
+    if (x->too_big)
+        return send_error(s, c, 413, NULL, "payload_too_large", "the request body is too large");
+    if (!x->body) return send_error(s, c, 400, NULL, NULL, "a JSON body is required");
+    cJSON *j = cJSON_ParseWithLength(x->body, x->body_len);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return send_error(s, c, 400, NULL, "invalid_json", "the body is not a JSON object");
+    }
+    enum MHD_Result ret;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model"),
+                *input = cJSON_GetObjectItemCaseSensitive(j, "input"),
+                *voice = cJSON_GetObjectItemCaseSensitive(j, "voice"),
+                *fmtj = cJSON_GetObjectItemCaseSensitive(j, "response_format"),
+                *speedj = cJSON_GetObjectItemCaseSensitive(j, "speed"),
+                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream");
+    char buf[160], msg[1024];
+    const char *bad;
+    int fmt = srv_format_available(FMT_MP3) ? FMT_MP3 : FMT_WAV; /* OpenAI's default: mp3 */
+    double speed = 1.0;
+    int streaming = 1;
+    const ptts_voice *v = NULL;
+    if (model && !cJSON_IsNull(model)) {
+        int known = 0;
+        if (cJSON_IsString(model))
+            for (size_t i = 0; i < sizeof model_ids / sizeof *model_ids; i++)
+                known |= !strcmp(model->valuestring, model_ids[i]);
+        if (!known) {
+            ret = send_error(s, c, 404, "model", "model_not_found",
+                             "unknown model; GET /v1/models lists them");
+            goto out;
+        }
+    }
+    if (!cJSON_IsString(input)) {
+        ret = send_error(s, c, 400, "input", NULL, "'input' must be a string");
+        goto out;
+    }
+    if ((bad = check_text(s, input->valuestring, strlen(input->valuestring), buf, sizeof buf))) {
+        ret = send_error(s, c, 400, "input", NULL, "%s", bad);
+        goto out;
+    }
+    if (fmtj && !cJSON_IsNull(fmtj)) {
+        if (!cJSON_IsString(fmtj) || (fmt = srv_format_parse(fmtj->valuestring)) < 0) {
+            ret = send_error(s, c, 400, "response_format", NULL,
+                             "response_format is one of wav, pcm, flac, opus, mp3");
+            goto out;
+        }
+        if (!srv_format_available(fmt)) {
+            ret = send_error(s, c, 400, "response_format", "unsupported_format",
+                             "this server's libsndfile cannot write %s", fmtj->valuestring);
+            goto out;
+        }
+    }
+    if (speedj && !cJSON_IsNull(speedj)) {
+        if (!cJSON_IsNumber(speedj) || !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0)) {
+            ret = send_error(s, c, 400, "speed", NULL, "speed must be a number in [0.25, 4.0]");
+            goto out;
+        }
+        speed = speedj->valuedouble;
+    }
+    if (streamj && !cJSON_IsNull(streamj)) {
+        if (!cJSON_IsBool(streamj)) {
+            ret = send_error(s, c, 400, "stream", NULL, "stream must be true or false");
+            goto out;
+        }
+        streaming = cJSON_IsTrue(streamj);
+    }
+    if (voice && !cJSON_IsNull(voice) && !cJSON_IsString(voice)) {
+        ret = send_error(s, c, 400, "voice", NULL, "'voice' must be a string");
+        goto out;
+    }
+    int st = srv_voice_get(s, cJSON_IsString(voice) ? voice->valuestring : s->cfg.default_voice,
+                           &v, msg, sizeof msg);
+    if (st) {
+        ret = send_error(s, c, (unsigned)st, "voice", NULL, "%s", msg);
+        goto out;
+    }
+    char *text = ptts_strdup(input->valuestring);
+    if (!text) {
+        ret = send_error(s, c, 500, NULL, NULL, "out of memory");
+        goto out;
+    }
+    cJSON_Delete(j);
+    return synthesize(s, c, text, v, NULL, fmt, speed, streaming);
+out:
+    cJSON_Delete(j);
+    return ret;
+}
+
+/* ---- GET endpoints ------------------------------------------------------------------------ */
+
+static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c) {
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "voices");
+    pthread_mutex_lock(&s->voice_mu);
+    for (int i = 0; i < s->n_voices; i++) {
+        if (s->voices[i].source == SRC_URL) continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", s->voices[i].name);
+        cJSON_AddStringToObject(o, "name", s->voices[i].name);
+        cJSON_AddStringToObject(o, "source", s->voices[i].source == SRC_DIR ? "voices_dir"
+                                                                              : "preset");
+        cJSON_AddBoolToObject(o, "loaded", 1);
+        cJSON_AddItemToArray(arr, o);
+    }
+    int np = ptts_preset_voice_count(s->cfg.language);
+    for (int i = 0; i < np; i++) {
+        const char *name = ptts_preset_voice_name(s->cfg.language, i);
+        int seen = 0;
+        for (int k = 0; k < s->n_voices && !seen; k++) seen = !strcmp(s->voices[k].name, name);
+        if (seen) continue;
+        char url[512], *path = NULL;
+        int cached = !ptts_preset_voice_url(s->cfg.language, name, url, sizeof url) &&
+                     ptts_fetch_cached(&path, url);
+        free(path);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", name);
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddStringToObject(o, "source", "preset");
+        cJSON_AddBoolToObject(o, "loaded", 0);
+        cJSON_AddBoolToObject(o, "cached", cached);
+        cJSON_AddItemToArray(arr, o);
+    }
+    pthread_mutex_unlock(&s->voice_mu);
+    cJSON_AddStringToObject(root, "default", s->cfg.default_voice);
+    cJSON_AddBoolToObject(root, "voice_cloning", 1);
+    ptts_model_info info;
+    ptts_model_get_info(s->model, &info);
+    cJSON_ReplaceItemInObject(root, "voice_cloning", cJSON_CreateBool(info.has_voice_cloning));
+    cJSON *fm = cJSON_AddArrayToObject(root, "formats");
+    for (int f = 0; f < 5; f++)
+        if (srv_format_available(f)) {
+            static const char *const names[] = {"wav", "pcm", "flac", "opus", "mp3"};
+            cJSON_AddItemToArray(fm, cJSON_CreateString(names[f]));
+        }
+    return send_json(s, c, 200, root);
+}
+
+static enum MHD_Result get_models(srv *s, struct MHD_Connection *c) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "object", "list");
+    cJSON *arr = cJSON_AddArrayToObject(root, "data");
+    for (size_t i = 0; i < sizeof model_ids / sizeof *model_ids; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", model_ids[i]);
+        cJSON_AddStringToObject(o, "object", "model");
+        cJSON_AddNumberToObject(o, "created", 0);
+        cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
+        cJSON_AddItemToArray(arr, o);
+    }
+    return send_json(s, c, 200, root);
+}
+
+static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
+    size_t cap = 8192, len = 0;
+    char *b = malloc(cap);
+    if (!b) return MHD_NO;
+#define OUT(...) \
+    do { \
+        int k_ = snprintf(b + len, cap - len, __VA_ARGS__); \
+        if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1; \
+    } while (0)
+    pthread_mutex_lock(&s->mu);
+    OUT("# HELP ptts_requests_total HTTP requests answered, by status code.\n"
+        "# TYPE ptts_requests_total counter\n");
+    for (int i = 100; i < N_STATUS; i++)
+        if (s->req_by_status[i]) OUT("ptts_requests_total{code=\"%d\"} %llu\n", i,
+                                     (unsigned long long)s->req_by_status[i]);
+    OUT("# HELP ptts_active_streams Utterances being generated.\n"
+        "# TYPE ptts_active_streams gauge\nptts_active_streams %d\n",
+        s->active);
+    OUT("# HELP ptts_queue_depth Requests waiting for a generation slot.\n"
+        "# TYPE ptts_queue_depth gauge\nptts_queue_depth %d\n",
+        s->q_count);
+    OUT("# HELP ptts_open_connections HTTP connections open.\n"
+        "# TYPE ptts_open_connections gauge\nptts_open_connections %llu\n",
+        (unsigned long long)s->conns);
+    OUT("# HELP ptts_audio_seconds_total Seconds of audio generated.\n"
+        "# TYPE ptts_audio_seconds_total counter\nptts_audio_seconds_total %.3f\n",
+        s->audio_s);
+    OUT("# HELP ptts_generation_seconds_total Wall time the generation thread spent stepping.\n"
+        "# TYPE ptts_generation_seconds_total counter\nptts_generation_seconds_total %.3f\n",
+        s->busy_s);
+    OUT("# HELP ptts_realtime_factor Audio seconds generated per second of generation time "
+        "(all streams together).\n# TYPE ptts_realtime_factor gauge\nptts_realtime_factor %.3f\n",
+        s->busy_s > 0 ? s->audio_s / s->busy_s : 0.0);
+    OUT("# HELP ptts_first_audio_seconds Time from queueing to the first frame.\n"
+        "# TYPE ptts_first_audio_seconds summary\nptts_first_audio_seconds_sum %.4f\n"
+        "ptts_first_audio_seconds_count %llu\n",
+        s->ttfb_sum, (unsigned long long)s->ttfb_count);
+    OUT("# HELP ptts_frames_total Frames generated.\n# TYPE ptts_frames_total counter\n"
+        "ptts_frames_total %llu\n",
+        (unsigned long long)s->frames_total);
+    OUT("# HELP ptts_cancelled_total Requests cancelled (client gone).\n"
+        "# TYPE ptts_cancelled_total counter\nptts_cancelled_total %llu\n",
+        (unsigned long long)s->cancelled);
+    OUT("# HELP ptts_client_overflow_total Requests cancelled because the client fell too far "
+        "behind.\n# TYPE ptts_client_overflow_total counter\nptts_client_overflow_total %llu\n",
+        (unsigned long long)s->overflows);
+    OUT("# HELP ptts_uptime_seconds Seconds since start.\n# TYPE ptts_uptime_seconds gauge\n"
+        "ptts_uptime_seconds %.1f\n",
+        ptts_now() - s->started);
+    pthread_mutex_unlock(&s->mu);
+#undef OUT
+    enum MHD_Result r = send_text(s, c, 200, "text/plain; version=0.0.4", b, len);
+    free(b);
+    return r;
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls) {
+    (void)version;
+    srv *s = cls;
+    conn_ctx *x = *con_cls;
+    if (!x) { /* headers only: route, check limits */
+        x = calloc(1, sizeof *x);
+        if (!x) return MHD_NO;
+        *con_cls = x;
+        int post = !strcmp(method, "POST");
+        int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+        int is_tts = !strcmp(url, "/tts"), is_speech = !strcmp(url, "/v1/audio/speech");
+        pthread_mutex_lock(&s->mu);
+        int crowded = s->conns > (uint64_t)s->cfg.max_connections;
+        pthread_mutex_unlock(&s->mu);
+        if (crowded)
+            return send_error_h(s, c, 503, "server_error", NULL, "too_many_connections",
+                                "too many connections; retry later", "Retry-After", "1");
+        if (is_tts || is_speech) {
+            if (!post)
+                return send_error(s, c, 405, NULL, "method_not_allowed", "%s takes POST", url);
+            x->route = is_tts ? ROUTE_TTS : ROUTE_SPEECH;
+            size_t text_bytes = (size_t)s->cfg.max_text_chars * 4;
+            size_t body_limit = (is_tts ? s->cfg.max_upload : 0) + text_bytes + JSON_SLACK;
+            x->limit = is_tts ? s->cfg.max_upload : body_limit;
+            const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+            if (cl) {
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(cl, &end, 10);
+                if (errno || end == cl || v > body_limit)
+                    return send_error(s, c, 413, NULL, "payload_too_large",
+                                      "the request body is larger than this server accepts "
+                                      "(%zu bytes)",
+                                      body_limit);
+            }
+            x->text_limit = text_bytes;
+            if (is_tts) {
+                x->pp = MHD_create_post_processor(c, 64 * 1024, form_field, x);
+                if (!x->pp)
+                    return send_error(s, c, 415, NULL, "unsupported_media_type",
+                                      "/tts takes multipart/form-data or "
+                                      "application/x-www-form-urlencoded");
+            }
+            return MHD_YES;
+        }
+        if (!get)
+            return send_error(s, c, strcmp(url, "/") && strcmp(url, "/health") &&
+                                            strcmp(url, "/metrics") &&
+                                            strncmp(url, "/v1/", 4)
+                                        ? 404
+                                        : 405,
+                              NULL, NULL, "%s %s is not an endpoint of this server", method, url);
+        if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+            return send_text(s, c, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
+        if (!strcmp(url, "/health"))
+            return send_text(s, c, 200, "application/json", "{\"status\":\"healthy\"}", 20);
+        if (!strcmp(url, "/metrics")) return get_metrics(s, c);
+        if (!strcmp(url, "/v1/models")) return get_models(s, c);
+        if (!strcmp(url, "/v1/audio/voices")) return get_voices(s, c);
+        return send_error(s, c, 404, NULL, "not_found", "no endpoint %s", url);
+    }
+    if (*upload_size) { /* body data */
+        size_t n = *upload_size;
+        *upload_size = 0;
+        x->total += n;
+        if (x->too_big || x->bad_form) return MHD_YES; /* drain; the answer comes at the end */
+        if (x->route == ROUTE_TTS) {
+            size_t text_bytes = (size_t)s->cfg.max_text_chars * 4;
+            if (x->total > s->cfg.max_upload + text_bytes + JSON_SLACK) {
+                x->too_big = 1;
+                return MHD_YES;
+            }
+            if (MHD_post_process(x->pp, upload, n) != MHD_YES) x->bad_form = 1;
+        } else {
+            char *b = x->body;
+            if (append(&b, &x->body_len, upload, n, x->limit)) x->too_big = 1;
+            x->body = b;
+        }
+        /* a body ten times over the limit is not worth reading to the end */
+        return x->total > 10 * (x->limit + JSON_SLACK) ? MHD_NO : MHD_YES;
+    }
+    /* the whole request is in */
+    if (x->route == ROUTE_TTS) {
+        if (!x->bad_form && !x->too_big && MHD_destroy_post_processor(x->pp) != MHD_YES)
+            x->bad_form = 1;
+        else if (x->bad_form || x->too_big)
+            MHD_destroy_post_processor(x->pp);
+        x->pp = NULL;
+        return finish_tts(s, c, x);
+    }
+    if (x->route == ROUTE_SPEECH) return finish_speech(s, c, x);
+    return MHD_NO;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe) {
+    (void)cls, (void)c, (void)toe;
+    conn_ctx *x = *con_cls;
+    if (!x) return;
+    if (x->pp) MHD_destroy_post_processor(x->pp);
+    free(x->text);
+    free(x->voice_url);
+    free(x->wav);
+    free(x->body);
+    free(x);
+    *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    (void)c, (void)socket_context;
+    srv *s = cls;
+    pthread_mutex_lock(&s->mu);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+        s->conns++;
+    else if (s->conns > 0)
+        s->conns--;
+    pthread_mutex_unlock(&s->mu);
+}
+
+int srv_http_start(srv *s, char *msg, size_t cap) {
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->cfg.port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE},
+                    *res = NULL;
+    int g = getaddrinfo(s->cfg.host, port, &hints, &res);
+    if (g || !res) {
+        snprintf(msg, cap, "cannot resolve --host %s: %s", s->cfg.host, gai_strerror(g));
+        return -1;
+    }
+    /* prefer IPv4 (localhost resolves to both; browsers and curl try both) */
+    struct addrinfo *ai = res;
+    for (struct addrinfo *p = res; p; p = p->ai_next)
+        if (p->ai_family == AF_INET) {
+            ai = p;
+            break;
+        }
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    s->mhd = MHD_start_daemon(
+        flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_connections + 16),
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+        (unsigned)1, MHD_OPTION_END);
+    freeaddrinfo(res);
+    if (!s->mhd) {
+        snprintf(msg, cap, "cannot listen on %s:%d (%s)", s->cfg.host, s->cfg.port,
+                 errno ? strerror(errno) : "libmicrohttpd refused the options");
+        return -1;
+    }
+    if (s->cfg.port == 0) {
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+        if (di) s->cfg.port = di->port;
+    }
+    return 0;
+}
+
+void srv_http_stop(srv *s) {
+    if (s->mhd) MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+}
