@@ -16,7 +16,7 @@ static const char *const page_parts[] = {
     "<!doctype html>\n",
     "<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
-    "<title>Pocket TTS</title>\n",
+    "<title>Pocket TTS</title><link rel=\"icon\" href=\"data:,\">\n",
     "<style>\n",
     "body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;",
     "color:#222}\n",
