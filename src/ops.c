@@ -43,10 +43,62 @@ static void lin_task(void *ctx, int task, int tid) {
     if (m0 < m1) lin_rows(j->c, j->L, j->X, j->ldx, j->N, j->Y, j->ldy, m0, m1);
 }
 
+/* The panel kernel (ptts_lin.wp): tasks over row blocks when rows dominate, else over panels. */
+typedef struct {
+    const ptts_ctx *c;
+    const ptts_lin *L;
+    const float *X;
+    int ldx, N;
+    float *Y;
+    int ldy;
+    int by_rows, chunk; /* chunk: rows (multiple of 8) or panels per task */
+} panel_job;
+
+static void panel_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const panel_job *j = ctx;
+    const ptts_lin *L = j->L;
+    int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
+    int n0 = 0, n1 = j->N, p0 = 0, p1 = np;
+    if (j->by_rows) {
+        n0 = task * j->chunk;
+        n1 = PTTS_MIN(j->N, n0 + j->chunk);
+    } else {
+        p0 = task * j->chunk;
+        p1 = PTTS_MIN(np, p0 + j->chunk);
+    }
+    if (n0 < n1 && p0 < p1)
+        j->c->k->gemm_f32_panel(L->in, j->X, j->ldx, L->wp, L->bias, j->Y, j->ldy, L->out, n0,
+                                n1, p0, p1);
+}
+
 void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
                          float *Y, int ldy) {
     int threads = ptts_pool_threads(c->pool);
     double work = (double)N * L->out * L->in;
+    if (L->wp && c->k->gemm_f32_panel && N >= 4) {
+        int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
+        panel_job j = {c, L, X, ldx, N, Y, ldy, 0, np};
+        int tasks = 1;
+        if (threads > 1 && work >= 65536.0) {
+            if (N >= 64 || np < 2 * threads) {
+                j.by_rows = 1;
+                j.chunk = ((N + 2 * threads - 1) / (2 * threads) + 7) & ~7;
+                tasks = (N + j.chunk - 1) / j.chunk;
+            } else {
+                j.chunk = (np + 2 * threads - 1) / (2 * threads);
+                tasks = (np + j.chunk - 1) / j.chunk;
+            }
+        }
+        if (tasks <= 1) {
+            j.by_rows = 0;
+            j.chunk = np;
+            panel_task(&j, 0, 0);
+        } else {
+            ptts_pool_run(c->pool, tasks, panel_task, &j);
+        }
+        return;
+    }
     if (threads <= 1 || work < 65536.0 || L->out < 32) {
         lin_rows(c, L, X, ldx, N, Y, ldy, 0, L->out);
         return;

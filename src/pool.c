@@ -1,9 +1,11 @@
 /* pool.c - the persistent thread pool (see pool.h). Tasks are claimed with an atomic counter;
- * completion is counted with another. Workers spin ~50 us before sleeping. */
+ * completion is counted with another. Workers spin ~50 us before sleeping; the caller spins,
+ * then yields, while it waits for tasks other threads hold. */
 #define _GNU_SOURCE
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -146,7 +148,9 @@ void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx) {
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     run_tasks(p, gen, 0);
-    while (atomic_load_explicit(&p->done, memory_order_acquire) < n) {
-    }
+    /* A worker holding a task may have been preempted (a shared machine): after a short spin,
+     * yield so that it can run on this core instead of waiting out a scheduler tick. */
+    for (int spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) < n;)
+        if (++spins > 2000) sched_yield();
     pthread_mutex_unlock(&p->region_mu);
 }

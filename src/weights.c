@@ -33,6 +33,7 @@ typedef struct binder {
     char problems[PTTS_ERROR_MSG_MAX];
     int fatal; /* allocation failure or a list callback error */
     int fatal_code;
+    int pack; /* F32 matrices bound now also get the panel layout (ptts_lin.wp) */
 } binder;
 
 static void problem(binder *b, const char *fmt, ...) PTTS_PRINTF(2, 3);
@@ -140,6 +141,20 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
     L->bias = bias;
     L->type = PTTS_W_F32;
     L->w = w;
+    if (w && type == PTTS_W_F32 && b->pack && out >= PTTS_PANEL) {
+        /* panels of PTTS_PANEL outputs, k major: wp[p][k][j] = w[p*PANEL + j][k], zero-padded */
+        size_t np = (size_t)(out + PTTS_PANEL - 1) / PTTS_PANEL;
+        float *wp = hold(b, np * (size_t)in * PTTS_PANEL * sizeof(float));
+        if (!wp) goto nomem;
+        for (size_t p = 0; p < np; p++)
+            for (int k = 0; k < in; k++)
+                for (int j = 0; j < PTTS_PANEL; j++) {
+                    size_t m = p * PTTS_PANEL + (size_t)j;
+                    wp[(p * (size_t)in + (size_t)k) * PTTS_PANEL + (size_t)j] =
+                        m < (size_t)out ? w[m * (size_t)in + (size_t)k] : 0.f;
+                }
+        L->wp = wp;
+    }
     if (!w || type == PTTS_W_F32) return;
     size_t n = (size_t)out * (size_t)in;
     if (type == PTTS_W_BF16) {
@@ -350,6 +365,9 @@ static int bind_model(binder *b, const ptts_arch *a) {
 
     /* codec decoder */
     ptts_codec_weights *c = &w->codec;
+    /* the codec runs its matrices over 16 to 1920 rows a frame: panel copies for the
+     * outer-product kernel (about 25 MB more at full size) */
+    b->pack = 1;
     make_lin(b, &c->quant_out, tensor(b, 0, "mimi.quantizer.output_proj.weight", 3, C, ld, 1),
              NULL, C, ld, PTTS_W_F32);
     c->upsample_k = 32;
@@ -388,6 +406,7 @@ static int bind_model(binder *b, const ptts_arch *a) {
                               a->codec_heads, a->codec_layers, a->codec_ffn, a->codec_window, 1,
                               codec_t);
         if (rc) return rc;
+        b->pack = 0; /* 32 MB for a layer that runs at 12.5 rows a second: no panel copy */
         conv(b, &c->downsample, "mimi.downsample.conv.conv", C, a->inner_dim, 32, 16, 0,
              PTTS_W_F32);
     }

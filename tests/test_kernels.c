@@ -585,6 +585,75 @@ static void test_detection(const ptts_kernels **all, int n) {
     unsetenv("PTTS_ISA");
 }
 
+/* The panel layout (ptts_lin.wp) against the row-major reference gemm: awkward K, M (panel
+ * tails), row ranges and panel ranges, strided X and Y, bias or none; nothing outside the
+ * requested rows and outputs is written. */
+static void test_panel(const ptts_kernels *k) {
+    if (!k->gemm_f32_panel) {
+        printf("%-7s gemm_f32_panel: none (gemm_f32 is used)\n", k->isa);
+        return;
+    }
+    static const int Ks[] = {1, 3, 16, 32, 63, 192, 513};
+    static const int Ms[] = {1, 17, 32, 33, 64, 100};
+    static const int Ns[] = {1, 5, 8, 9, 16, 23};
+    int cases = 0;
+    double worst = 0;
+    for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
+        for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+            for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++) {
+                int K = Ks[ki], M = Ms[mi], N = Ns[ni], ldx = K + 3, ldy = M + 5;
+                int np = (M + PTTS_PANEL - 1) / PTTS_PANEL;
+                float *X = malloc((size_t)N * ldx * sizeof(float));
+                float *W = malloc((size_t)M * K * sizeof(float));
+                float *Wp = calloc((size_t)np * K * PTTS_PANEL, sizeof(float));
+                float *b = malloc((size_t)M * sizeof(float));
+                float *Y = malloc((size_t)N * ldy * sizeof(float));
+                float *R = malloc((size_t)N * ldy * sizeof(float));
+                REQUIRE(X && W && Wp && b && Y && R);
+                for (int i = 0; i < N * ldx; i++) X[i] = frand(-1.f, 1.f);
+                for (int i = 0; i < M * K; i++) W[i] = frand(-1.f, 1.f);
+                for (int i = 0; i < M; i++) b[i] = frand(-1.f, 1.f);
+                for (int m = 0; m < M; m++)
+                    for (int kk = 0; kk < K; kk++)
+                        Wp[((size_t)(m / PTTS_PANEL) * K + kk) * PTTS_PANEL + m % PTTS_PANEL] =
+                            W[(size_t)m * K + kk];
+                const float *bias = (ki + mi + ni) % 2 ? b : NULL;
+                /* rows [n0, N), panels [p0, np) */
+                int n0 = N > 2 ? 1 : 0, p0 = np > 1 ? 1 : 0;
+                for (int i = 0; i < N * ldy; i++) Y[i] = R[i] = 12345.f;
+                k->gemm_f32_panel(K, X, ldx, Wp, bias, Y, ldy, M, n0, N, p0, np);
+                ptts_kernels_ref()->gemm_f32(N - n0, K, X + (size_t)n0 * ldx, ldx, W, bias,
+                                             R + (size_t)n0 * ldy, ldy, p0 * PTTS_PANEL, M);
+                int bad = 0;
+                for (int n = 0; n < N; n++)
+                    for (int j = 0; j < ldy; j++) {
+                        float y = Y[(size_t)n * ldy + j], r = R[(size_t)n * ldy + j];
+                        int inside = n >= n0 && j >= p0 * PTTS_PANEL && j < M;
+                        if (!inside) {
+                            bad += y != 12345.f;
+                            continue;
+                        }
+                        double mag = 1.0;
+                        for (int kk = 0; kk < K; kk++)
+                            mag += fabs((double)X[(size_t)n * ldx + kk] * W[(size_t)j * K + kk]);
+                        double err = fabs((double)y - r) / mag;
+                        if (err > worst) worst = err;
+                        bad += !(err <= 1e-6);
+                    }
+                CHECKF(!bad, "%s gemm_f32_panel K=%d M=%d N=%d: %d bad values", k->isa, K, M, N,
+                       bad);
+                cases++;
+                free(X);
+                free(W);
+                free(Wp);
+                free(b);
+                free(Y);
+                free(R);
+            }
+    printf("%-7s gemm_f32_panel: %d cases; worst |y - ref| / magnitude %.2g\n", k->isa, cases,
+           worst);
+}
+
 int main(void) {
     const ptts_kernels *all[8];
     int n = ptts_kernels_all(all, 8);
@@ -598,6 +667,7 @@ int main(void) {
     REQUIRE(pool);
     for (int i = 0; i < n; i++) {
         test_gemm(all[i], i, pool);
+        test_panel(all[i]);
         test_elementwise(all[i]);
         test_softmax_rows(all[i]);
         test_layernorm(all[i]);

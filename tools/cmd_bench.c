@@ -313,7 +313,9 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
                    0.05f * sinf(0.0031f * (float)i);
     ptts_voice *v = NULL;
     double t_enc[64];
-    int enc_reps = (ba->parts & P_ENCODE) ? ba->reps : 1;
+    int enc_reps = (ba->parts & P_ENCODE) ? ba->reps
+                   : (ba->parts & (P_BACKBONE | P_LOOP | P_TTFA | P_BATCH)) ? 1
+                                                                             : 0;
     for (int r = 0; !rc && r < enc_reps; r++) {
         ptts_voice_free(v);
         v = NULL;

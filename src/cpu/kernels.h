@@ -28,7 +28,12 @@ typedef struct ptts_lin {
     const int8_t *wq;      /* Q8: [out, in], row m scaled by scale[m] */
     const float *scale;    /* Q8: [out] */
     const float *bias;     /* [out] or NULL */
+    /* F32, optional (set at load for the codec's matrices, which run over many rows): W^T in
+     * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded. */
+    const float *wp;
 } ptts_lin;
+
+#define PTTS_PANEL 32
 
 typedef struct ptts_kernels {
     const char *isa; /* "ref", "avx2", "avx512", "neon" */
@@ -42,6 +47,13 @@ typedef struct ptts_kernels {
     /* W int8 with per-row scale: Y = scale[m] * (X . Wq[m]) + b[m]. */
     void (*gemm_q8)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                     const float *b, float *Y, int ldy, int m0, int m1);
+
+    /* From the panel layout (ptts_lin.wp): Y[n*ldy + m] = X[n*ldx + :K] . W[m, :K] + b[m] for
+     * rows n in [n0, n1) and the outputs of panels [p0, p1) (m < M). Broadcast-X outer
+     * products: no horizontal sums, efficient for many rows and short K. NULL in a table
+     * without it (callers then use gemm_f32 on L->w). */
+    void (*gemm_f32_panel)(int K, const float *X, int ldx, const float *Wp, const float *b,
+                           float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
 
     /* y = (x - mean) / sqrt(var + eps) * w + b over n values (biased variance); w, b may be
      * NULL (no affine). y may alias x. */

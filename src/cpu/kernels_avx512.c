@@ -201,6 +201,61 @@ static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *
     gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
 }
 
+/* ---- panel gemm (outer products) ---------------------------------------------------------
+ * W^T packed in panels of 32 outputs ([K][32] contiguous per panel). A tile is R rows of X x
+ * one panel: 2R accumulators, per k two W vectors and R broadcasts of X[r][k] for 2R FMAs. Each
+ * output is one f32 FMA chain in k order (no horizontal sums), so short K (the codec's
+ * 32..768) costs nothing extra; the panel (K*128 bytes) stays in L1/L2 across the row tiles. */
+#define PR 8 /* rows per tile */
+
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, __m512 b0, __m512 b1,
+              __mmask16 mk0, __mmask16 mk1, float *Y, int ldy) {
+    __m512 a0[PR], a1[PR];
+    for (int r = 0; r < nr; r++) a0[r] = a1[r] = _mm512_setzero_ps();
+    for (int k = 0; k < K; k++) {
+        __m512 w0 = _mm512_loadu_ps(Wp + (size_t)k * 32);
+        __m512 w1 = _mm512_loadu_ps(Wp + (size_t)k * 32 + 16);
+        for (int r = 0; r < nr; r++) {
+            __m512 x = _mm512_set1_ps(X[(size_t)r * ldx + k]);
+            a0[r] = _mm512_fmadd_ps(w0, x, a0[r]);
+            a1[r] = _mm512_fmadd_ps(w1, x, a1[r]);
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, mk0, _mm512_add_ps(a0[r], b0));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, mk1, _mm512_add_ps(a1[r], b1));
+    }
+}
+
+static void gemm_f32_panel_avx512(int K, const float *X, int ldx, const float *Wp, const float *b,
+                                  float *Y, int ldy, int M, int n0, int n1, int p0, int p1) {
+    for (int p = p0; p < p1; p++) {
+        const int m = p * 32, left = M - m;
+        if (left <= 0) break;
+        __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
+        __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
+        __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
+        __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
+        const float *W = Wp + (size_t)p * K * 32;
+        int n = n0;
+        for (; n + PR <= n1; n += PR)
+            ptile(PR, K, X + (size_t)n * ldx, ldx, W, b0, b1, mk0, mk1, Y + (size_t)n * ldy + m,
+                  ldy);
+        const float *x = X + (size_t)n * ldx;
+        float *y = Y + (size_t)n * ldy + m;
+        switch (n1 - n) {
+        case 7: ptile(7, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        case 6: ptile(6, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        case 5: ptile(5, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        case 4: ptile(4, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        case 3: ptile(3, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        case 2: ptile(2, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        case 1: ptile(1, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
+        default: break;
+        }
+    }
+}
+
 /* ---- elementwise ------------------------------------------------------------------------ */
 
 /* exp(x): NaN in -> NaN out, x > 88.73 -> inf, x < -103.98 -> 0, subnormal results kept. */
@@ -436,6 +491,7 @@ static void axpy_avx512(float *y, float a, const float *x, int n) {
 static const ptts_kernels k_avx512 = {
     .isa = "avx512",
     .gemm_f32 = gemm_f32_avx512,
+    .gemm_f32_panel = gemm_f32_panel_avx512,
     .gemm_bf16 = gemm_bf16_avx512,
     .gemm_q8 = gemm_q8_avx512,
     .layernorm = layernorm_avx512,

@@ -19,6 +19,19 @@ static void gemm_f32_ref(int N, int K, const float *X, int ldx, const float *W, 
     }
 }
 
+static void gemm_f32_panel_ref(int K, const float *X, int ldx, const float *Wp, const float *b,
+                               float *Y, int ldy, int M, int n0, int n1, int p0, int p1) {
+    for (int n = n0; n < n1; n++) {
+        const float *x = X + (size_t)n * ldx;
+        for (int m = p0 * PTTS_PANEL; m < M && m < p1 * PTTS_PANEL; m++) {
+            const float *w = Wp + (size_t)(m / PTTS_PANEL) * K * PTTS_PANEL + m % PTTS_PANEL;
+            float acc = 0.f;
+            for (int k = 0; k < K; k++) acc += x[k] * w[(size_t)k * PTTS_PANEL];
+            Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
+        }
+    }
+}
+
 static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t *W,
                           const float *b, float *Y, int ldy, int m0, int m1) {
     for (int n = 0; n < N; n++) {
@@ -102,6 +115,7 @@ static void axpy_ref(float *y, float a, const float *x, int n) {
 static const ptts_kernels k_ref = {
     .isa = "ref",
     .gemm_f32 = gemm_f32_ref,
+    .gemm_f32_panel = gemm_f32_panel_ref,
     .gemm_bf16 = gemm_bf16_ref,
     .gemm_q8 = gemm_q8_ref,
     .layernorm = layernorm_ref,
