@@ -1,0 +1,20 @@
+/*
+ * absent.c - compiled instead of the Vulkan backend when CMake found no Vulkan loader or glslc:
+ * every entry point says so.
+ */
+#include "engine_vulkan.h"
+
+const ptts_engine_ops *ptts_vulkan_engine(void) { return NULL; }
+
+int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e) {
+    if (name && name_size) name[0] = 0;
+    if (discrete) *discrete = 0;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                     "this build has no Vulkan backend (configure with the Vulkan loader "
+                     "headers and glslc installed)");
+}
+
+size_t ptts_vulkan_engine_bytes(void *eng) {
+    (void)eng;
+    return 0;
+}

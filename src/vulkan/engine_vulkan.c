@@ -1,0 +1,1007 @@
+/*
+ * engine_vulkan.c - the whole generation step on a Vulkan device (engine.h):
+ *
+ *  - weights uploaded once as float32 into one buffer (bf16 / int8 backbones are widened);
+ *  - per slot: the backbone KV cache (K and V buffers, [slot][layer][cap][d], grown at chunk
+ *    start when a chunk needs more positions), the codec's ring KV cache (window + 15 rows), the
+ *    codec's streaming state (conv carries, transposed-conv tails, upsampling tail) and the last
+ *    latent, all resident on the GPU;
+ *  - step(k): one command buffer, recorded once per (slots, k) and replayed, runs k frames for
+ *    every listed slot (backbone rows batched across slots, then the flow head); the latent stays
+ *    on the GPU from frame to frame, the k frames' noise is uploaded up front, only the EOS
+ *    logits and latents come back;
+ *  - decode: one command buffer runs the codec over the emitted frames of every slot (slots
+ *    sorted by frame count so frame f runs on a prefix of the list) and writes PCM to host
+ *    memory;
+ *  - begin_chunk: the voice cache copied in, the text rows prompted in blocks on the GPU.
+ * Positions live in a small integer buffer that the shaders advance, so recorded command
+ * buffers stay valid from call to call. Arithmetic mirrors the CPU path (ops.c, flow_head.c,
+ * codec_dec.c): RoPE frequencies and flow time embeddings are computed on the host exactly as
+ * there; sums run in another order (GPU parity is checked at 1e-3 relative L2 per frame).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_vulkan.h"
+#include "model.h"
+#include "vk.h"
+
+#define KMAX 8          /* steps per call */
+#define PBLOCK 64       /* prompt rows per pass */
+#define IDS_MAX 4096    /* prompt ids per submit */
+#define TE_MAX 1000     /* LSD steps */
+#define NONE 0xffffffffu
+#define COMPACT 0x7fffffffu
+
+typedef struct glin {
+    uint32_t w, b;
+    uint32_t in, out;
+} glin;
+
+typedef struct gtl {
+    glin qkv, out, l1, l2;
+    uint32_t n1w, n1b, n2w, n2b, ls1, ls2;
+} gtl;
+
+typedef struct gconv {
+    glin w;
+    uint32_t cin, cout, k, st;
+    uint32_t bias; /* convtr bias */
+} gconv;
+
+typedef struct cached {
+    VkCommandBuffer cb;
+    int n, k;
+    int *key; /* slots (step) or slots + counts (decode) */
+    int nkey;
+} cached;
+
+typedef struct vk_engine {
+    const ptts_model *m;
+    int S, steps;
+    pvk_ctx c;
+    pvk_buffer wbuf, arena, kbuf, vbuf, ints, io, stage;
+    /* weights (float offsets in wbuf) */
+    gtl *bb, *cd;
+    glin input_linear, out_eos, cond, input_proj, final_ada, final_linear, quant;
+    uint32_t out_nw, out_nb, bos, embed, bb_freq, cd_freq, emb_std, emb_mean, up_w;
+    struct {
+        uint32_t ln_w, ln_b;
+        glin mlp0, mlp2, ada;
+    } *fb;
+    gconv dec_in, up[3], r1[3], r2[3], dec_out;
+    /* caches */
+    int cap, ccap;
+    size_t bb_kv_slot, cd_kv_slot; /* floats per slot */
+    /* arena offsets (floats) */
+    uint32_t lat, steplat, te;
+    uint32_t bx, bh, bqkv, batt, bff;                 /* backbone scratch [RB1][..] */
+    uint32_t ce, sy, xh, hb, ub, mod, latc, eosc;     /* flow and step I/O [S][..] */
+    uint32_t zc, qc, cx, ch, cqkv, catt, cff;         /* codec transformer [S*16][..] */
+    uint32_t w_in, h0, E[3], Y[3], acc[3], nt[3], R[3], rh[3], O, pcmc; /* SEANet scratch */
+    uint32_t st_up, st_in, st_tail[3], st_r[3], st_out; /* per slot state */
+    int hist_in, hist_r[3], hist_out;
+    /* ints offsets */
+    uint32_t i_bblen, i_cdlen, i_step, i_dec, i_orig, i_plist, i_ids;
+    /* io offsets */
+    uint32_t o_noise, o_eos, o_lat, o_pcm;
+    cached step_cb[KMAX + 1];
+    cached dec_cb;
+    int *sorted, *orig, *scount;
+} vk_engine;
+
+/* ---- weights ------------------------------------------------------------------------------ */
+
+typedef struct wbuild {
+    float *p;
+    size_t n, cap;
+    int fail;
+} wbuild;
+
+static uint32_t wb_reserve(wbuild *b, size_t n) {
+    size_t need = ((b->n + 63) & ~(size_t)63) + n;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : (1u << 20);
+        while (cap < need) cap *= 2;
+        float *q = realloc(b->p, cap * sizeof(float));
+        if (!q) {
+            b->fail = 1;
+            return 0;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    uint32_t off = (uint32_t)((b->n + 63) & ~(size_t)63);
+    if ((size_t)off + n > 0xffffffffu) b->fail = 1;
+    b->n = need;
+    return off;
+}
+
+static uint32_t wb_vec(wbuild *b, const float *v, size_t n) {
+    if (!v) return NONE;
+    uint32_t off = wb_reserve(b, n);
+    if (!b->fail) memcpy(b->p + off, v, n * sizeof(float));
+    return off;
+}
+
+static glin wb_lin(wbuild *b, const ptts_lin *L) {
+    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out};
+    size_t n = (size_t)L->in * L->out;
+    g.w = wb_reserve(b, n);
+    if (b->fail) return g;
+    float *dst = b->p + g.w;
+    switch (L->type) {
+    case PTTS_W_F32: memcpy(dst, L->w, n * sizeof(float)); break;
+    case PTTS_W_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)L->wh[i] << 16;
+            memcpy(&dst[i], &u, 4);
+        }
+        break;
+    case PTTS_W_Q8:
+        for (size_t i = 0; i < n; i++) dst[i] = (float)L->wq[i] * L->scale[i / (size_t)L->in];
+        break;
+    }
+    g.b = wb_vec(b, L->bias, (size_t)L->out);
+    return g;
+}
+
+static void wb_tl(wbuild *b, const ptts_tlayer *L, int d, gtl *g) {
+    g->qkv = wb_lin(b, &L->in_proj);
+    g->out = wb_lin(b, &L->out_proj);
+    g->l1 = wb_lin(b, &L->linear1);
+    g->l2 = wb_lin(b, &L->linear2);
+    g->n1w = wb_vec(b, L->norm1_w, (size_t)d);
+    g->n1b = wb_vec(b, L->norm1_b, (size_t)d);
+    g->n2w = wb_vec(b, L->norm2_w, (size_t)d);
+    g->n2b = wb_vec(b, L->norm2_b, (size_t)d);
+    g->ls1 = wb_vec(b, L->ls1, (size_t)d);
+    g->ls2 = wb_vec(b, L->ls2, (size_t)d);
+}
+
+static gconv wb_conv(wbuild *b, const ptts_conv *cv) {
+    gconv g = {wb_lin(b, &cv->w), (uint32_t)cv->cin, (uint32_t)cv->cout, (uint32_t)cv->k,
+               (uint32_t)cv->stride, NONE};
+    return g;
+}
+
+static gconv wb_convtr(wbuild *b, const ptts_convtr *ct) {
+    gconv g = {wb_lin(b, &ct->w), (uint32_t)ct->cin, (uint32_t)ct->cout, (uint32_t)ct->k,
+               (uint32_t)ct->stride, NONE};
+    g.bias = wb_vec(b, ct->bias, (size_t)ct->cout);
+    return g;
+}
+
+/* RoPE frequencies as ops.c computes them. */
+static uint32_t wb_freqs(wbuild *b, int dh) {
+    uint32_t off = wb_reserve(b, (size_t)dh / 2);
+    if (b->fail) return off;
+    const float c = (float)(-log(10000.0) * 2.0 / dh);
+    for (int i = 0; i < dh / 2; i++) b->p[off + i] = expf((float)i * c);
+    return off;
+}
+
+/* ---- uploads ------------------------------------------------------------------------------ */
+
+static int stage_reserve(vk_engine *g, size_t bytes, ptts_error *e) {
+    if (g->stage.size >= bytes) return 0;
+    pvk_buffer_destroy(&g->c, &g->stage);
+    return pvk_buffer_create(&g->c, &g->stage, bytes, 1, e);
+}
+
+/* host bytes -> device buffer at byte offset (through the staging buffer, waits). */
+static int upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src,
+                  size_t bytes, ptts_error *e) {
+    const size_t chunk = (size_t)64 << 20;
+    for (size_t done = 0; done < bytes; done += chunk) {
+        size_t n = bytes - done < chunk ? bytes - done : chunk;
+        int rc = stage_reserve(g, n, e);
+        if (rc) return rc;
+        memcpy(g->stage.map, (const char *)src + done, n);
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        if (!cb) return PTTS_E_BACKEND;
+        pvk_copy(cb, &g->stage, 0, dst, dst_off + done, n);
+        rc = pvk_cmd_end(&g->c, cb, e);
+        if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+        pvk_cmd_free(&g->c, cb);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ---- recording ---------------------------------------------------------------------------- */
+
+typedef struct rows {
+    uint32_t off, rps, gs, ld;
+} rows;
+
+static rows RC(uint32_t off, uint32_t ld) { return (rows){off, COMPACT, 0, ld}; }
+static rows RG(uint32_t off, uint32_t rps, uint32_t gs, uint32_t ld) {
+    return (rows){off, rps, gs, ld};
+}
+
+typedef struct pc_lin {
+    uint32_t N, K, M, xoff, xrps, xgs, xld, yoff, yrps, ygs, yld, goff, grps, ggs, gld, gbuf,
+        woff, boff, act, accum;
+    float alpha;
+} pc_lin;
+
+enum { ACT_NONE, ACT_GELU, ACT_SILU, ACT_ELU };
+
+/* Y (=|+=) gate * alpha * act(X W^T + b); gate: rows in the arena (gbuf 0) or a weight vector
+ * (gbuf 1, goff a weight offset, every row the same). */
+static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
+                       rows Y, int act, int accum, float alpha, uint32_t goff, rows G,
+                       uint32_t gbuf) {
+    if (N == 0) return;
+    pc_lin p = {N,     L->in, L->out, X.off, X.rps, X.gs, X.ld, Y.off, Y.rps, Y.gs, Y.ld,
+                goff,  G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act,
+                (uint32_t)accum, alpha};
+    if (gbuf == 1) {
+        p.grps = COMPACT;
+        p.ggs = 0;
+        p.gld = 0;
+    }
+    if (N >= 32 && L->out >= 16)
+        pvk_dispatch(&g->c, cb, PVK_GEMM, &p, sizeof p, (L->out + 63) / 64, (N + 63) / 64, 1);
+    else
+        pvk_dispatch(&g->c, cb, PVK_LINEAR, &p, sizeof p, (L->out + 7) / 8, (N + 7) / 8, 1);
+}
+
+static void lin(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
+                int act) {
+    rec_linear(g, cb, L, N, X, Y, act, 0, 1.f, NONE, RC(0, 0), 0);
+}
+
+typedef struct pc_row {
+    uint32_t rows, width, op, list, sbuf, soff, srps, sgs, sld, sslot, dbuf, doff, drps, dgs, dld,
+        dslot, v1, v2;
+} pc_row;
+
+enum { OP_COPY, OP_ELU, OP_ADD, OP_SILU_ADDV, OP_AFFINE };
+enum { BUF_ARENA, BUF_WEIGHTS, BUF_IO };
+
+/* side: buffer, rows, slot-indexed through the list */
+typedef struct side {
+    uint32_t buf;
+    rows r;
+    uint32_t slot;
+} side;
+
+static side SA(rows r) { return (side){BUF_ARENA, r, 0}; }
+static side SS(uint32_t buf, rows r) { return (side){buf, r, 1}; }
+static side SB(uint32_t buf, rows r) { return (side){buf, r, 0}; }
+
+static void rec_rowop(vk_engine *g, VkCommandBuffer cb, uint32_t nrows, uint32_t width, int op,
+                      uint32_t list, side s, side d, uint32_t v1, uint32_t v2) {
+    if (nrows == 0 || width == 0) return;
+    pc_row p = {nrows,     width,    (uint32_t)op, list,     s.buf,    s.r.off,
+                s.r.rps,   s.r.gs,   s.r.ld,       s.slot,   d.buf,    d.r.off,
+                d.r.rps,   d.r.gs,   d.r.ld,       d.slot,   v1,       v2};
+    pvk_dispatch_flat(&g->c, cb, PVK_ROWOP, &p, sizeof p, (uint64_t)nrows * width);
+}
+
+typedef struct pc_ln {
+    uint32_t d, xoff, xld, yoff, yld, woff, boff, moff, mld;
+    float eps;
+} pc_ln;
+
+static void rec_ln(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t d, uint32_t x,
+                   uint32_t y, uint32_t w, uint32_t b, uint32_t mod, uint32_t mld, float eps) {
+    pc_ln p = {d, x, d, y, d, w, b, mod, mld, eps};
+    uint32_t gx = n < 65535 ? n : 65535, gy = (n + gx - 1) / gx;
+    if (n) pvk_dispatch(&g->c, cb, PVK_LAYERNORM, &p, sizeof p, gx, gy, 1);
+}
+
+typedef struct tspec {
+    const gtl *L;
+    int layers, d, heads, ffn, window;
+    uint32_t list, len, kvbase, cap, freq;
+    size_t kvslot;
+    uint32_t x, h, qkv, att, ff;
+} tspec;
+
+typedef struct pc_rope {
+    uint32_t rows, rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, freq, qoff;
+} pc_rope;
+typedef struct pc_att {
+    uint32_t rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
+    float scale;
+} pc_att;
+typedef struct pc_adv {
+    uint32_t groups, list, len, inc;
+} pc_adv;
+
+static void rec_advance(vk_engine *g, VkCommandBuffer cb, uint32_t groups, uint32_t list,
+                        uint32_t len, uint32_t inc) {
+    pc_adv p = {groups, list, len, inc};
+    pvk_dispatch_flat(&g->c, cb, PVK_ADVANCE, &p, sizeof p, groups);
+}
+
+/* n rows (groups of rps rows, one slot per group) through the transformer; positions advance. */
+static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t n,
+                            uint32_t rps) {
+    const uint32_t d = (uint32_t)t->d, dh = d / (uint32_t)t->heads;
+    for (int l = 0; l < t->layers; l++) {
+        const gtl *L = &t->L[l];
+        const uint32_t kvlayer = (uint32_t)l * t->cap * d;
+        rec_ln(g, cb, n, d, t->x, t->h, L->n1w, L->n1b, NONE, 0, 1e-5f);
+        lin(g, cb, &L->qkv, n, RC(t->h, d), RC(t->qkv, 3 * d), ACT_NONE);
+        pc_rope pr = {n, rps, d, dh, t->list, t->len, t->kvbase, (uint32_t)t->kvslot, kvlayer,
+                      t->cap, t->freq, t->qkv};
+        pvk_dispatch_flat(&g->c, cb, PVK_ROPE_KV, &pr, sizeof pr, (uint64_t)n * d / 2);
+        pc_att pa = {rps,     d,         dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
+                     kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att,
+                     1.0f / sqrtf((float)dh)};
+        pvk_dispatch(&g->c, cb, PVK_ATTENTION, &pa, sizeof pa, n, (uint32_t)t->heads, 1);
+        rec_linear(g, cb, &L->out, n, RC(t->att, d), RC(t->x, d), ACT_NONE, 1, 1.f, L->ls1,
+                   RC(0, 0), L->ls1 == NONE ? 0 : 1);
+        rec_ln(g, cb, n, d, t->x, t->h, L->n2w, L->n2b, NONE, 0, 1e-5f);
+        lin(g, cb, &L->l1, n, RC(t->h, d), RC(t->ff, (uint32_t)t->ffn), ACT_GELU);
+        rec_linear(g, cb, &L->l2, n, RC(t->ff, (uint32_t)t->ffn), RC(t->x, d), ACT_NONE, 1, 1.f,
+                   L->ls2, RC(0, 0), L->ls2 == NONE ? 0 : 1);
+    }
+    rec_advance(g, cb, n / rps, t->list, t->len, rps);
+}
+
+static tspec bb_spec(vk_engine *g, uint32_t list) {
+    const ptts_weights *w = g->m->w;
+    tspec t = {g->bb,   w->arch.layers, w->arch.d, w->arch.heads, w->arch.ffn,
+               w->backbone.window, list, g->i_bblen, 0, (uint32_t)g->cap, g->bb_freq,
+               g->bb_kv_slot, g->bx, g->bh, g->bqkv, g->batt, g->bff};
+    return t;
+}
+
+/* The flow head on n rows: h [n][d] (compact), x [n][ld] holds the noise -> the latent. */
+static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x) {
+    const ptts_arch *a = &g->m->w->arch;
+    const uint32_t fd = (uint32_t)a->fd, ld = (uint32_t)a->ld;
+    lin(g, cb, &g->cond, n, RC(h, (uint32_t)a->d), RC(g->ce, fd), ACT_NONE);
+    for (int i = 0; i < g->steps; i++) {
+        rec_rowop(g, cb, n, fd, OP_SILU_ADDV, 0, SA(RC(g->ce, fd)), SA(RC(g->sy, fd)),
+                  g->te + (uint32_t)i * fd, 0);
+        lin(g, cb, &g->input_proj, n, RC(x, ld), RC(g->xh, fd), ACT_NONE);
+        for (int b = 0; b < a->flow_depth; b++) {
+            lin(g, cb, &g->fb[b].ada, n, RC(g->sy, fd), RC(g->mod, 3 * fd), ACT_NONE);
+            rec_ln(g, cb, n, fd, g->xh, g->hb, g->fb[b].ln_w, g->fb[b].ln_b, g->mod, 3 * fd,
+                   1e-6f);
+            lin(g, cb, &g->fb[b].mlp0, n, RC(g->hb, fd), RC(g->ub, fd), ACT_SILU);
+            rec_linear(g, cb, &g->fb[b].mlp2, n, RC(g->ub, fd), RC(g->xh, fd), ACT_NONE, 1, 1.f,
+                       g->mod + 2 * fd, RC(g->mod + 2 * fd, 3 * fd), 0);
+        }
+        lin(g, cb, &g->final_ada, n, RC(g->sy, fd), RC(g->mod, 2 * fd), ACT_NONE);
+        rec_ln(g, cb, n, fd, g->xh, g->hb, NONE, NONE, g->mod, 2 * fd, 1e-6f);
+        rec_linear(g, cb, &g->final_linear, n, RC(g->hb, fd), RC(x, ld), ACT_NONE, 1,
+                   1.0f / (float)g->steps, NONE, RC(0, 0), 0);
+    }
+}
+
+/* The step command buffer: k frames for the n slots of the step list. */
+static void rec_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
+    const ptts_arch *a = &g->m->w->arch;
+    const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, L = g->i_step;
+    rec_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)), SA(RC(g->latc, ld)), 0, 0);
+    tspec t = bb_spec(g, L);
+    for (uint32_t j = 0; j < k; j++) {
+        lin(g, cb, &g->input_linear, n, RC(g->latc, ld), RC(g->bx, d), ACT_NONE);
+        rec_transformer(g, cb, &t, n, 1);
+        rec_ln(g, cb, n, d, g->bx, g->bh, g->out_nw, g->out_nb, NONE, 0, 1e-5f);
+        lin(g, cb, &g->out_eos, n, RC(g->bh, d), RC(g->eosc + j, KMAX), ACT_NONE);
+        rec_rowop(g, cb, n, ld, OP_COPY, 0, SB(BUF_IO, RC(g->o_noise + j * ld, k * ld)),
+                  SA(RC(g->latc, ld)), 0, 0);
+        rec_flow(g, cb, n, g->bh, g->latc);
+        rec_rowop(g, cb, n, ld, OP_COPY, 0, SA(RC(g->latc, ld)),
+                  SB(BUF_IO, RC(g->o_lat + j * ld, k * ld)), 0, 0);
+        rec_rowop(g, cb, n, ld, OP_COPY, L, SA(RC(g->latc, ld)),
+                  SS(BUF_ARENA, RG(g->steplat + j * ld, 1, KMAX * ld, 0)), 0, 0);
+    }
+    rec_rowop(g, cb, n, k, OP_COPY, 0, SA(RC(g->eosc, KMAX)), SB(BUF_IO, RC(g->o_eos, k)), 0, 0);
+    rec_rowop(g, cb, n, ld, OP_COPY, L, SA(RC(g->latc, ld)), SS(BUF_ARENA, RG(g->lat, 1, ld, 0)), 0, 0);
+}
+
+/* A streaming causal conv over T new rows per group: input rows (compact, T per group, op copy
+ * or ELU) appended after the slot's carried rows in the work buffer W, the gemm, the last hist
+ * rows carried back. */
+static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
+                      uint32_t T, uint32_t hist, uint32_t state, uint32_t W, uint32_t in,
+                      int op, rows Y, int act, int accum) {
+    const uint32_t cin = cv->cin, gs = (hist + T) * cin, L = g->i_dec;
+    if (hist)
+        rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SS(BUF_ARENA, RG(state, hist, hist * cin, cin)),
+                  SA(RG(W, hist, gs, cin)), 0, 0);
+    rec_rowop(g, cb, groups * T, cin, op, 0, SA(RC(in, cin)), SA(RG(W + hist * cin, T, gs, cin)), 0,
+              0);
+    rec_linear(g, cb, &cv->w, groups * T / cv->st, RG(W, T / cv->st, gs, cv->st * cin), Y, act,
+               accum, 1.f, NONE, RC(0, 0), 0);
+    if (hist)
+        rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SA(RG(W + T * cin, hist, gs, cin)),
+                  SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), 0, 0);
+}
+
+typedef struct pc_up {
+    uint32_t groups, C, us, uk, list, qoff, xoff, toff, woff;
+} pc_up;
+typedef struct pc_ola {
+    uint32_t groups, T, s, k, cout, list, yoff, ooff, ntoff, toff, boff;
+} pc_ola;
+
+/* The codec on frame f of the first nf slots of the decode list -> io pcm (caller order). */
+static void rec_codec_frame(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f,
+                            uint32_t k) {
+    const ptts_weights *w = g->m->w;
+    const ptts_arch *a = &w->arch;
+    const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->i_dec;
+    const uint32_t us = (uint32_t)w->codec.upsample_stride, uk = (uint32_t)w->codec.upsample_k;
+    rec_rowop(g, cb, nf, ld, OP_AFFINE, L, SS(BUF_ARENA, RG(g->steplat + f * ld, 1, KMAX * ld, 0)),
+              SA(RC(g->zc, ld)), g->emb_std, g->emb_mean);
+    lin(g, cb, &g->quant, nf, RC(g->zc, ld), RC(g->qc, C), ACT_NONE);
+    pc_up pu = {nf, C, us, uk, L, g->qc, g->cx, g->st_up, g->up_w};
+    pvk_dispatch_flat(&g->c, cb, PVK_UPSAMPLE, &pu, sizeof pu, (uint64_t)nf * us * C);
+    const ptts_transformer *tr = &w->codec.dec_tr;
+    tspec t = {g->cd,    tr->layers, tr->d, tr->heads, tr->ffn, tr->window, L, g->i_cdlen,
+               (uint32_t)(g->bb_kv_slot * (size_t)g->S), (uint32_t)g->ccap, g->cd_freq,
+               g->cd_kv_slot, g->cx, g->ch, g->cqkv, g->catt, g->cff};
+    rec_transformer(g, cb, &t, nf * us, us);
+    /* SEANet */
+    rec_sconv(g, cb, &g->dec_in, nf, us, (uint32_t)g->hist_in, g->st_in, g->w_in, g->cx, OP_COPY,
+              RC(g->h0, g->dec_in.cout), ACT_NONE, 0);
+    uint32_t cur = g->h0, rws = us, width = g->dec_in.cout;
+    for (int s = 0; s < 3; s++) {
+        const gconv *up = &g->up[s];
+        rec_rowop(g, cb, nf * rws, width, OP_ELU, 0, SA(RC(cur, width)), SA(RC(g->E[s], width)), 0,
+                  0);
+        lin(g, cb, &up->w, nf * rws, RC(g->E[s], width), RC(g->Y[s], up->k * up->cout), ACT_NONE);
+        const uint32_t tail = up->k - up->st;
+        pc_ola po = {nf, rws, up->st, up->k, up->cout, L, g->Y[s], g->acc[s], g->nt[s],
+                     g->st_tail[s], up->bias};
+        pvk_dispatch_flat(&g->c, cb, PVK_CONVTR_OLA, &po, sizeof po,
+                          (uint64_t)nf * (rws * up->st + tail) * up->cout);
+        rec_rowop(g, cb, nf * tail, up->cout, OP_COPY, L, SA(RG(g->nt[s], tail, tail * up->cout, up->cout)),
+                  SS(BUF_ARENA, RG(g->st_tail[s], tail, tail * up->cout, up->cout)), 0, 0);
+        rws *= up->st;
+        width = up->cout;
+        /* residual block on acc */
+        rec_sconv(g, cb, &g->r1[s], nf, rws, (uint32_t)g->hist_r[s], g->st_r[s], g->R[s],
+                  g->acc[s], OP_ELU, RC(g->rh[s], g->r1[s].cout), ACT_ELU, 0);
+        rec_linear(g, cb, &g->r2[s].w, nf * rws, RC(g->rh[s], g->r1[s].cout), RC(g->acc[s], width),
+                   ACT_NONE, 1, 1.f, NONE, RC(0, 0), 0);
+        cur = g->acc[s];
+    }
+    rec_sconv(g, cb, &g->dec_out, nf, rws, (uint32_t)g->hist_out, g->st_out, g->O, cur, OP_ELU,
+              RC(g->pcmc, 1), ACT_NONE, 0);
+    const uint32_t fs = (uint32_t)a->frame_samples;
+    rec_rowop(g, cb, nf, fs, OP_COPY, g->i_orig, SA(RC(g->pcmc, fs)),
+              SS(BUF_IO, RG(g->o_pcm + f * fs, 1, k * fs, 0)), 0, 0);
+}
+
+/* ---- buffers ------------------------------------------------------------------------------ */
+
+static void drop_cached(vk_engine *g, cached *c) {
+    pvk_cmd_free(&g->c, c->cb);
+    free(c->key);
+    memset(c, 0, sizeof *c);
+}
+
+static void drop_all_cached(vk_engine *g) {
+    for (int i = 0; i <= KMAX; i++) drop_cached(g, &g->step_cb[i]);
+    drop_cached(g, &g->dec_cb);
+}
+
+/* (Re)allocate the K and V caches for `cap` backbone positions per slot, keeping contents. */
+static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
+    const ptts_arch *a = &g->m->w->arch;
+    const size_t d = (size_t)a->d, S = (size_t)g->S;
+    size_t bb_slot = (size_t)a->layers * cap * d;
+    size_t cd_total = S * g->cd_kv_slot;
+    size_t floats = S * bb_slot + cd_total;
+    if (floats > 0xffffffffu)
+        return ptts_fail(e, PTTS_E_NOMEM, "Vulkan: a KV cache of %d positions for %d streams is "
+                                          "too large", cap, g->S);
+    pvk_buffer nk, nv;
+    int rc = pvk_buffer_create(&g->c, &nk, floats * 4, 0, e);
+    if (rc) return rc;
+    if ((rc = pvk_buffer_create(&g->c, &nv, floats * 4, 0, e))) {
+        pvk_buffer_destroy(&g->c, &nk);
+        return rc;
+    }
+    if (g->kbuf.buf) {
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        if (!cb) rc = PTTS_E_BACKEND;
+        for (size_t s = 0; !rc && s < S; s++)
+            for (int l = 0; l < a->layers; l++) {
+                size_t so = (s * g->bb_kv_slot + (size_t)l * g->cap * d) * 4;
+                size_t dof = (s * bb_slot + (size_t)l * cap * d) * 4;
+                pvk_copy(cb, &g->kbuf, so, &nk, dof, (size_t)g->cap * d * 4);
+                pvk_copy(cb, &g->vbuf, so, &nv, dof, (size_t)g->cap * d * 4);
+            }
+        if (!rc && cd_total) {
+            pvk_copy(cb, &g->kbuf, S * g->bb_kv_slot * 4, &nk, S * bb_slot * 4, cd_total * 4);
+            pvk_copy(cb, &g->vbuf, S * g->bb_kv_slot * 4, &nv, S * bb_slot * 4, cd_total * 4);
+        }
+        if (!rc) rc = pvk_cmd_end(&g->c, cb, e);
+        if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+        pvk_cmd_free(&g->c, cb);
+        if (rc) {
+            pvk_buffer_destroy(&g->c, &nk);
+            pvk_buffer_destroy(&g->c, &nv);
+            return rc;
+        }
+    }
+    pvk_buffer_destroy(&g->c, &g->kbuf);
+    pvk_buffer_destroy(&g->c, &g->vbuf);
+    g->kbuf = nk;
+    g->vbuf = nv;
+    g->cap = cap;
+    g->bb_kv_slot = bb_slot;
+    pvk_bind(&g->c, PVK_B_KC, &g->kbuf);
+    pvk_bind(&g->c, PVK_B_VC, &g->vbuf);
+    drop_all_cached(g);
+    return 0;
+}
+
+static void vk_destroy(void *p) {
+    vk_engine *g = p;
+    if (!g) return;
+    if (g->c.dev) {
+        drop_all_cached(g);
+        pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf,
+                              &g->ints, &g->io,    &g->stage};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) pvk_buffer_destroy(&g->c, bufs[i]);
+        pvk_destroy(&g->c);
+    }
+    free(g->bb);
+    free(g->cd);
+    free(g->fb);
+    free(g->sorted);
+    free(g->orig);
+    free(g->scount);
+    free(g);
+}
+
+static int upload_weights(vk_engine *g, ptts_error *e) {
+    const ptts_weights *w = g->m->w;
+    const ptts_arch *a = &w->arch;
+    const ptts_codec_weights *cw = &w->codec;
+    wbuild b = {0};
+    g->bb = calloc((size_t)a->layers, sizeof *g->bb);
+    g->cd = calloc((size_t)cw->dec_tr.layers, sizeof *g->cd);
+    g->fb = calloc((size_t)(a->flow_depth > 0 ? a->flow_depth : 1), sizeof *g->fb);
+    if (!g->bb || !g->cd || !g->fb) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    for (int l = 0; l < a->layers; l++) wb_tl(&b, &w->backbone.layer[l], a->d, &g->bb[l]);
+    g->input_linear = wb_lin(&b, &w->input_linear);
+    g->out_eos = wb_lin(&b, &w->out_eos);
+    g->out_nw = wb_vec(&b, w->out_norm_w, (size_t)a->d);
+    g->out_nb = wb_vec(&b, w->out_norm_b, (size_t)a->d);
+    g->bos = wb_vec(&b, w->bos_emb, (size_t)a->ld);
+    g->embed = wb_vec(&b, w->embed, (size_t)(a->nb + 1) * a->d);
+    g->bb_freq = wb_freqs(&b, a->d / a->heads);
+    const ptts_flow_weights *fw = &w->flow;
+    g->cond = wb_lin(&b, &fw->cond_embed);
+    g->input_proj = wb_lin(&b, &fw->input_proj);
+    for (int i = 0; i < a->flow_depth; i++) {
+        g->fb[i].ln_w = wb_vec(&b, fw->block[i].ln_w, (size_t)a->fd);
+        g->fb[i].ln_b = wb_vec(&b, fw->block[i].ln_b, (size_t)a->fd);
+        g->fb[i].mlp0 = wb_lin(&b, &fw->block[i].mlp0);
+        g->fb[i].mlp2 = wb_lin(&b, &fw->block[i].mlp2);
+        g->fb[i].ada = wb_lin(&b, &fw->block[i].ada);
+    }
+    g->final_ada = wb_lin(&b, &fw->final_ada);
+    g->final_linear = wb_lin(&b, &fw->final_linear);
+    g->emb_std = wb_vec(&b, cw->emb_std, (size_t)a->ld);
+    g->emb_mean = wb_vec(&b, cw->emb_mean, (size_t)a->ld);
+    g->quant = wb_lin(&b, &cw->quant_out);
+    g->up_w = wb_vec(&b, cw->upsample_w, (size_t)a->C * cw->upsample_k);
+    for (int l = 0; l < cw->dec_tr.layers; l++) wb_tl(&b, &cw->dec_tr.layer[l], a->C, &g->cd[l]);
+    g->cd_freq = wb_freqs(&b, cw->dec_tr.d / cw->dec_tr.heads);
+    g->dec_in = wb_conv(&b, &cw->dec_in);
+    for (int s = 0; s < 3; s++) {
+        g->up[s] = wb_convtr(&b, &cw->dec_up[s]);
+        g->r1[s] = wb_conv(&b, &cw->dec_res[s].c1);
+        g->r2[s] = wb_conv(&b, &cw->dec_res[s].c2);
+    }
+    g->dec_out = wb_conv(&b, &cw->dec_out);
+    int rc = 0;
+    if (b.fail) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory (weights for the GPU)");
+    if (!rc) rc = pvk_buffer_create(&g->c, &g->wbuf, b.n * sizeof(float), 0, e);
+    if (!rc) rc = upload(g, &g->wbuf, 0, b.p, b.n * sizeof(float), e);
+    free(b.p);
+    return rc;
+}
+
+/* arena bump allocation (floats, 64-aligned) */
+static uint32_t A(size_t *top, size_t n) {
+    size_t off = (*top + 63) & ~(size_t)63;
+    *top = off + (n ? n : 1);
+    return (uint32_t)off;
+}
+
+static int layout_arena(vk_engine *g, ptts_error *e) {
+    const ptts_weights *w = g->m->w;
+    const ptts_arch *a = &w->arch;
+    const ptts_codec_weights *cw = &w->codec;
+    const size_t S = (size_t)g->S, d = (size_t)a->d, ld = (size_t)a->ld, fd = (size_t)a->fd;
+    const size_t C = (size_t)a->C, us = (size_t)cw->upsample_stride;
+    const size_t RB1 = S > PBLOCK ? S : PBLOCK, RC2 = S * us;
+    size_t top = 0;
+    g->lat = A(&top, S * ld);
+    g->steplat = A(&top, S * KMAX * ld);
+    g->te = A(&top, TE_MAX * fd);
+    g->bx = A(&top, RB1 * d);
+    g->bh = A(&top, RB1 * d);
+    g->bqkv = A(&top, RB1 * 3 * d);
+    g->batt = A(&top, RB1 * d);
+    g->bff = A(&top, RB1 * (size_t)a->ffn);
+    g->ce = A(&top, S * fd);
+    g->sy = A(&top, S * fd);
+    g->xh = A(&top, S * fd);
+    g->hb = A(&top, S * fd);
+    g->ub = A(&top, S * fd);
+    g->mod = A(&top, S * 3 * fd);
+    g->latc = A(&top, S * ld);
+    g->eosc = A(&top, S * KMAX);
+    g->zc = A(&top, S * ld);
+    g->qc = A(&top, S * C);
+    g->cx = A(&top, RC2 * C);
+    g->ch = A(&top, RC2 * C);
+    g->cqkv = A(&top, RC2 * 3 * C);
+    g->catt = A(&top, RC2 * C);
+    g->cff = A(&top, RC2 * (size_t)cw->dec_tr.ffn);
+    g->hist_in = cw->dec_in.k - cw->dec_in.stride;
+    g->w_in = A(&top, S * (g->hist_in + us) * C);
+    g->h0 = A(&top, RC2 * (size_t)cw->dec_in.cout);
+    size_t rows = us, width = (size_t)cw->dec_in.cout;
+    for (int s = 0; s < 3; s++) {
+        const ptts_convtr *ct = &cw->dec_up[s];
+        g->E[s] = A(&top, S * rows * width);
+        g->Y[s] = A(&top, S * rows * ct->k * ct->cout);
+        rows *= (size_t)ct->stride;
+        width = (size_t)ct->cout;
+        g->acc[s] = A(&top, S * rows * width);
+        g->nt[s] = A(&top, S * (size_t)(ct->k - ct->stride) * width);
+        const ptts_conv *c1 = &cw->dec_res[s].c1;
+        g->hist_r[s] = c1->k - c1->stride;
+        g->R[s] = A(&top, S * (g->hist_r[s] + rows) * width);
+        g->rh[s] = A(&top, S * rows * (size_t)c1->cout);
+    }
+    g->hist_out = cw->dec_out.k - cw->dec_out.stride;
+    g->O = A(&top, S * (g->hist_out + rows) * width);
+    g->pcmc = A(&top, S * rows);
+    /* per-slot codec state, one contiguous block per slot region */
+    g->st_up = A(&top, S * (size_t)(cw->upsample_k - cw->upsample_stride) * C);
+    g->st_in = A(&top, S * g->hist_in * C);
+    width = (size_t)cw->dec_in.cout;
+    for (int s = 0; s < 3; s++) {
+        const ptts_convtr *ct = &cw->dec_up[s];
+        g->st_tail[s] = A(&top, S * (size_t)(ct->k - ct->stride) * ct->cout);
+        g->st_r[s] = A(&top, S * g->hist_r[s] * (size_t)ct->cout);
+        width = (size_t)ct->cout;
+    }
+    g->st_out = A(&top, S * g->hist_out * width);
+    if (top > 0xffffffffu / 4)
+        return ptts_fail(e, PTTS_E_NOMEM, "Vulkan: %d streams need too much scratch", g->S);
+    int rc = pvk_buffer_create(&g->c, &g->arena, top * 4, 0, e);
+    if (rc) return rc;
+    /* ints and io */
+    g->i_bblen = 0;
+    g->i_cdlen = (uint32_t)S;
+    g->i_step = (uint32_t)(2 * S);
+    g->i_dec = (uint32_t)(3 * S);
+    g->i_orig = (uint32_t)(4 * S);
+    g->i_plist = (uint32_t)(5 * S);
+    g->i_ids = (uint32_t)(5 * S + 1);
+    if ((rc = pvk_buffer_create(&g->c, &g->ints, (5 * S + 1 + IDS_MAX) * 4, 1, e))) return rc;
+    size_t io = 0;
+    g->o_noise = A(&io, S * KMAX * ld);
+    g->o_eos = A(&io, S * KMAX);
+    g->o_lat = A(&io, S * KMAX * ld);
+    g->o_pcm = A(&io, S * KMAX * (size_t)a->frame_samples);
+    if ((rc = pvk_buffer_create(&g->c, &g->io, io * 4, 1, e))) return rc;
+    g->ccap = cw->dec_tr.window + (int)us - 1;
+    g->cd_kv_slot = (size_t)cw->dec_tr.layers * g->ccap * C;
+    pvk_bind(&g->c, PVK_B_WEIGHTS, &g->wbuf);
+    pvk_bind(&g->c, PVK_B_ARENA, &g->arena);
+    pvk_bind(&g->c, PVK_B_INTS, &g->ints);
+    pvk_bind(&g->c, PVK_B_IO, &g->io);
+    return kv_alloc(g, 256, e);
+}
+
+/* ---- engine ops --------------------------------------------------------------------------- */
+
+static int vk_set_lsd_steps(void *p, int steps, ptts_error *e);
+
+static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
+    *out = NULL;
+    if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
+    const ptts_weights *w = m->w;
+    const ptts_codec_weights *cw = &w->codec;
+    if (w->arch.d / w->arch.heads > 256 || cw->dec_tr.d / cw->dec_tr.heads > 256 ||
+        cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: this architecture is not supported "
+                                                "(head width over 256 or unusual upsampling)");
+    for (int s = 0; s < 3; s++)
+        if (cw->dec_up[s].k < cw->dec_up[s].stride || cw->dec_res[s].c1.stride != 1 ||
+            cw->dec_res[s].c2.k != 1)
+            return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: unsupported SEANet layer shapes");
+    vk_engine *g = calloc(1, sizeof *g);
+    if (!g) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    g->m = m;
+    g->S = slots;
+    g->sorted = calloc((size_t)slots, sizeof(int));
+    g->orig = calloc((size_t)slots, sizeof(int));
+    g->scount = calloc((size_t)slots, sizeof(int));
+    int rc = (!g->sorted || !g->orig || !g->scount) ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
+                                                    : 0;
+    if (!rc) rc = pvk_create(&g->c, e);
+    if (!rc) rc = upload_weights(g, e);
+    if (!rc) rc = layout_arena(g, e);
+    if (!rc) rc = vk_set_lsd_steps(g, 1, e);
+    if (rc) {
+        vk_destroy(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+static int vk_max_steps(void *p) {
+    (void)p;
+    return KMAX;
+}
+
+/* T_k(tau) as flow_head.c computes it (reference kernels). */
+static void time_embed(const ptts_ctx *c, const ptts_time_embed *T, int nfreq, int fd, float tau,
+                       float *emb, float *ta, float *tb, float *out) {
+    for (int j = 0; j < nfreq; j++) {
+        float arg = tau * T->freqs[j];
+        emb[j] = cosf(arg);
+        emb[nfreq + j] = sinf(arg);
+    }
+    ptts_linear(c, &T->mlp0, emb, 1, ta);
+    c->k->silu(ta, ta, fd);
+    ptts_linear(c, &T->mlp2, ta, 1, tb);
+    double mean = 0;
+    for (int j = 0; j < fd; j++) mean += tb[j];
+    mean /= fd;
+    double var = 0;
+    for (int j = 0; j < fd; j++) var += ((double)tb[j] - mean) * ((double)tb[j] - mean);
+    var = fd > 1 ? var / (fd - 1) : 0.0;
+    float inv = (float)(1.0 / sqrt(var + 1e-5));
+    for (int j = 0; j < fd; j++) out[j] = tb[j] * (T->alpha[j] * inv);
+}
+
+static int vk_set_lsd_steps(void *p, int steps, ptts_error *e) {
+    vk_engine *g = p;
+    if (steps == g->steps) return 0;
+    if (steps < 1 || steps > TE_MAX)
+        return ptts_fail(e, PTTS_E_INVALID, "LSD steps must be in [1, %d], got %d", TE_MAX, steps);
+    const ptts_arch *a = &g->m->w->arch;
+    const int fd = a->fd, nf = a->nfreq;
+    float *tmp = malloc(((size_t)steps * fd + 2 * (size_t)nf + 4 * (size_t)fd) * sizeof(float));
+    if (!tmp) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    float *te = tmp, *emb = te + (size_t)steps * fd, *ta = emb + 2 * nf, *tb = ta + fd,
+          *t0 = tb + fd, *t1 = t0 + fd;
+    const ptts_ctx c = {ptts_kernels_ref(), NULL};
+    const ptts_flow_weights *fw = &g->m->w->flow;
+    for (int i = 0; i < steps; i++) {
+        float s = (float)((double)i / steps), t = (float)((double)(i + 1) / steps);
+        time_embed(&c, &fw->time[0], nf, fd, s, emb, ta, tb, t0);
+        time_embed(&c, &fw->time[1], nf, fd, t, emb, ta, tb, t1);
+        for (int j = 0; j < fd; j++) te[(size_t)i * fd + j] = (t0[j] + t1[j]) / 2.0f;
+    }
+    int rc = upload(g, &g->arena, (size_t)g->te * 4, te, (size_t)steps * fd * sizeof(float), e);
+    free(tmp);
+    if (rc) return rc;
+    g->steps = steps;
+    drop_all_cached(g);
+    return 0;
+}
+
+typedef struct state_region {
+    uint32_t off;
+    size_t n; /* floats per slot */
+} state_region;
+
+static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids,
+                          int n_ids, int max_steps, ptts_error *e) {
+    vk_engine *g = p;
+    const ptts_arch *a = &g->m->w->arch;
+    if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
+    if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
+                         v->layers, v->heads, v->dh, a->layers, a->heads, a->d / a->heads);
+    for (int i = 0; i < n_ids; i++)
+        if (ids[i] < 0 || ids[i] > a->nb)
+            return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
+    int need = v->positions + n_ids + max_steps + 1, rc;
+    if (need > g->cap && (rc = kv_alloc(g, need > g->cap * 3 / 2 ? need : g->cap * 3 / 2, e)))
+        return rc;
+    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
+    if (per && (rc = stage_reserve(g, 2 * per * sizeof(float), e))) return rc;
+    if (per) {
+        memcpy(g->stage.map, v->k, per * sizeof(float));
+        memcpy((float *)g->stage.map + per, v->v, per * sizeof(float));
+    }
+    uint32_t *iv = g->ints.map;
+    iv[g->i_bblen + slot] = (uint32_t)P;
+    iv[g->i_cdlen + slot] = 0;
+    iv[g->i_plist] = (uint32_t)slot;
+    const ptts_codec_weights *cw = &g->m->w->codec;
+    for (int done = 0; done < n_ids || done == 0; done += IDS_MAX) {
+        int cnt = n_ids - done < IDS_MAX ? n_ids - done : IDS_MAX;
+        for (int i = 0; i < cnt; i++) iv[g->i_ids + i] = (uint32_t)ids[done + i];
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        if (!cb) return PTTS_E_BACKEND;
+        if (done == 0) {
+            for (int l = 0; per && l < a->layers; l++) {
+                size_t dst = ((size_t)slot * g->bb_kv_slot + (size_t)l * g->cap * d) * 4;
+                pvk_copy(cb, &g->stage, (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
+                pvk_copy(cb, &g->stage, (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
+            }
+            /* fresh codec state: every state region's rows of this slot */
+            state_region st[9];
+            int ns = 0;
+            st[ns++] = (state_region){g->st_up, (size_t)(cw->upsample_k - cw->upsample_stride) * a->C};
+            st[ns++] = (state_region){g->st_in, (size_t)g->hist_in * a->C};
+            for (int s = 0; s < 3; s++) {
+                const ptts_convtr *ct = &cw->dec_up[s];
+                st[ns++] = (state_region){g->st_tail[s], (size_t)(ct->k - ct->stride) * ct->cout};
+                st[ns++] = (state_region){g->st_r[s], (size_t)g->hist_r[s] * ct->cout};
+            }
+            st[ns++] = (state_region){g->st_out, (size_t)g->hist_out * cw->dec_out.cin};
+            for (int i = 0; i < ns; i++)
+                if (st[i].n) {
+                    vkCmdFillBuffer(cb, g->arena.buf, ((size_t)st[i].off + slot * st[i].n) * 4,
+                                    st[i].n * 4, 0);
+                }
+            pvk_copy(cb, &g->wbuf, (size_t)g->bos * 4, &g->arena,
+                     ((size_t)g->lat + (size_t)slot * a->ld) * 4, (size_t)a->ld * 4);
+        }
+        tspec t = bb_spec(g, g->i_plist);
+        for (int b0 = 0; b0 < cnt; b0 += PBLOCK) {
+            uint32_t mrows = (uint32_t)(cnt - b0 < PBLOCK ? cnt - b0 : PBLOCK);
+            rec_rowop(g, cb, mrows, (uint32_t)d, OP_COPY, g->i_ids + (uint32_t)b0,
+                      SS(BUF_WEIGHTS, RG(g->embed, 1, (uint32_t)d, 0)), SA(RC(g->bx, (uint32_t)d)), 0, 0);
+            rec_transformer(g, cb, &t, mrows, mrows);
+        }
+        rc = pvk_cmd_end(&g->c, cb, e);
+        if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+        pvk_cmd_free(&g->c, cb);
+        if (rc) return rc;
+        if (n_ids == 0) break;
+    }
+    return 0;
+}
+
+static int same_key(const cached *c, int n, int k, const int *key, int nkey) {
+    return c->cb && c->n == n && c->k == k && c->nkey == nkey &&
+           !memcmp(c->key, key, (size_t)nkey * sizeof(int));
+}
+
+static int set_key(cached *c, int n, int k, const int *key, int nkey) {
+    c->key = malloc((size_t)(nkey ? nkey : 1) * sizeof(int));
+    if (!c->key) return -1;
+    memcpy(c->key, key, (size_t)nkey * sizeof(int));
+    c->n = n;
+    c->k = k;
+    c->nkey = nkey;
+    return 0;
+}
+
+static int vk_step(void *p, const int *slots, int n, int k, const float *noise, float *eos,
+                   float *latents, ptts_error *e) {
+    vk_engine *g = p;
+    const ptts_arch *a = &g->m->w->arch;
+    if (k < 1 || k > KMAX || n < 1 || n > g->S)
+        return ptts_fail(e, PTTS_E_INVALID, "Vulkan step: %d slots x %d steps", n, k);
+    uint32_t *iv = g->ints.map;
+    for (int i = 0; i < n; i++) iv[g->i_step + i] = (uint32_t)slots[i];
+    memcpy((float *)g->io.map + g->o_noise, noise, (size_t)n * k * a->ld * sizeof(float));
+    cached *c = &g->step_cb[k];
+    if (!same_key(c, n, k, slots, n)) {
+        drop_cached(g, c);
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        if (!cb) return PTTS_E_BACKEND;
+        rec_step(g, cb, (uint32_t)n, (uint32_t)k);
+        int rc = pvk_cmd_end(&g->c, cb, e);
+        if (rc || set_key(c, n, k, slots, n)) {
+            pvk_cmd_free(&g->c, cb);
+            return rc ? rc : ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        }
+        c->cb = cb;
+    }
+    int rc = pvk_submit_wait(&g->c, c->cb, e);
+    if (rc) return rc;
+    const float *io = g->io.map;
+    memcpy(eos, io + g->o_eos, (size_t)n * k * sizeof(float));
+    memcpy(latents, io + g->o_lat, (size_t)n * k * a->ld * sizeof(float));
+    return 0;
+}
+
+static int vk_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
+                     ptts_error *e) {
+    vk_engine *g = p;
+    const ptts_arch *a = &g->m->w->arch;
+    if (k < 1 || k > KMAX || n < 1 || n > g->S)
+        return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
+    /* slots by count, descending (stable): frame f runs on a prefix */
+    int m = 0, kmax = 0;
+    for (int c = k; c >= 1; c--)
+        for (int i = 0; i < n; i++)
+            if (counts[i] == c) {
+                g->sorted[m] = slots[i];
+                g->orig[m] = i;
+                g->scount[m] = c;
+                m++;
+            }
+    if (m == 0) return 0;
+    kmax = g->scount[0];
+    uint32_t *iv = g->ints.map;
+    for (int i = 0; i < m; i++) {
+        iv[g->i_dec + i] = (uint32_t)g->sorted[i];
+        iv[g->i_orig + i] = (uint32_t)g->orig[i];
+    }
+    int *key = malloc((size_t)3 * m * sizeof(int));
+    if (!key) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    memcpy(key, g->sorted, (size_t)m * sizeof(int));
+    memcpy(key + m, g->scount, (size_t)m * sizeof(int));
+    memcpy(key + 2 * m, g->orig, (size_t)m * sizeof(int));
+    cached *c = &g->dec_cb;
+    int rc = 0;
+    if (!same_key(c, m, k, key, 3 * m)) {
+        drop_cached(g, c);
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        if (!cb) rc = PTTS_E_BACKEND;
+        for (int f = 0; !rc && f < kmax; f++) {
+            uint32_t nf = 0;
+            while ((int)nf < m && g->scount[nf] > f) nf++;
+            rec_codec_frame(g, cb, nf, (uint32_t)f, (uint32_t)k);
+        }
+        if (!rc) rc = pvk_cmd_end(&g->c, cb, e);
+        if (!rc && set_key(c, m, k, key, 3 * m)) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        if (rc) pvk_cmd_free(&g->c, cb);
+        else c->cb = cb;
+    }
+    free(key);
+    if (!rc) rc = pvk_submit_wait(&g->c, c->cb, e);
+    if (rc) return rc;
+    const size_t fs = (size_t)a->frame_samples;
+    const float *io = (const float *)g->io.map + g->o_pcm;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0)
+            memcpy(pcm + (size_t)i * k * fs, io + (size_t)i * k * fs,
+                   (size_t)counts[i] * fs * sizeof(float));
+    return 0;
+}
+
+static const ptts_engine_ops vk_ops = {
+    .name = "vulkan",
+    .create = vk_create,
+    .destroy = vk_destroy,
+    .max_steps_per_call = vk_max_steps,
+    .set_lsd_steps = vk_set_lsd_steps,
+    .begin_chunk = vk_begin_chunk,
+    .step = vk_step,
+    .decode = vk_decode,
+};
+
+const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
+
+int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e) {
+    pvk_device_info d[16];
+    int n = pvk_probe(d, 16, e);
+    if (n < 0) return n;
+    int i = pvk_pick(d, n);
+    if (i < 0) return ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: PTTS_VK_DEVICE names no device");
+    if (name && name_size) snprintf(name, name_size, "%s", d[i].name);
+    if (discrete) *discrete = d[i].discrete;
+    return 0;
+}
+
+size_t ptts_vulkan_engine_bytes(void *p) {
+    vk_engine *g = p;
+    return (size_t)(g->wbuf.size + g->arena.size + g->kbuf.size + g->vbuf.size + g->ints.size +
+                    g->io.size + g->stage.size);
+}

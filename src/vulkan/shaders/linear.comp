@@ -1,0 +1,57 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// linear.comp - Y[r, m] (=|+=) g[r, m] * alpha * act(X[r, :K] . W[m, :K] + b[m]) for small N:
+// 8 outputs per workgroup, 32 lanes split K, 8 rows per workgroup (gl_WorkGroupID.y), W read
+// once per row block. Rows use grouped addressing: row r -> off + (r / rps) * gs + (r % rps) * ld.
+#include "common.glsl"
+layout(local_size_x = 256) in;
+layout(push_constant) uniform P {
+    uint N, K, M;
+    uint xoff, xrps, xgs, xld;
+    uint yoff, yrps, ygs, yld;
+    uint goff, grps, ggs, gld, gbuf; // goff NONE: no gate; gbuf 0 arena, 1 weights
+    uint woff, boff;
+    uint act, accum;
+    float alpha;
+} p;
+#define RB 8
+shared float red[RB * 256];
+uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
+void main() {
+    uint tid = gl_LocalInvocationID.x, lane = tid & 31u, grp = tid >> 5;
+    uint m = gl_WorkGroupID.x * 8u + grp;
+    uint r0 = gl_WorkGroupID.y * RB;
+    float acc[RB];
+    uint xb[RB];
+    for (uint j = 0u; j < RB; j++) {
+        acc[j] = 0.0;
+        xb[j] = r0 + j < p.N ? addr(p.xoff, p.xrps, p.xgs, p.xld, r0 + j) : 0u;
+    }
+    uint nr = min(uint(RB), p.N - r0);
+    if (m < p.M) {
+        uint wr = p.woff + m * p.K;
+        for (uint k = lane; k < p.K; k += 32u) {
+            float wv = wt[wr + k];
+            for (uint j = 0u; j < RB; j++)
+                if (j < nr) acc[j] += wv * ar[xb[j] + k];
+        }
+    }
+    for (uint j = 0u; j < RB; j++) red[j * 256u + tid] = acc[j];
+    barrier();
+    if (tid < 8u * RB) {
+        uint o = tid & 7u, j = tid >> 3;
+        uint mm = gl_WorkGroupID.x * 8u + o, r = r0 + j;
+        if (mm < p.M && r < p.N) {
+            float s = 0.0;
+            for (uint l = 0u; l < 32u; l++) s += red[j * 256u + o * 32u + l];
+            if (p.boff != NONE) s += wt[p.boff + mm];
+            float v = act_(p.act, s) * p.alpha;
+            if (p.goff != NONE) {
+                uint ga = addr(p.goff, p.grps, p.ggs, p.gld, r) + mm;
+                v *= p.gbuf == 1u ? wt[ga] : ar[ga];
+            }
+            uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, r) + mm;
+            ar[ya] = p.accum != 0u ? ar[ya] + v : v;
+        }
+    }
+}

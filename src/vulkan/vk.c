@@ -1,0 +1,381 @@
+/*
+ * vk.c - Vulkan instance, device, pipelines, buffers and command recording (see vk.h).
+ */
+#include "vk.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shaders.h" /* generated: pvk_spv_<name>[] for every shaders/<name>.comp */
+
+static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
+    pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
+    pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance,
+};
+static const size_t spv_size[PVK_N_PIPELINES] = {
+    sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
+    sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
+    sizeof pvk_spv_upsample,  sizeof pvk_spv_convtr_ola, sizeof pvk_spv_advance,
+};
+
+#define VK_TRY(call, what)                                                                   \
+    do {                                                                                     \
+        VkResult r_ = (call);                                                                \
+        if (r_ != VK_SUCCESS)                                                                \
+            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s failed (VkResult %d)", what,     \
+                             (int)r_);                                                       \
+    } while (0)
+
+static int make_instance(VkInstance *inst, ptts_error *e) {
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .pApplicationName = "pocket-tts-c",
+                             .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pApplicationInfo = &app};
+    VkResult r = vkCreateInstance(&ci, NULL, inst);
+    if (r != VK_SUCCESS)
+        return ptts_fail(e, PTTS_E_BACKEND,
+                         "Vulkan: no usable driver (vkCreateInstance returned %d); is a Vulkan "
+                         "ICD installed (mesa-vulkan-drivers, the NVIDIA driver)?",
+                         (int)r);
+    return 0;
+}
+
+static int list_devices(VkInstance inst, VkPhysicalDevice **out, uint32_t *n, ptts_error *e) {
+    *out = NULL;
+    *n = 0;
+    VK_TRY(vkEnumeratePhysicalDevices(inst, n, NULL), "vkEnumeratePhysicalDevices");
+    if (*n == 0) return ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: no device found");
+    *out = calloc(*n, sizeof **out);
+    if (!*out) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    VK_TRY(vkEnumeratePhysicalDevices(inst, n, *out), "vkEnumeratePhysicalDevices");
+    return 0;
+}
+
+int pvk_probe(pvk_device_info *out, int max, ptts_error *e) {
+    VkInstance inst;
+    int rc = make_instance(&inst, e);
+    if (rc) return rc;
+    VkPhysicalDevice *pd;
+    uint32_t n;
+    rc = list_devices(inst, &pd, &n, e);
+    int count = 0;
+    for (uint32_t i = 0; !rc && i < n && count < max; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(pd[i], &p);
+        snprintf(out[count].name, sizeof out[count].name, "%s", p.deviceName);
+        out[count].type = (int)p.deviceType;
+        out[count].discrete = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+        count++;
+    }
+    free(pd);
+    vkDestroyInstance(inst, NULL);
+    return rc ? rc : count;
+}
+
+int pvk_pick(const pvk_device_info *d, int n) {
+    const char *env = getenv("PTTS_VK_DEVICE");
+    if (env && *env) {
+        int i = atoi(env);
+        return i >= 0 && i < n ? i : -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (d[i].type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) return i;
+    for (int i = 0; i < n; i++)
+        if (d[i].type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) return i;
+    return n > 0 ? 0 : -1;
+}
+
+static int make_pipelines(pvk_ctx *c, ptts_error *e) {
+    VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
+    for (int i = 0; i < PVK_N_BINDINGS; i++)
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
+                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorCount = 1,
+                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                          .bindingCount = PVK_N_BINDINGS,
+                                          .pBindings = b};
+    VK_TRY(vkCreateDescriptorSetLayout(c->dev, &dl, NULL, &c->dsl), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
+    VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                     .setLayoutCount = 1,
+                                     .pSetLayouts = &c->dsl,
+                                     .pushConstantRangeCount = 1,
+                                     .pPushConstantRanges = &pr};
+    VK_TRY(vkCreatePipelineLayout(c->dev, &pl, NULL, &c->layout), "vkCreatePipelineLayout");
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PVK_N_BINDINGS};
+    VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                     .maxSets = 1,
+                                     .poolSizeCount = 1,
+                                     .pPoolSizes = &ps};
+    VK_TRY(vkCreateDescriptorPool(c->dev, &dp, NULL, &c->dpool), "vkCreateDescriptorPool");
+    VkDescriptorSetAllocateInfo da = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = c->dpool,
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &c->dsl};
+    VK_TRY(vkAllocateDescriptorSets(c->dev, &da, &c->set), "vkAllocateDescriptorSets");
+    for (int i = 0; i < PVK_N_PIPELINES; i++) {
+        VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                       .codeSize = spv_size[i],
+                                       .pCode = spv_code[i]};
+        VkShaderModule mod;
+        VK_TRY(vkCreateShaderModule(c->dev, &sm, NULL, &mod), "vkCreateShaderModule");
+        VkComputePipelineCreateInfo cp = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = mod,
+                      .pName = "main"},
+            .layout = c->layout};
+        VkResult r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cp, NULL, &c->pipe[i]);
+        vkDestroyShaderModule(c->dev, mod, NULL);
+        if (r != VK_SUCCESS)
+            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: pipeline %d failed (VkResult %d)", i,
+                             (int)r);
+    }
+    return 0;
+}
+
+int pvk_create(pvk_ctx *c, ptts_error *e) {
+    memset(c, 0, sizeof *c);
+    int rc = make_instance(&c->instance, e);
+    if (rc) return rc;
+    VkPhysicalDevice *pd;
+    uint32_t n;
+    if ((rc = list_devices(c->instance, &pd, &n, e))) {
+        pvk_destroy(c);
+        return rc;
+    }
+    pvk_device_info info[16];
+    int ni = 0;
+    for (uint32_t i = 0; i < n && ni < 16; i++, ni++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(pd[i], &p);
+        info[ni].type = (int)p.deviceType;
+        info[ni].discrete = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    }
+    int pick = pvk_pick(info, ni);
+    if (pick < 0) {
+        free(pd);
+        pvk_destroy(c);
+        return ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: PTTS_VK_DEVICE names no device (%u found)",
+                         n);
+    }
+    c->phys = pd[pick];
+    free(pd);
+    vkGetPhysicalDeviceProperties(c->phys, &c->props);
+    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, NULL);
+    VkQueueFamilyProperties qf[32];
+    if (nq > 32) nq = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, qf);
+    c->qfamily = UINT32_MAX;
+    for (uint32_t i = 0; i < nq; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            c->qfamily = i;
+            break;
+        }
+    if (c->qfamily == UINT32_MAX) {
+        pvk_destroy(c);
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue",
+                         c->props.deviceName);
+    }
+    float prio = 1.f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                  .queueFamilyIndex = c->qfamily,
+                                  .queueCount = 1,
+                                  .pQueuePriorities = &prio};
+    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qi};
+    VkResult r = vkCreateDevice(c->phys, &di, NULL, &c->dev);
+    if (r != VK_SUCCESS) {
+        pvk_destroy(c);
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkCreateDevice failed (%d)", (int)r);
+    }
+    vkGetDeviceQueue(c->dev, c->qfamily, 0, &c->queue);
+    VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  .queueFamilyIndex = c->qfamily};
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if (vkCreateCommandPool(c->dev, &cp, NULL, &c->pool) != VK_SUCCESS ||
+        vkCreateFence(c->dev, &fi, NULL, &c->fence) != VK_SUCCESS) {
+        pvk_destroy(c);
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: cannot create a command pool or fence");
+    }
+    if ((rc = make_pipelines(c, e))) {
+        pvk_destroy(c);
+        return rc;
+    }
+    return 0;
+}
+
+void pvk_destroy(pvk_ctx *c) {
+    if (c->dev) {
+        vkDeviceWaitIdle(c->dev);
+        for (int i = 0; i < PVK_N_PIPELINES; i++)
+            if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
+        if (c->dpool) vkDestroyDescriptorPool(c->dev, c->dpool, NULL);
+        if (c->layout) vkDestroyPipelineLayout(c->dev, c->layout, NULL);
+        if (c->dsl) vkDestroyDescriptorSetLayout(c->dev, c->dsl, NULL);
+        if (c->fence) vkDestroyFence(c->dev, c->fence, NULL);
+        if (c->pool) vkDestroyCommandPool(c->dev, c->pool, NULL);
+        vkDestroyDevice(c->dev, NULL);
+    }
+    if (c->instance) vkDestroyInstance(c->instance, NULL);
+    memset(c, 0, sizeof *c);
+}
+
+static int find_memory(const pvk_ctx *c, uint32_t bits, VkMemoryPropertyFlags want) {
+    for (uint32_t i = 0; i < c->mem_props.memoryTypeCount; i++)
+        if ((bits & (1u << i)) && (c->mem_props.memoryTypes[i].propertyFlags & want) == want)
+            return (int)i;
+    return -1;
+}
+
+int pvk_buffer_create(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host, ptts_error *e) {
+    memset(b, 0, sizeof *b);
+    if (size == 0) size = 4;
+    size = (size + 255) & ~(VkDeviceSize)255;
+    if (size > c->props.limits.maxStorageBufferRange)
+        return ptts_fail(e, PTTS_E_NOMEM,
+                         "Vulkan: a buffer of %.1f MiB exceeds the device's storage buffer range "
+                         "(%.1f MiB) on %s",
+                         size / 1048576.0, c->props.limits.maxStorageBufferRange / 1048576.0,
+                         c->props.deviceName);
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = size,
+                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VK_TRY(vkCreateBuffer(c->dev, &bi, NULL, &b->buf), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(c->dev, b->buf, &req);
+    int mt = host ? find_memory(c, req.memoryTypeBits,
+                                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                    VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+                  : find_memory(c, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (host && mt < 0)
+        mt = find_memory(c, req.memoryTypeBits,
+                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    if (mt < 0) {
+        pvk_buffer_destroy(c, b);
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: no suitable memory type");
+    }
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = req.size,
+                               .memoryTypeIndex = (uint32_t)mt};
+    VkResult r = vkAllocateMemory(c->dev, &ai, NULL, &b->mem);
+    if (r != VK_SUCCESS) {
+        pvk_buffer_destroy(c, b);
+        return ptts_fail(e, PTTS_E_NOMEM, "Vulkan: cannot allocate %.1f MiB of %s memory (%d)",
+                         size / 1048576.0, host ? "host-visible" : "device", (int)r);
+    }
+    vkBindBufferMemory(c->dev, b->buf, b->mem, 0);
+    b->size = size;
+    if (host && vkMapMemory(c->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map) != VK_SUCCESS) {
+        pvk_buffer_destroy(c, b);
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkMapMemory failed");
+    }
+    if (host) memset(b->map, 0, (size_t)size);
+    return 0;
+}
+
+void pvk_buffer_destroy(pvk_ctx *c, pvk_buffer *b) {
+    if (b->buf) vkDestroyBuffer(c->dev, b->buf, NULL);
+    if (b->mem) vkFreeMemory(c->dev, b->mem, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b) {
+    VkDescriptorBufferInfo bi = {.buffer = b->buf, .offset = 0, .range = b->size};
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                              .dstSet = c->set,
+                              .dstBinding = (uint32_t)binding,
+                              .descriptorCount = 1,
+                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              .pBufferInfo = &bi};
+    vkUpdateDescriptorSets(c->dev, 1, &w, 0, NULL);
+}
+
+VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = c->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBuffer cb;
+    if (vkAllocateCommandBuffers(c->dev, &ai, &cb) != VK_SUCCESS) {
+        ptts_fail(e, PTTS_E_BACKEND, "Vulkan: cannot allocate a command buffer");
+        return VK_NULL_HANDLE;
+    }
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vkBeginCommandBuffer(cb, &bi);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 0,
+                            NULL);
+    return cb;
+}
+
+int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
+    (void)c;
+    VK_TRY(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    return 0;
+}
+
+int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cb};
+    VK_TRY(vkQueueSubmit(c->queue, 1, &si, c->fence), "vkQueueSubmit");
+    VkResult r = vkWaitForFences(c->dev, 1, &c->fence, VK_TRUE, UINT64_MAX);
+    vkResetFences(c->dev, 1, &c->fence);
+    if (r != VK_SUCCESS)
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
+    return 0;
+}
+
+void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) {
+    if (cb) vkFreeCommandBuffers(c->dev, c->pool, 1, &cb);
+}
+
+static void barrier(VkCommandBuffer cb) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT |
+                                           VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(cb,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                             VK_PIPELINE_STAGE_HOST_BIT,
+                         0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
+                  uint32_t gx, uint32_t gy, uint32_t gz) {
+    if (gx == 0 || gy == 0 || gz == 0) return;
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
+    vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
+    vkCmdDispatch(cb, gx, gy, gz);
+    barrier(cb);
+}
+
+void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
+                       uint64_t items) {
+    uint64_t groups = (items + 255) / 256;
+    if (groups == 0) return;
+    uint32_t gx = groups < 65535 ? (uint32_t)groups : 65535u;
+    uint32_t gy = (uint32_t)((groups + gx - 1) / gx);
+    pvk_dispatch(c, cb, pipe, pc, bytes, gx, gy, 1);
+}
+
+void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const pvk_buffer *dst,
+              VkDeviceSize dof, VkDeviceSize bytes) {
+    VkBufferCopy r = {.srcOffset = so, .dstOffset = dof, .size = bytes};
+    vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &r);
+    barrier(cb);
+}

@@ -1,0 +1,96 @@
+/*
+ * vk.h - the Vulkan compute infrastructure of the GPU backend: instance and device selection
+ * (discrete first; PTTS_VK_DEVICE=N picks the N-th device), one descriptor-set layout shared by
+ * every pipeline (six storage buffers: weights, arena, K cache, V cache, integers, host I/O),
+ * one 128-byte push-constant range, the compute pipelines built from SPIR-V embedded at build
+ * time (glslc), buffers allocated up front, and a command recorder (dispatch + full barrier).
+ */
+#ifndef PTTS_VK_H
+#define PTTS_VK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "common.h"
+
+enum {
+    PVK_LINEAR,
+    PVK_GEMM,
+    PVK_LAYERNORM,
+    PVK_ROWOP,
+    PVK_ROPE_KV,
+    PVK_ATTENTION,
+    PVK_UPSAMPLE,
+    PVK_CONVTR_OLA,
+    PVK_ADVANCE,
+    PVK_N_PIPELINES
+};
+
+/* Descriptor bindings (set 0), as in shaders/common.glsl. */
+enum { PVK_B_WEIGHTS, PVK_B_ARENA, PVK_B_KC, PVK_B_VC, PVK_B_INTS, PVK_B_IO, PVK_N_BINDINGS };
+
+typedef struct pvk_buffer {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    void *map; /* host-visible buffers: persistently mapped */
+} pvk_buffer;
+
+typedef struct pvk_ctx {
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties mem_props;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t qfamily;
+    VkCommandPool pool;
+    VkFence fence;
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout layout;
+    VkDescriptorPool dpool;
+    VkDescriptorSet set;
+    VkPipeline pipe[PVK_N_PIPELINES];
+} pvk_ctx;
+
+/* One Vulkan device as seen by a probe. */
+typedef struct pvk_device_info {
+    char name[256];
+    int discrete; /* 1: discrete GPU, 0: integrated / virtual / CPU (lavapipe) */
+    int type;     /* VkPhysicalDeviceType */
+} pvk_device_info;
+
+/* Enumerate devices (at most `max`); returns the count, or < 0 (e filled) without a loader or
+ * devices. */
+int pvk_probe(pvk_device_info *out, int max, ptts_error *e);
+/* The device index to use: PTTS_VK_DEVICE when set, else the first discrete GPU, else the
+ * first integrated, else device 0. */
+int pvk_pick(const pvk_device_info *d, int n);
+
+int pvk_create(pvk_ctx *c, ptts_error *e);
+void pvk_destroy(pvk_ctx *c);
+
+/* host: host-visible, coherent, mapped (else device-local). */
+int pvk_buffer_create(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host, ptts_error *e);
+void pvk_buffer_destroy(pvk_ctx *c, pvk_buffer *b);
+/* Point the shared descriptor set's binding at a buffer. */
+void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b);
+
+VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e);
+int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e);
+/* Submit and wait for completion. */
+int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e);
+void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb);
+
+/* Record one dispatch (push constants `pc` of `bytes`) followed by a full compute barrier. */
+void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
+                  uint32_t gx, uint32_t gy, uint32_t gz);
+/* Dispatch `items` invocations of a 256-wide 1-D shader as a 2-D grid (shaders flatten it). */
+void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
+                       uint64_t items);
+/* Copy between buffers inside a recording, followed by a barrier. */
+void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const pvk_buffer *dst,
+              VkDeviceSize dof, VkDeviceSize bytes);
+
+#endif

@@ -1,0 +1,195 @@
+// ctest-label: parity
+// ctest-timeout: 900
+/*
+ * test_vulkan.c - the Vulkan engine against the reference (tiny model): generate and
+ * generate_short replayed with the recorded noise through a stream on the GPU engine (8 steps
+ * per call, so the EOS rule drops computed frames), latents / PCM per frame and EOS logits within
+ * 1e-3 relative L2; the eos_case gives exactly 16 frames; a batch of 3 streams (different
+ * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
+ * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
+ * device exists.
+ */
+#include "engine_vulkan.h"
+#include "replay.h"
+
+#define TOL 1e-3
+
+static void replay_gpu(ptts_model *m, const char *cname, const char *voice_file,
+                       float eos_threshold, int expect_frames) {
+    char path[512];
+    cJSON *man = load_json(fixture_path("tiny/manifest.json"));
+    REQUIRE(man);
+    cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), cname);
+    REQUIRE(cs);
+    snprintf(path, sizeof path, "tiny/%s.safetensors", cname);
+    const char *gp = fixture_path(path);
+    int64_t n_noise, n_lat, n_eos, n_pcm;
+    float *noise = load_f32(gp, "noise", &n_noise);
+    float *lat = load_f32(gp, "latents", &n_lat);
+    float *eos = load_f32(gp, "eos_logits", &n_eos);
+    float *pcm = load_f32(gp, "pcm", &n_pcm);
+    REQUIRE(noise && lat && eos && pcm);
+    const int ld = m->w->arch.ld, fs = m->w->arch.frame_samples;
+    ptts_error e = {0};
+    snprintf(path, sizeof path, "tiny/%s", voice_file);
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path(path), &e) == 0);
+    ptts_gen_options o = ptts_gen_options_default();
+    o.temperature = (float)cJSON_GetObjectItem(cs, "temperature")->valuedouble;
+    o.eos_threshold = eos_threshold;
+    o.max_tokens = cJSON_GetObjectItem(cs, "max_tokens")->valueint;
+    o.lsd_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
+    o.noise = noise;
+    o.noise_rows = (int)(n_noise / ld);
+    ptts_stream *s;
+    int rc = ptts_stream_create(&s, m, &e);
+    CHECKF(rc == 0, "stream on the Vulkan engine: %s", e.msg);
+    REQUIRE(rc == 0);
+    rc = ptts_stream_start(s, v, cJSON_GetObjectItem(cs, "text")->valuestring, &o, &e);
+    CHECKF(rc == 0, "%s", e.msg);
+    float *out = malloc((size_t)fs * sizeof(float));
+    float *got_eos = calloc((size_t)n_eos + 1, sizeof(float));
+    int frames = 0;
+    double max_lat = 0, max_pcm = 0;
+    for (;;) {
+        int n = ptts_stream_next(s, out, &e);
+        CHECKF(n >= 0, "%s", e.msg);
+        if (n <= 0) break;
+        CHECK(n == fs);
+        if (frames < n_lat / ld) {
+            const ptts_step_record *r = ptts_stream_last_step(s);
+            double el = rel_l2(r->latent, lat + (size_t)frames * ld, (size_t)ld);
+            double ep = rel_l2(out, pcm + (size_t)frames * fs, (size_t)fs);
+            if (frames < n_eos) got_eos[frames] = r->eos;
+            max_lat = fmax(max_lat, el);
+            max_pcm = fmax(max_pcm, ep);
+            CHECKF(el <= TOL, "%s frame %d: latent rel err %.3g", cname, frames, el);
+            CHECKF(ep <= TOL, "%s frame %d: pcm rel err %.3g", cname, frames, ep);
+        }
+        frames++;
+    }
+    int ne = frames < n_eos ? frames : (int)n_eos;
+    double ee = rel_l2(got_eos, eos, (size_t)ne);
+    CHECKF(ee <= TOL, "%s: eos logits rel err %.3g", cname, ee);
+    CHECKF(frames == expect_frames, "%s: %d frames, expected %d", cname, frames, expect_frames);
+    printf("vulkan tiny %s (threshold %g): %d frames, max rel err latents %.3g, eos %.3g, "
+           "pcm %.3g\n",
+           cname, eos_threshold, frames, max_lat, ee, max_pcm);
+    free(out);
+    free(got_eos);
+    ptts_stream_free(s);
+    ptts_voice_free(v);
+    free(noise);
+    free(lat);
+    free(eos);
+    free(pcm);
+    cJSON_Delete(man);
+}
+
+/* A batch of streams on one engine vs each stream alone on the CPU engine. */
+typedef struct {
+    float *pcm[3];
+    int n[3], cap;
+} collect;
+
+static int on_frame(void *user, int slot, const float *pcm, int n) {
+    collect *c = user;
+    if (!pcm || slot < 0 || slot > 2) return 0;
+    if (c->n[slot] + n <= c->cap) memcpy(c->pcm[slot] + c->n[slot], pcm, (size_t)n * sizeof(float));
+    c->n[slot] += n;
+    return 0;
+}
+
+static void batch_vs_cpu(ptts_model *m) {
+    static const char *texts[3] = {"Hello world.", "A second, somewhat longer sentence here.",
+                                   "Third."};
+    static const char *voices[3] = {"tiny/voice.safetensors", "tiny/voice_short.safetensors",
+                                    "tiny/voice.safetensors"};
+    ptts_error e = {0};
+    ptts_voice *v[3];
+    for (int i = 0; i < 3; i++) REQUIRE(ptts_voice_load(&v[i], m, fixture_path(voices[i]), &e) == 0);
+    const int cap = 400 * 1920;
+    collect gpu = {.cap = cap}, cpu = {.cap = cap};
+    for (int i = 0; i < 3; i++) {
+        gpu.pcm[i] = calloc((size_t)cap, sizeof(float));
+        cpu.pcm[i] = calloc((size_t)cap, sizeof(float));
+    }
+    /* the same seeded noise for both runs */
+    ptts_gen_options o = ptts_gen_options_default();
+    o.seed_set = 1;
+    o.eos_threshold = 1e9f; /* lengths from the texts alone (no EOS flip at a rounding edge) */
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    for (int i = 0; i < 3; i++) {
+        o.seed = 1234 + (uint64_t)i;
+        CHECK(ptts_batch_start(b, v[i], texts[i], &o, &e) == i);
+    }
+    int left;
+    while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0) {
+    }
+    CHECKF(left == 0, "batch: %s", e.msg);
+    ptts_batch_free(b);
+    const ptts_engine_ops *keep = m->engine;
+    m->engine = NULL;
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
+        o.seed = 1234 + (uint64_t)i;
+        CHECK(ptts_batch_start(b, v[i], texts[i], &o, &e) == 0);
+        collect one = {.cap = cap};
+        one.pcm[0] = cpu.pcm[i];
+        while ((left = ptts_batch_step(b, on_frame, &one, &e)) > 0) {
+        }
+        cpu.n[i] = one.n[0];
+        ptts_batch_free(b);
+    }
+    m->engine = keep;
+    for (int i = 0; i < 3; i++) {
+        CHECKF(gpu.n[i] == cpu.n[i] && gpu.n[i] > 0, "stream %d: %d samples on the GPU, %d on the CPU",
+               i, gpu.n[i], cpu.n[i]);
+        int n = gpu.n[i] < cpu.n[i] ? gpu.n[i] : cpu.n[i];
+        if (n > cap) n = cap;
+        double worst = 0;
+        for (int f = 0; f + 1920 <= n; f += 1920)
+            worst = fmax(worst, rel_l2(gpu.pcm[i] + f, cpu.pcm[i] + f, 1920));
+        printf("batch stream %d: %d frames, max rel err vs CPU per frame %.3g\n", i, n / 1920, worst);
+        CHECKF(worst <= TOL, "batch stream %d: pcm rel err %.3g", i, worst);
+        free(gpu.pcm[i]);
+        free(cpu.pcm[i]);
+        ptts_voice_free(v[i]);
+    }
+}
+
+int main(void) {
+    (void)replay; /* replay.h's CPU-tolerance replay is not used here */
+    const ptts_engine_ops *ops = ptts_vulkan_engine();
+    ptts_error e = {0};
+    char name[256];
+    int discrete = 0;
+    if (!ops || ptts_vulkan_probe(name, sizeof name, &discrete, &e)) {
+        fprintf(stderr, "SKIP: no Vulkan backend or device: %s\n", e.msg);
+        return 0;
+    }
+    printf("Vulkan device: %s (%s)\n", name, discrete ? "discrete" : "not discrete");
+    ptts_model_options mo = ptts_model_options_default();
+    mo.config_path = fixture_path("tiny/manifest.json");
+    mo.weights_path = fixture_path("tiny/model.safetensors");
+    mo.threads = 2;
+    mo.backend = PTTS_BACKEND_CPU;
+    ptts_model *m;
+    int rc = ptts_model_load(&m, &mo, &e);
+    REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    m->engine = ops;
+    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
+    cJSON *man = load_json(fixture_path("tiny/manifest.json"));
+    cJSON *ec = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), "generate_short"),
+                            "eos_case"),
+        "eos_threshold");
+    REQUIRE(ec);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", (float)ec->valuedouble, 16);
+    cJSON_Delete(man);
+    batch_vs_cpu(m);
+    ptts_model_free(m);
+    return test_summary();
+}
