@@ -226,6 +226,7 @@ typedef struct pc_lin {
     uint32_t N, K, M, xoff, xrps, xgs, xld, yoff, yrps, ygs, yld, goff, grps, ggs, gld, gbuf,
         woff, boff, act, accum;
     float alpha;
+    uint32_t v4; /* K, X offsets and strides all multiples of 4: vec4 loads */
 } pc_lin;
 
 enum { ACT_NONE, ACT_GELU, ACT_SILU, ACT_ELU };
@@ -238,7 +239,8 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
     if (N == 0) return;
     pc_lin p = {N,     L->in, L->out, X.off, X.rps, X.gs, X.ld, Y.off, Y.rps, Y.gs, Y.ld,
                 goff,  G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act,
-                (uint32_t)accum, alpha};
+                (uint32_t)accum, alpha, 0};
+    p.v4 = L->in % 4 == 0 && X.off % 4 == 0 && X.gs % 4 == 0 && X.ld % 4 == 0 && L->w % 4 == 0;
     if (gbuf == 1) {
         p.grps = COMPACT;
         p.ggs = 0;

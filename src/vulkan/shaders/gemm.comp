@@ -12,6 +12,7 @@ layout(push_constant) uniform P {
     uint woff, boff;
     uint act, accum;
     float alpha;
+    uint v4;
 } p;
 shared float xs[16][65];
 shared float ws[16][65];

@@ -4,6 +4,9 @@
 // 8 outputs per workgroup, 32 lanes split K, 8 rows per workgroup (gl_WorkGroupID.y), W read
 // once per row block. Rows use grouped addressing: row r -> off + (r / rps) * gs + (r % rps) * ld.
 #include "common.glsl"
+// the same buffers seen as vec4 (K, row offsets and strides all multiples of 4: p.v4)
+layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Arena4 { vec4 ar4[]; };
 layout(local_size_x = 256) in;
 layout(push_constant) uniform P {
     uint N, K, M;
@@ -13,6 +16,7 @@ layout(push_constant) uniform P {
     uint woff, boff;
     uint act, accum;
     float alpha;
+    uint v4;
 } p;
 #define RB 8
 shared float red[RB * 256];
@@ -30,7 +34,19 @@ void main() {
     uint nr = min(uint(RB), p.N - r0);
     if (m < p.M) {
         uint wr = p.woff + m * p.K;
-        for (uint k = lane; k < p.K; k += 32u) {
+        if (p.v4 != 0u) {
+            uint K4 = p.K / 4u, w4 = wr / 4u, k = lane;
+            for (; k + 32u < K4; k += 64u) { // two independent loads in flight per lane
+                vec4 wa = wt4[w4 + k], wb = wt4[w4 + k + 32u];
+                for (uint j = 0u; j < RB; j++)
+                    if (j < nr) acc[j] += dot(wa, ar4[xb[j] / 4u + k]) + dot(wb, ar4[xb[j] / 4u + k + 32u]);
+            }
+            for (; k < K4; k += 32u) {
+                vec4 wa = wt4[w4 + k];
+                for (uint j = 0u; j < RB; j++)
+                    if (j < nr) acc[j] += dot(wa, ar4[xb[j] / 4u + k]);
+            }
+        } else for (uint k = lane; k < p.K; k += 32u) {
             float wv = wt[wr + k];
             for (uint j = 0u; j < RB; j++)
                 if (j < nr) acc[j] += wv * ar[xb[j] + k];

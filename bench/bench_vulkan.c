@@ -1,0 +1,139 @@
+/*
+ * bench_vulkan.c - the Vulkan engine on the full-size synthetic model (pocket-fill-v1 weights):
+ * for 1, 8, 32, 128 streams (one engine, slots batched), ms per frame, real-time factor per
+ * stream and in aggregate (a frame is 80 ms of audio), the split between the step (backbone +
+ * flow head) and the codec, time to first audio (chunk start + first step call + decode), and
+ * the GPU memory held. Figures only, never assertions.
+ *
+ * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
+ * (PTTS_VK_DEVICE=N picks the device.)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_vulkan.h"
+#include "model.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const ptts_error *e) {
+    fprintf(stderr, "bench_vulkan: %s: %s\n", what, e->msg);
+    exit(1);
+}
+
+int main(int argc, char **argv) {
+    const char *arch = "full", *streams = "1,8,32,128";
+    int frames = 64, kk = 8;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--arch")) arch = argv[i + 1];
+        else if (!strcmp(argv[i], "--streams")) streams = argv[i + 1];
+        else if (!strcmp(argv[i], "--frames")) frames = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--k")) kk = atoi(argv[i + 1]);
+    }
+    ptts_error e = {0};
+    const ptts_engine_ops *ops = ptts_vulkan_engine();
+    char dev[256];
+    int discrete;
+    if (!ops || ptts_vulkan_probe(dev, sizeof dev, &discrete, &e)) die("no Vulkan", &e);
+    ptts_arch a;
+    if (ptts_arch_preset(&a, arch)) {
+        fprintf(stderr, "bench_vulkan: unknown arch %s\n", arch);
+        return 1;
+    }
+    ptts_weights *w;
+    ptts_weights_options wo = {0};
+    if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
+    /* the engine needs only the weights (and the arch): a model shell around them */
+    ptts_model m;
+    memset(&m, 0, sizeof m);
+    m.w = w;
+    m.ctx.k = ptts_kernels_ref();
+    a = w->arch;
+    const int P = 125, n_ids = 40; /* a 10 s voice, a 40-token chunk */
+    ptts_voice_state *v;
+    if (ptts_voice_state_alloc(&v, a.layers, a.heads, a.d / a.heads, P, &e)) die("voice", &e);
+    size_t vn = (size_t)a.layers * P * a.d;
+    for (size_t i = 0; i < vn; i++) {
+        v->k[i] = 0.05f * (float)((i * 2654435761u) % 1000) / 1000.f - 0.025f;
+        v->v[i] = 0.05f * (float)((i * 40503u) % 1000) / 1000.f - 0.025f;
+    }
+    int ids[40];
+    for (int i = 0; i < n_ids; i++) ids[i] = (i * 37 + 11) % a.nb;
+    printf("device: %s (%s); model: %s (d %d, %d layers, codec C %d), %d frames per stream, "
+           "k = %d steps per call\n",
+           dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk);
+    printf("%8s %10s %10s %10s %12s %12s %10s %10s\n", "streams", "ms/frame", "step ms", "codec ms",
+           "RTF/stream", "RTF total", "TTFA ms", "GPU MiB");
+    for (const char *sp = streams; *sp;) {
+        char *end;
+        int S = (int)strtol(sp, &end, 10);
+        sp = *end == ',' ? end + 1 : end + strlen(end);
+        if (S < 1) continue;
+        void *eng;
+        double t0 = now();
+        if (ops->create(&eng, &m, S, &e)) die("create", &e);
+        double t_create = now() - t0;
+        int *slots = malloc((size_t)S * sizeof(int)), *counts = malloc((size_t)S * sizeof(int));
+        float *noise = malloc((size_t)S * kk * a.ld * sizeof(float));
+        float *eos = malloc((size_t)S * kk * sizeof(float));
+        float *lat = malloc((size_t)S * kk * a.ld * sizeof(float));
+        float *pcm = malloc((size_t)S * kk * a.frame_samples * sizeof(float));
+        for (int i = 0; i < S; i++) {
+            slots[i] = i;
+            counts[i] = kk;
+        }
+        for (size_t i = 0; i < (size_t)S * kk * a.ld; i++) noise[i] = (float)((i * 7919) % 200) / 100.f - 1.f;
+        /* warm-up round (records the command buffers), then time to first audio on slot 0 */
+        int total = frames + kk;
+        for (int i = 0; i < S; i++)
+            if (ops->begin_chunk(eng, i, v, ids, n_ids, total + kk, &e)) die("begin_chunk", &e);
+        if (ops->step(eng, slots, S, kk, noise, eos, lat, &e) ||
+            ops->decode(eng, slots, S, kk, counts, pcm, &e))
+            die("warm-up", &e);
+        t0 = now();
+        if (ops->begin_chunk(eng, 0, v, ids, n_ids, total + kk, &e)) die("begin_chunk", &e);
+        double t_prompt = now() - t0;
+        if (ops->step(eng, slots, 1, kk, noise, eos, lat, &e) ||
+            ops->decode(eng, slots, 1, kk, counts, pcm, &e))
+            die("first", &e);
+        double ttfa = now() - t0;
+        for (int i = 0; i < S; i++)
+            if (ops->begin_chunk(eng, i, v, ids, n_ids, total + kk, &e)) die("begin_chunk", &e);
+        double ts = 0, td = 0;
+        int done = 0;
+        while (done < frames) {
+            double a0 = now();
+            if (ops->step(eng, slots, S, kk, noise, eos, lat, &e)) die("step", &e);
+            double a1 = now();
+            if (ops->decode(eng, slots, S, kk, counts, pcm, &e)) die("decode", &e);
+            double a2 = now();
+            ts += a1 - a0;
+            td += a2 - a1;
+            done += kk;
+        }
+        double per_frame = (ts + td) / done * 1e3; /* one step of every stream */
+        double rtf_stream = 80.0 / per_frame, rtf_total = rtf_stream * S;
+        printf("%8d %10.3f %10.3f %10.3f %11.1fx %11.1fx %10.1f %10.0f\n", S, per_frame,
+               ts / done * 1e3, td / done * 1e3, rtf_stream, rtf_total, ttfa * 1e3,
+               ptts_vulkan_engine_bytes(eng) / 1048576.0);
+        printf("         (engine create %.0f ms, chunk start %.1f ms, checksum eos %.4g pcm %.4g)\n",
+               t_create * 1e3, t_prompt * 1e3, eos[0], pcm[100]);
+        fflush(stdout);
+        ops->destroy(eng);
+        free(slots);
+        free(counts);
+        free(noise);
+        free(eos);
+        free(lat);
+        free(pcm);
+    }
+    ptts_voice_state_free(v);
+    ptts_weights_free(w);
+    return 0;
+}
