@@ -141,8 +141,9 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
     L->bias = bias;
     L->type = PTTS_W_F32;
     L->w = w;
-    if (w && type == PTTS_W_F32 && b->pack && out >= PTTS_PANEL) {
-        /* panels of PTTS_PANEL outputs, k major: wp[p][k][j] = w[p*PANEL + j][k], zero-padded */
+    if (w && type != PTTS_W_Q8 && b->pack && out >= PTTS_PANEL) {
+        /* panels of PTTS_PANEL outputs, k major: wp[p][k][j] = w[p*PANEL + j][k], zero-padded;
+         * a bf16 matrix gets its bf16 values (widened exactly), so results keep its rounding */
         size_t np = (size_t)(out + PTTS_PANEL - 1) / PTTS_PANEL;
         float *wp = hold(b, np * (size_t)in * PTTS_PANEL * sizeof(float));
         if (!wp) goto nomem;
@@ -150,8 +151,9 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
             for (int k = 0; k < in; k++)
                 for (int j = 0; j < PTTS_PANEL; j++) {
                     size_t m = p * PTTS_PANEL + (size_t)j;
-                    wp[(p * (size_t)in + (size_t)k) * PTTS_PANEL + (size_t)j] =
-                        m < (size_t)out ? w[m * (size_t)in + (size_t)k] : 0.f;
+                    float v = m < (size_t)out ? w[m * (size_t)in + (size_t)k] : 0.f;
+                    if (type == PTTS_W_BF16) v = st_bf16_to_f32(st_f32_to_bf16(v));
+                    wp[(p * (size_t)in + (size_t)k) * PTTS_PANEL + (size_t)j] = v;
                 }
         L->wp = wp;
     }

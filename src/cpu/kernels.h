@@ -28,8 +28,9 @@ typedef struct ptts_lin {
     const int8_t *wq;      /* Q8: [out, in], row m scaled by scale[m] */
     const float *scale;    /* Q8: [out] */
     const float *bias;     /* [out] or NULL */
-    /* F32, optional (set at load for the codec's matrices, which run over many rows): W^T in
-     * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded. */
+    /* Optional (set at load for the codec's matrices, which run over many rows): W^T as f32 in
+     * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded; for
+     * a BF16 matrix the bf16 values widened (same results as wh). */
     const float *wp;
 } ptts_lin;
 
