@@ -29,12 +29,12 @@
 typedef struct srv_config {
     const char *host;
     int port;
-    int max_concurrent;   /* utterances in the batch */
-    int queue_len;        /* requests waiting for a slot */
-    int max_text_chars;   /* code points */
-    size_t max_upload;    /* bytes of an uploaded voice */
-    int max_connections;  /* soft limit (503 beyond); MHD's hard limit is a little higher */
-    int timeout_s;        /* idle connection timeout */
+    int max_concurrent;     /* utterances in the batch */
+    int queue_len;          /* requests waiting for a slot */
+    int max_text_chars;     /* code points */
+    size_t max_upload;      /* bytes of an uploaded voice */
+    int max_connections;    /* soft limit (503 beyond); MHD's hard limit is a little higher */
+    int timeout_s;          /* idle connection timeout */
     double client_buffer_s; /* audio a slow client may fall behind before it is cancelled */
     const char *voices_dir;
     const char *default_voice;

@@ -28,7 +28,9 @@ int srv_format_parse(const char *name) {
     return -1;
 }
 
-const char *srv_format_mime(int fmt) { return fmt >= 0 && fmt < 5 ? fmt_mime[fmt] : "application/octet-stream"; }
+const char *srv_format_mime(int fmt) {
+    return fmt >= 0 && fmt < 5 ? fmt_mime[fmt] : "application/octet-stream";
+}
 
 static int sf_format_of(int fmt) {
     switch (fmt) {
@@ -48,10 +50,10 @@ int srv_format_available(int fmt) {
 struct srv_enc {
     int fmt, streaming;
     uint8_t *buf;
-    size_t len, cap;  /* bytes held (buf[0..len)) */
-    int64_t base;     /* stream offset of buf[0] (bytes already sent and dropped) */
-    int64_t pos;      /* the virtual file position (absolute) */
-    size_t sent;      /* non-streaming: nothing is released before finish */
+    size_t len, cap; /* bytes held (buf[0..len)) */
+    int64_t base;    /* stream offset of buf[0] (bytes already sent and dropped) */
+    int64_t pos;     /* the virtual file position (absolute) */
+    size_t sent;     /* non-streaming: nothing is released before finish */
     int finished, failed;
     SNDFILE *sf;
     RubberBandState rb;
@@ -64,7 +66,8 @@ struct srv_enc {
 static int buf_reserve(srv_enc *e, size_t need) {
     if (need <= e->cap) return 0;
     size_t nc = e->cap ? e->cap : 16384;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     uint8_t *nb = realloc(e->buf, nc);
     if (!nb) return -1;
     e->buf = nb;

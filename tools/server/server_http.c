@@ -26,7 +26,7 @@
 #include "common.h"
 #include "server.h"
 
-#define JSON_SLACK (64u << 10) /* a JSON or form body: the text's bytes plus this */
+#define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
 #define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
 #define WAIT_SLICE_MS 40 /* how often a waiting thread looks for a client hang-up */
 
@@ -231,7 +231,8 @@ static void stream_free(void *cls) {
 
 static size_t utf8_chars(const char *t) {
     size_t n = 0;
-    for (; *t; t++) n += ((unsigned char)*t & 0xC0) != 0x80;
+    for (; *t; t++)
+        n += ((unsigned char)*t & 0xC0) != 0x80;
     return n;
 }
 
@@ -242,9 +243,8 @@ static int blank(const char *t) {
 }
 
 /* Queue `text` (taken) with voice v (owned taken) and answer with the audio. */
-static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text,
-                                  const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
-                                  int streaming) {
+static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, const ptts_voice *v,
+                                  ptts_voice *owned, int fmt, double speed, int streaming) {
     char err[256];
     srv_enc *enc = NULL;
     if (srv_enc_open(&enc, fmt, speed, streaming, err, sizeof err)) {
@@ -312,9 +312,8 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text,
         MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
         return send_resp(s, c, 200, resp);
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_reader, sc,
-                                          stream_free);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                                  stream_reader, sc, stream_free);
     if (!resp) {
         stream_free(sc);
         return MHD_NO;
@@ -376,8 +375,8 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
 
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     if (x->too_big)
-        return send_error(s, c, 413, "voice_wav", "payload_too_large",
-                          "the upload exceeds %zu MB", s->cfg.max_upload >> 20);
+        return send_error(s, c, 413, "voice_wav", "payload_too_large", "the upload exceeds %zu MB",
+                          s->cfg.max_upload >> 20);
     if (x->bad_form) return send_error(s, c, 400, NULL, NULL, "malformed form data");
     if (x->text_too_long)
         return send_error(s, c, 400, "text", "text_too_long",
@@ -409,8 +408,8 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
                               "voice_wav: %s", e.msg);
         v = owned;
     } else {
-        int st = srv_voice_get(s, has_url ? x->voice_url : s->cfg.default_voice, &v, msg,
-                               sizeof msg);
+        int st =
+            srv_voice_get(s, has_url ? x->voice_url : s->cfg.default_voice, &v, msg, sizeof msg);
         if (st) return send_error(s, c, (unsigned)st, "voice_url", NULL, "%s", msg);
     }
     char *text = x->text;
@@ -476,7 +475,8 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
         }
     }
     if (speedj && !cJSON_IsNull(speedj)) {
-        if (!cJSON_IsNumber(speedj) || !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0)) {
+        if (!cJSON_IsNumber(speedj) ||
+            !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0)) {
             ret = send_error(s, c, 400, "speed", NULL, "speed must be a number in [0.25, 4.0]");
             goto out;
         }
@@ -493,8 +493,8 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
         ret = send_error(s, c, 400, "voice", NULL, "'voice' must be a string");
         goto out;
     }
-    int st = srv_voice_get(s, cJSON_IsString(voice) ? voice->valuestring : s->cfg.default_voice,
-                           &v, msg, sizeof msg);
+    int st = srv_voice_get(s, cJSON_IsString(voice) ? voice->valuestring : s->cfg.default_voice, &v,
+                           msg, sizeof msg);
     if (st) {
         ret = send_error(s, c, (unsigned)st, "voice", NULL, "%s", msg);
         goto out;
@@ -521,8 +521,8 @@ static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", s->voices[i].name);
         cJSON_AddStringToObject(o, "name", s->voices[i].name);
-        cJSON_AddStringToObject(o, "source", s->voices[i].source == SRC_DIR ? "voices_dir"
-                                                                              : "preset");
+        cJSON_AddStringToObject(o, "source",
+                                s->voices[i].source == SRC_DIR ? "voices_dir" : "preset");
         cJSON_AddBoolToObject(o, "loaded", 1);
         cJSON_AddItemToArray(arr, o);
     }
@@ -530,7 +530,8 @@ static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c) {
     for (int i = 0; i < np; i++) {
         const char *name = ptts_preset_voice_name(s->cfg.language, i);
         int seen = 0;
-        for (int k = 0; k < s->n_voices && !seen; k++) seen = !strcmp(s->voices[k].name, name);
+        for (int k = 0; k < s->n_voices && !seen; k++)
+            seen = !strcmp(s->voices[k].name, name);
         if (seen) continue;
         char url[512], *path = NULL;
         int cached = !ptts_preset_voice_url(s->cfg.language, name, url, sizeof url) &&
@@ -578,17 +579,18 @@ static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
     size_t cap = 8192, len = 0;
     char *b = malloc(cap);
     if (!b) return MHD_NO;
-#define OUT(...) \
-    do { \
-        int k_ = snprintf(b + len, cap - len, __VA_ARGS__); \
-        if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1; \
+#define OUT(...)                                                                                   \
+    do {                                                                                           \
+        int k_ = snprintf(b + len, cap - len, __VA_ARGS__);                                        \
+        if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1;                    \
     } while (0)
     pthread_mutex_lock(&s->mu);
     OUT("# HELP ptts_requests_total HTTP requests answered, by status code.\n"
         "# TYPE ptts_requests_total counter\n");
     for (int i = 100; i < N_STATUS; i++)
-        if (s->req_by_status[i]) OUT("ptts_requests_total{code=\"%d\"} %llu\n", i,
-                                     (unsigned long long)s->req_by_status[i]);
+        if (s->req_by_status[i])
+            OUT("ptts_requests_total{code=\"%d\"} %llu\n", i,
+                (unsigned long long)s->req_by_status[i]);
     OUT("# HELP ptts_active_streams Utterances being generated.\n"
         "# TYPE ptts_active_streams gauge\nptts_active_streams %d\n",
         s->active);
@@ -680,11 +682,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             return MHD_YES;
         }
         if (!get)
-            return send_error(s, c, strcmp(url, "/") && strcmp(url, "/health") &&
-                                            strcmp(url, "/metrics") &&
-                                            strncmp(url, "/v1/", 4)
-                                        ? 404
-                                        : 405,
+            return send_error(s, c,
+                              strcmp(url, "/") && strcmp(url, "/health") &&
+                                      strcmp(url, "/metrics") && strncmp(url, "/v1/", 4)
+                                  ? 404
+                                  : 405,
                               NULL, NULL, "%s %s is not an endpoint of this server", method, url);
         if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
             return send_text(s, c, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
@@ -757,7 +759,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 int srv_http_start(srv *s, char *msg, size_t cap) {
     char port[16];
     snprintf(port, sizeof port, "%d", s->cfg.port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE},
                     *res = NULL;
     int g = getaddrinfo(s->cfg.host, port, &hints, &res);
@@ -772,17 +775,15 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
             ai = p;
             break;
         }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_connections + 16),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned)1, MHD_OPTION_END);
+        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!s->mhd) {
         snprintf(msg, cap, "cannot listen on %s:%d (%s)", s->cfg.host, s->cfg.port,

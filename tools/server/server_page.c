@@ -121,7 +121,8 @@ static const char *const page_parts[] = {
 
 char *srv_page_build(void) {
     size_t n = 1;
-    for (int i = 0; page_parts[i]; i++) n += strlen(page_parts[i]);
+    for (int i = 0; page_parts[i]; i++)
+        n += strlen(page_parts[i]);
     char *p = malloc(n), *q = p;
     if (!p) return NULL;
     for (int i = 0; page_parts[i]; i++) {

@@ -96,14 +96,14 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
         char *dot = strrchr(stem, '.');
         if (dot) *dot = 0;
         if (!srv_voice_name_ok(stem)) {
-            ptts_log(PTTS_LOG_WARN, "voices: skipping %s (a voice name is letters, digits, '_', "
-                                    "'-' and '.')",
+            ptts_log(PTTS_LOG_WARN,
+                     "voices: skipping %s (a voice name is letters, digits, '_', "
+                     "'-' and '.')",
                      path);
             continue;
         }
         if (find_voice(s, stem)) {
-            ptts_log(PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)", path,
-                     stem);
+            ptts_log(PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)", path, stem);
             continue;
         }
         ptts_voice *v = NULL;
@@ -120,7 +120,8 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
         }
     }
-    for (int i = 0; i < n; i++) free(names[i]);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
     free(names);
     return rc;
 }
@@ -152,8 +153,7 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
         }
     } else if (!srv_voice_name_ok(name) ||
                ptts_preset_voice_url(s->cfg.language, name, buf, sizeof buf)) {
-        snprintf(msg, cap,
-                 "unknown voice '%.128s': use a name from GET /v1/audio/voices%s",
+        snprintf(msg, cap, "unknown voice '%.128s': use a name from GET /v1/audio/voices%s",
                  srv_voice_name_ok(name) ? name : "(invalid name)",
                  s->cfg.allow_voice_urls ? ", an hf:// or http(s) URL" : "");
         return 400;
