@@ -12,6 +12,7 @@
 #include "backbone.h"
 #include "codec.h"
 #include "download.h"
+#include "engine_vulkan.h"
 #include "hub.h"
 
 ptts_model_options ptts_model_options_default(void) {
@@ -60,6 +61,36 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
     m->pad_with_spaces = m->cfg.pad_with_spaces;
     m->remove_semicolons = m->cfg.remove_semicolons;
     m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
+    return 0;
+}
+
+/* The compute engine for ptts_model_options.backend: cpu; vulkan (an error when no Vulkan
+ * device works); auto: the Vulkan engine on a discrete GPU, else the CPU (said at info level). */
+static int select_engine(ptts_model *m, int backend, ptts_error *e) {
+    m->engine = NULL;
+    if (backend == PTTS_BACKEND_CPU) return 0;
+    if (backend != PTTS_BACKEND_AUTO && backend != PTTS_BACKEND_VULKAN)
+        return ptts_fail(e, PTTS_E_INVALID, "unknown backend %d", backend);
+    const ptts_engine_ops *vk = ptts_vulkan_engine();
+    char name[256];
+    int discrete = 0;
+    ptts_error pe = {0};
+    int rc = vk ? ptts_vulkan_probe(name, sizeof name, &discrete, &pe)
+                : ptts_fail(&pe, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+    if (backend == PTTS_BACKEND_VULKAN) {
+        if (rc) return ptts_fail(e, PTTS_E_BACKEND, "backend vulkan: %s", pe.msg);
+        m->engine = vk;
+        ptts_log(PTTS_LOG_INFO, "backend: Vulkan on %s", name);
+        return 0;
+    }
+    if (!rc && discrete) {
+        m->engine = vk;
+        ptts_log(PTTS_LOG_INFO, "backend: Vulkan on %s (discrete GPU)", name);
+    } else if (!rc) {
+        ptts_log(PTTS_LOG_INFO, "backend: CPU (the Vulkan device %s is no discrete GPU)", name);
+    } else {
+        ptts_log(PTTS_LOG_INFO, "backend: CPU (%s)", pe.msg);
+    }
     return 0;
 }
 
@@ -154,6 +185,7 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
         goto fail;
     }
     if ((rc = finish_model(m, o.threads, e))) goto fail;
+    if ((rc = select_engine(m, o.backend, e))) goto fail;
     model_files_free(&f);
     *out = m;
     return 0;

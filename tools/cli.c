@@ -17,6 +17,8 @@ const char *cli_model_help =
     "  --precision P          backbone weights: f32 (default, parity), bf16, int8\n"
     "  --quantize             same as --precision int8 (the reference's flag)\n"
     "  --threads N            CPU threads (default: all cores)\n"
+    "  --backend B            auto (default: the GPU when a discrete one has Vulkan, else\n"
+    "                         the CPU), cpu, vulkan (PTTS_VK_DEVICE=N picks the device)\n"
     "  --heads N              backbone attention heads when no config says (default d/64)\n";
 
 const char *cli_gen_help =
@@ -108,6 +110,18 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
     } else if (cli_is(arg, "--threads")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 0, 256, &n)) return -1;
         a->mo.threads = (int)n;
+    } else if (cli_is(arg, "--backend")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        if (!strcmp(v, "auto"))
+            a->mo.backend = PTTS_BACKEND_AUTO;
+        else if (!strcmp(v, "cpu"))
+            a->mo.backend = PTTS_BACKEND_CPU;
+        else if (!strcmp(v, "vulkan"))
+            a->mo.backend = PTTS_BACKEND_VULKAN;
+        else {
+            fprintf(stderr, "pocket-tts: --backend is auto, cpu or vulkan, got '%s'\n", v);
+            return -1;
+        }
     } else if (cli_is(arg, "--heads")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1024, &n)) return -1;
         a->mo.heads = (int)n;
