@@ -165,7 +165,7 @@ int main(void) {
     ptts_error e = {0};
     char name[256];
     int discrete = 0;
-    if (!ops || ptts_vulkan_probe(name, sizeof name, &discrete, &e)) {
+    if (ptts_vulkan_probe(name, sizeof name, &discrete, &e) || !ops) {
         fprintf(stderr, "SKIP: no Vulkan backend or device: %s\n", e.msg);
         return 0;
     }
