@@ -246,7 +246,12 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
         p.ggs = 0;
         p.gld = 0;
     }
-    if (N >= 32 && L->out >= 16)
+    /* the 64x64-tile gemm once it fills the GPU (>= 256 workgroups); below that, from 16 rows,
+     * the register-blocked mgemm (32 outputs x 8 rows a workgroup) when operands are vec4s */
+    const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
+    if (p.v4 && N >= 16 && L->out >= 32 && tiles < 256)
+        pvk_dispatch(&g->c, cb, PVK_MGEMM, &p, sizeof p, (N + 7) / 8, (L->out + 31) / 32, 1);
+    else if (N >= 32 && L->out >= 16)
         pvk_dispatch(&g->c, cb, PVK_GEMM, &p, sizeof p, (L->out + 63) / 64, (N + 63) / 64, 1);
     else
         pvk_dispatch(&g->c, cb, PVK_LINEAR, &p, sizeof p, (L->out + 7) / 8, (N + 7) / 8, 1);
@@ -311,6 +316,7 @@ typedef struct pc_rope {
 typedef struct pc_att {
     uint32_t rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
     float scale;
+    uint32_t v4; /* d, dh and every cache offset multiples of 4: vec4 key loads */
 } pc_att;
 typedef struct pc_adv {
     uint32_t groups, list, len, inc;
@@ -336,7 +342,9 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
         pvk_dispatch_flat(&g->c, cb, PVK_ROPE_KV, &pr, sizeof pr, (uint64_t)n * d / 2);
         pc_att pa = {rps,     d,         dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
                      kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att,
-                     1.0f / sqrtf((float)dh)};
+                     1.0f / sqrtf((float)dh), 0};
+        pa.v4 = d % 4 == 0 && dh % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
+                kvlayer % 4 == 0;
         pvk_dispatch(&g->c, cb, PVK_ATTENTION, &pa, sizeof pa, n, (uint32_t)t->heads, 1);
         rec_linear(g, cb, &L->out, n, RC(t->att, d), RC(t->x, d), ACT_NONE, 1, 1.f, L->ls1,
                    RC(0, 0), L->ls1 == NONE ? 0 : 1);

@@ -11,12 +11,13 @@
 
 static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
-    pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance,
+    pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance, pvk_spv_mgemm,
 };
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
     sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
     sizeof pvk_spv_upsample,  sizeof pvk_spv_convtr_ola, sizeof pvk_spv_advance,
+    sizeof pvk_spv_mgemm,
 };
 
 #define VK_TRY(call, what)                                                                   \

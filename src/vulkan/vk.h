@@ -24,6 +24,7 @@ enum {
     PVK_UPSAMPLE,
     PVK_CONVTR_OLA,
     PVK_ADVANCE,
+    PVK_MGEMM,
     PVK_N_PIPELINES
 };
 

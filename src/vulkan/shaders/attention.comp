@@ -1,16 +1,23 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// attention.comp - one workgroup (64 invocations) per (row, head): causal attention of the
+// attention.comp - one workgroup (256 invocations) per (row, head): causal attention of the
 // row's rotated q over its slot's cache, keys first..pos (first = pos - window + 1 when
-// windowed), ring rows (position % cap); online softmax over tiles of 64 keys.
+// windowed), ring rows (position % cap). Keys go in tiles of 256: every invocation scores one
+// key (vec4 loads when p.v4), the tile maximum is a shared-memory tree, then the invocations
+// split into 256 / dh groups that each sum a share of the tile's keys for every channel (online
+// softmax across tiles); the groups' partial sums are added at the end.
 #include "common.glsl"
-layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
+layout(local_size_x = 256) in;
 layout(push_constant) uniform P {
     uint rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
     float scale;
+    uint v4;
 } p;
-shared float sc[64];
-shared float qs[256];
+shared float sc[256];
+shared float red[256];
+shared vec4 qs4[64];
+shared float part[256];
 void main() {
     uint r = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
     uint slot = iv[p.list + r / p.rps];
@@ -18,43 +25,67 @@ void main() {
     uint first = (p.window > 0u && pos + 1u > p.window) ? pos + 1u - p.window : 0u;
     uint nk = pos - first + 1u;
     uint qb = p.qoff + r * 3u * p.d + h * p.dh;
-    for (uint c = t; c < p.dh; c += 64u) qs[c] = ar[qb + c];
+    if (t < 64u) {
+        vec4 q = vec4(0.0);
+        for (uint i = 0u; i < 4u; i++)
+            if (t * 4u + i < p.dh) q[i] = ar[qb + t * 4u + i];
+        qs4[t] = q;
+    }
     uint base = p.kvbase + slot * p.kvslot + p.kvlayer + h * p.dh;
-    float o[4] = float[4](0.0, 0.0, 0.0, 0.0);
-    float mx = -1e30, l = 0.0;
+    // channel work: dh <= 128: ng groups of dh invocations, one channel each; else one group,
+    // channels t and t + 256 never needed (dh <= 256): channel t
+    uint ng = 256u / p.dh, grp = t / p.dh, c = t % p.dh;
+    bool cw = grp < ng;
+    float o = 0.0, lpart = 0.0, mx = -1e30;
+    uint dh4 = (p.dh + 3u) / 4u;
     barrier();
-    for (uint k0 = 0u; k0 < nk; k0 += 64u) {
+    for (uint k0 = 0u; k0 < nk; k0 += 256u) {
         uint kk = k0 + t;
         float s = -1e30;
         if (kk < nk) {
             uint row = base + ((first + kk) % p.cap) * p.d;
             s = 0.0;
-            for (uint c = 0u; c < p.dh; c++) s += qs[c] * kc[row + c];
+            if (p.v4 != 0u) {
+                uint row4 = row / 4u;
+                for (uint i = 0u; i < dh4; i++) s += dot(qs4[i], kc4[row4 + i]);
+            } else {
+                for (uint i = 0u; i < p.dh; i++) s += qs4[i / 4u][i % 4u] * kc[row + i];
+            }
             s *= p.scale;
         }
-        sc[t] = s;
+        red[t] = s;
         barrier();
-        uint cnt = min(64u, nk - k0);
-        float tm = mx;
-        for (uint i = 0u; i < cnt; i++) tm = max(tm, sc[i]);
-        float corr = exp(mx - tm);
-        l *= corr;
-        for (uint q = 0u; q < 4u; q++) o[q] *= corr;
-        for (uint i = 0u; i < cnt; i++) {
-            float e = exp(sc[i] - tm);
-            l += e;
-            uint row = base + ((first + k0 + i) % p.cap) * p.d;
-            for (uint q = 0u; q < 4u; q++) {
-                uint c = t + 64u * q;
-                if (c < p.dh) o[q] += e * vc[row + c];
-            }
+        for (uint w = 128u; w > 0u; w >>= 1) {
+            if (t < w) red[t] = max(red[t], red[t + w]);
+            barrier();
         }
+        float tm = max(mx, red[0]);
+        float corr = exp(mx - tm);
+        float e = kk < nk ? exp(s - tm) : 0.0;
+        sc[t] = e;
+        lpart = lpart * corr + e;
+        o *= corr;
         mx = tm;
         barrier();
+        uint cnt = min(256u, nk - k0);
+        if (cw) {
+            for (uint i = grp; i < cnt; i += ng) {
+                uint row = base + ((first + k0 + i) % p.cap) * p.d;
+                o += sc[i] * vc[row + c];
+            }
+        }
+        barrier();
     }
-    uint ob = p.ooff + r * p.d + h * p.dh;
-    for (uint q = 0u; q < 4u; q++) {
-        uint c = t + 64u * q;
-        if (c < p.dh) ar[ob + c] = o[q] / l;
+    red[t] = lpart;
+    part[t] = cw ? o : 0.0;
+    barrier();
+    for (uint w = 128u; w > 0u; w >>= 1) {
+        if (t < w) red[t] += red[t + w];
+        barrier();
+    }
+    if (t < p.dh) {
+        float s = 0.0;
+        for (uint g = 0u; g < ng; g++) s += part[g * p.dh + t];
+        ar[p.ooff + r * p.d + h * p.dh + t] = s / red[0];
     }
 }
