@@ -65,12 +65,13 @@ typedef struct vk_engine {
     pvk_buffer wbuf, arena, kbuf, vbuf, ints, io, stage;
     /* weights (float offsets in wbuf) */
     gtl *bb, *cd;
-    glin input_linear, out_eos, cond, input_proj, final_ada, final_linear, quant;
+    glin input_linear, out_eos, cond, input_proj, final_linear, quant;
     uint32_t out_nw, out_nb, bos, embed, bb_freq, cd_freq, emb_std, emb_mean, up_w;
     struct {
         uint32_t ln_w, ln_b;
-        glin mlp0, mlp2, ada;
+        glin mlp0, mlp2;
     } *fb;
+    glin ada_all; /* every flow block's ada, then final_ada: [depth * 3 fd + 2 fd][fd] */
     gconv dec_in, up[3], r1[3], r2[3], dec_out;
     /* caches */
     int cap, ccap;
@@ -126,12 +127,9 @@ static uint32_t wb_vec(wbuild *b, const float *v, size_t n) {
     return off;
 }
 
-static glin wb_lin(wbuild *b, const ptts_lin *L) {
-    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out};
+/* L's weights as float32 at dst. */
+static void wb_widen(float *dst, const ptts_lin *L) {
     size_t n = (size_t)L->in * L->out;
-    g.w = wb_reserve(b, n);
-    if (b->fail) return g;
-    float *dst = b->p + g.w;
     switch (L->type) {
     case PTTS_W_F32: memcpy(dst, L->w, n * sizeof(float)); break;
     case PTTS_W_BF16:
@@ -144,7 +142,37 @@ static glin wb_lin(wbuild *b, const ptts_lin *L) {
         for (size_t i = 0; i < n; i++) dst[i] = (float)L->wq[i] * L->scale[i / (size_t)L->in];
         break;
     }
+}
+
+static glin wb_lin(wbuild *b, const ptts_lin *L) {
+    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out};
+    g.w = wb_reserve(b, (size_t)L->in * L->out);
+    if (b->fail) return g;
+    wb_widen(b->p + g.w, L);
     g.b = wb_vec(b, L->bias, (size_t)L->out);
+    return g;
+}
+
+/* n linears of the same input width stacked into one (outputs concatenated; a missing bias
+ * reads as zeros): one dispatch computes them all. */
+static glin wb_lin_cat(wbuild *b, const ptts_lin *const *L, int n) {
+    size_t out = 0, in = (size_t)L[0]->in;
+    int bias = 0;
+    for (int i = 0; i < n; i++) {
+        out += (size_t)L[i]->out;
+        bias |= L[i]->bias != NULL;
+    }
+    glin g = {NONE, NONE, (uint32_t)in, (uint32_t)out};
+    g.w = wb_reserve(b, in * out);
+    if (b->fail) return g;
+    for (int i = 0, r = 0; i < n; r += L[i]->out, i++) wb_widen(b->p + g.w + (size_t)r * in, L[i]);
+    if (!bias) return g;
+    g.b = wb_reserve(b, out);
+    if (b->fail) return g;
+    for (int i = 0, r = 0; i < n; r += L[i]->out, i++) {
+        if (L[i]->bias) memcpy(b->p + g.b + r, L[i]->bias, (size_t)L[i]->out * sizeof(float));
+        else memset(b->p + g.b + r, 0, (size_t)L[i]->out * sizeof(float));
+    }
     return g;
 }
 
@@ -373,16 +401,17 @@ static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, u
         rec_rowop(g, cb, n, fd, OP_SILU_ADDV, 0, SA(RC(g->ce, fd)), SA(RC(g->sy, fd)),
                   g->te + (uint32_t)i * fd, 0);
         lin(g, cb, &g->input_proj, n, RC(x, ld), RC(g->xh, fd), ACT_NONE);
+        const uint32_t mld = g->ada_all.out; /* every block's modulation, one dispatch */
+        lin(g, cb, &g->ada_all, n, RC(g->sy, fd), RC(g->mod, mld), ACT_NONE);
         for (int b = 0; b < a->flow_depth; b++) {
-            lin(g, cb, &g->fb[b].ada, n, RC(g->sy, fd), RC(g->mod, 3 * fd), ACT_NONE);
-            rec_ln(g, cb, n, fd, g->xh, g->hb, g->fb[b].ln_w, g->fb[b].ln_b, g->mod, 3 * fd,
-                   1e-6f);
+            const uint32_t mb = g->mod + (uint32_t)b * 3 * fd;
+            rec_ln(g, cb, n, fd, g->xh, g->hb, g->fb[b].ln_w, g->fb[b].ln_b, mb, mld, 1e-6f);
             lin(g, cb, &g->fb[b].mlp0, n, RC(g->hb, fd), RC(g->ub, fd), ACT_SILU);
             rec_linear(g, cb, &g->fb[b].mlp2, n, RC(g->ub, fd), RC(g->xh, fd), ACT_NONE, 1, 1.f,
-                       g->mod + 2 * fd, RC(g->mod + 2 * fd, 3 * fd), 0);
+                       mb + 2 * fd, RC(mb + 2 * fd, mld), 0);
         }
-        lin(g, cb, &g->final_ada, n, RC(g->sy, fd), RC(g->mod, 2 * fd), ACT_NONE);
-        rec_ln(g, cb, n, fd, g->xh, g->hb, NONE, NONE, g->mod, 2 * fd, 1e-6f);
+        rec_ln(g, cb, n, fd, g->xh, g->hb, NONE, NONE, g->mod + (uint32_t)a->flow_depth * 3 * fd,
+               mld, 1e-6f);
         rec_linear(g, cb, &g->final_linear, n, RC(g->hb, fd), RC(x, ld), ACT_NONE, 1,
                    1.0f / (float)g->steps, NONE, RC(0, 0), 0);
     }
@@ -595,9 +624,12 @@ static int upload_weights(vk_engine *g, ptts_error *e) {
         g->fb[i].ln_b = wb_vec(&b, fw->block[i].ln_b, (size_t)a->fd);
         g->fb[i].mlp0 = wb_lin(&b, &fw->block[i].mlp0);
         g->fb[i].mlp2 = wb_lin(&b, &fw->block[i].mlp2);
-        g->fb[i].ada = wb_lin(&b, &fw->block[i].ada);
     }
-    g->final_ada = wb_lin(&b, &fw->final_ada);
+    const ptts_lin *ada[65];
+    int nada = 0;
+    for (int i = 0; i < a->flow_depth && nada < 64; i++) ada[nada++] = &fw->block[i].ada;
+    ada[nada++] = &fw->final_ada;
+    g->ada_all = wb_lin_cat(&b, ada, nada);
     g->final_linear = wb_lin(&b, &fw->final_linear);
     g->emb_std = wb_vec(&b, cw->emb_std, (size_t)a->ld);
     g->emb_mean = wb_vec(&b, cw->emb_mean, (size_t)a->ld);
@@ -648,7 +680,7 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->xh = A(&top, S * fd);
     g->hb = A(&top, S * fd);
     g->ub = A(&top, S * fd);
-    g->mod = A(&top, S * 3 * fd);
+    g->mod = A(&top, S * ((size_t)a->flow_depth * 3 + 2) * fd);
     g->latc = A(&top, S * ld);
     g->eosc = A(&top, S * KMAX);
     g->zc = A(&top, S * ld);
@@ -726,10 +758,11 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
     const ptts_weights *w = m->w;
     const ptts_codec_weights *cw = &w->codec;
-    if (w->arch.d / w->arch.heads > 256 || cw->dec_tr.d / cw->dec_tr.heads > 256 ||
-        cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
+    if (w->arch.d / w->arch.heads > 256 || w->arch.flow_depth > 64 ||
+        cw->dec_tr.d / cw->dec_tr.heads > 256 || cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
         return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: this architecture is not supported "
-                                                "(head width over 256 or unusual upsampling)");
+                                                "(head width over 256, over 64 flow blocks "
+                                                "or unusual upsampling)");
     for (int s = 0; s < 3; s++)
         if (cw->dec_up[s].k < cw->dec_up[s].stride || cw->dec_res[s].c1.stride != 1 ||
             cw->dec_res[s].c2.k != 1)

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROF_PER_CB 4096u
+#define PROF_QUERIES (64u * PROF_PER_CB)
+
 #include "shaders.h" /* generated: pvk_spv_<name>[] for every shaders/<name>.comp */
 
 static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
@@ -211,12 +214,48 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
         pvk_destroy(c);
         return rc;
     }
+    const char *pe = getenv("PTTS_VK_PROFILE");
+    if (pe && *pe && strcmp(pe, "0") != 0 && c->props.limits.timestampPeriod > 0) {
+        VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                    .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                    .queryCount = PROF_QUERIES};
+        c->qpipe = calloc(PROF_QUERIES, 1);
+        if (c->qpipe && vkCreateQueryPool(c->dev, &qi, NULL, &c->qp) == VK_SUCCESS) {
+            c->prof = 1;
+            c->ts_ns = c->props.limits.timestampPeriod;
+        }
+    }
     return 0;
+}
+
+static const char *const pipe_names[PVK_N_PIPELINES] = {
+    "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample", "convtr_ola",
+    "advance", "mgemm"};
+
+static void prof_report(const pvk_ctx *c) {
+    double total = 0;
+    for (int i = 0; i < PVK_N_PIPELINES; i++) total += c->ptime[i];
+    fprintf(stderr, "vk profile: %llu submits, %.3f ms GPU (dispatch + barrier)\n",
+            (unsigned long long)c->psubmits, total * 1e-6);
+    for (int i = 0; i < PVK_N_PIPELINES; i++)
+        if (c->pcount[i])
+            fprintf(stderr, "  %-11s %9.3f ms %5.1f%% %8llu dispatches %7.2f us each\n",
+                    pipe_names[i], c->ptime[i] * 1e-6, 100.0 * c->ptime[i] / (total > 0 ? total : 1),
+                    (unsigned long long)c->pcount[i], c->ptime[i] * 1e-3 / (double)c->pcount[i]);
+}
+
+static struct pvk_prof_cb *prof_find(pvk_ctx *c, VkCommandBuffer cb) {
+    for (int i = 0; i < 64; i++)
+        if (c->pcb[i].cb == cb) return &c->pcb[i];
+    return NULL;
 }
 
 void pvk_destroy(pvk_ctx *c) {
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
+        if (c->prof) prof_report(c);
+        if (c->qp) vkDestroyQueryPool(c->dev, c->qp, NULL);
+        free(c->qpipe);
         for (int i = 0; i < PVK_N_PIPELINES; i++)
             if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
         if (c->dpool) vkDestroyDescriptorPool(c->dev, c->dpool, NULL);
@@ -318,6 +357,14 @@ VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
     vkBeginCommandBuffer(cb, &bi);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 0,
                             NULL);
+    if (c->prof) {
+        if (c->qnext + PROF_PER_CB > PROF_QUERIES) c->qnext = 0;
+        struct pvk_prof_cb *p = &c->pcb[c->pcb_next++ & 63];
+        *p = (struct pvk_prof_cb){cb, c->qnext, 1};
+        c->qnext += PROF_PER_CB;
+        vkCmdResetQueryPool(cb, c->qp, p->base, PROF_PER_CB);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base);
+    }
     return cb;
 }
 
@@ -336,6 +383,18 @@ int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
     vkResetFences(c->dev, 1, &c->fence);
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
+    struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
+    uint64_t t[PROF_PER_CB];
+    if (p && p->n > 1 &&
+        vkGetQueryPoolResults(c->dev, c->qp, p->base, p->n, sizeof t, t, sizeof t[0],
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
+        c->psubmits++;
+        for (uint32_t i = 1; i < p->n; i++) {
+            int pi = c->qpipe[p->base + i];
+            c->ptime[pi] += (double)(t[i] - t[i - 1]) * c->ts_ns;
+            c->pcount[pi]++;
+        }
+    }
     return 0;
 }
 
@@ -363,6 +422,11 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);
     barrier(cb);
+    struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
+    if (p && p->n < PROF_PER_CB) {
+        c->qpipe[p->base + p->n] = (uint8_t)pipe;
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base + p->n++);
+    }
 }
 
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,

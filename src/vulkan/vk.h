@@ -53,6 +53,20 @@ typedef struct pvk_ctx {
     VkDescriptorPool dpool;
     VkDescriptorSet set;
     VkPipeline pipe[PVK_N_PIPELINES];
+    /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
+     * included) summed over submits and printed to stderr by pvk_destroy */
+    int prof;
+    VkQueryPool qp;
+    double ts_ns;
+    uint32_t qnext;
+    struct pvk_prof_cb {
+        VkCommandBuffer cb;
+        uint32_t base, n;
+    } pcb[64];
+    int pcb_next;
+    uint8_t *qpipe;
+    double ptime[PVK_N_PIPELINES];
+    uint64_t pcount[PVK_N_PIPELINES], psubmits;
 } pvk_ctx;
 
 /* One Vulkan device as seen by a probe. */
