@@ -30,7 +30,9 @@ static void lin_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int l
     case PTTS_W_F32: c->k->gemm_f32(N, L->in, X, ldx, L->w, L->bias, Y, ldy, m0, m1); break;
     case PTTS_W_BF16: c->k->gemm_bf16(N, L->in, X, ldx, L->wh, L->bias, Y, ldy, m0, m1); break;
     case PTTS_W_Q8:
-        c->k->gemm_q8(N, L->in, X, ldx, L->wq, L->scale, L->bias, Y, ldy, m0, m1);
+        /* X quantised too (VNNI) where the table has it (avx512, ref): fewer uops per weight */
+        (c->k->gemm_q8q ? c->k->gemm_q8q : c->k->gemm_q8)(N, L->in, X, ldx, L->wq, L->scale,
+                                                           L->bias, Y, ldy, m0, m1);
         break;
     }
 }

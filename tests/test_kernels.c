@@ -73,8 +73,8 @@ static uint16_t f32_to_bf16_trunc(float f) {
 
 /* ---- gemm ------------------------------------------------------------------------------- */
 
-enum { T_F32, T_BF16, T_Q8 };
-static const char *tname[] = {"f32", "bf16", "q8"};
+enum { T_F32, T_BF16, T_Q8, T_Q8Q };
+static const char *tname[] = {"f32", "bf16", "q8", "q8q"};
 
 typedef struct {
     int N, K, M, ldx, ldy, m0, m1, wt, bias;
@@ -86,8 +86,10 @@ static void call_gemm(const ptts_kernels *k, const gcase *c, const float *X, con
         k->gemm_f32(c->N, c->K, X, c->ldx, W, b, Y, c->ldy, m0, m1);
     else if (c->wt == T_BF16)
         k->gemm_bf16(c->N, c->K, X, c->ldx, W, b, Y, c->ldy, m0, m1);
-    else
+    else if (c->wt == T_Q8)
         k->gemm_q8(c->N, c->K, X, c->ldx, W, scale, b, Y, c->ldy, m0, m1);
+    else
+        k->gemm_q8q(c->N, c->K, X, c->ldx, W, scale, b, Y, c->ldy, m0, m1);
 }
 
 static double wval(int wt, const void *W, size_t i) {
@@ -114,7 +116,7 @@ static void split_task(void *ctx, int task, int tid) {
     call_gemm(s->k, s->c, s->X, s->W, s->scale, s->b, s->Y, m0, m1);
 }
 
-static double worst_gemm_err[8][3]; /* [variant][wtype], in units of the magnitude */
+static double worst_gemm_err[8][4]; /* [variant][wtype], in units of the magnitude */
 
 /* Returns 0 on success; reports the first failure of a case. */
 static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_pool *pool) {
@@ -138,6 +140,8 @@ static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_po
     float *X = xbuf + 1;
     for (size_t i = 0; i < nx; i++)
         X[i] = frand(-1.f, 1.f);
+    if (c->wt == T_Q8Q && N > 1) /* an all-zero row (step 0) */
+        for (int kk = 0; kk < K; kk++) X[(size_t)c->ldx + kk] = 0.f;
     for (size_t i = 0; i < nw; i++) {
         if (c->wt == T_F32)
             ((float *)W)[i] = frand(-1.f, 1.f);
@@ -147,7 +151,7 @@ static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_po
             ((int8_t *)W)[i] = (int8_t)(int)(rnd() % 256 - 128);
     }
     for (int m = 0; m < M; m++) {
-        scale[m] = c->wt == T_Q8 ? frand(0.001f, 0.02f) : 1.f;
+        scale[m] = c->wt >= T_Q8 ? frand(0.001f, 0.02f) : 1.f;
         bias[m] = frand(-2.f, 2.f);
     }
     const float *b = c->bias ? bias : NULL;
@@ -171,20 +175,26 @@ static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_po
             continue;
         }
         const float *x = X + (size_t)n * c->ldx;
-        double exact = 0, mag = 0;
+        double exact = 0, mag = 0, qbound = 0, amax = 0;
         for (int kk = 0; kk < K; kk++) {
-            double p = (double)x[kk] * wval(c->wt, W, (size_t)m * K + kk);
+            double wv = wval(c->wt, W, (size_t)m * K + kk);
+            double p = (double)x[kk] * wv;
             exact += p;
             mag += fabs(p);
+            qbound += fabs(wv);
+            amax = fabs(x[kk]) > amax ? fabs(x[kk]) : amax;
         }
+        /* q8q: X rounded to steps of amax / 127, so up to half a step per element */
+        qbound = c->wt == T_Q8Q ? 0.5 * amax / 127. * qbound * scale[m] * (1 + 1e-6) : 0.;
         exact = exact * scale[m] + (b ? b[m] : 0.);
         mag = mag * scale[m] + (b ? fabs(b[m]) : 0.) + 1e-30;
         double e = fabs((double)ybuf[i] - (double)yref[i]) / mag;
-        if (!(e <= 1e-5) && !bad_val++)
+        /* q8q: integer sums, the reference's roundings: identical bits */
+        if (!(c->wt == T_Q8Q ? e == 0 : e <= 1e-5) && !bad_val++)
             fprintf(stderr, "  n %d m %d: got %.9g ref %.9g (err %.3g of magnitude %.3g)\n", n, m,
                     ybuf[i], yref[i], e, mag);
         if (e > worst) worst = e;
-        if (!(fabs((double)yref[i] - exact) <= 1e-5 * mag) && !bad_ref++)
+        if (!(fabs((double)yref[i] - exact) <= 1e-5 * mag + qbound) && !bad_ref++)
             fprintf(stderr, "  reference n %d m %d: %.9g vs double %.9g\n", n, m, yref[i], exact);
     }
     if (worst > worst_gemm_err[vi][c->wt]) worst_gemm_err[vi][c->wt] = worst;
@@ -209,10 +219,11 @@ static void test_gemm(const ptts_kernels *k, int vi, ptts_pool *pool) {
                              63, 64, 65, 127, 255, 1023, 1024, 1025};
     static const int Ns[] = {1, 2, 3, 4, 5, 8, 16, 17};
     int cases = 0;
-    for (int wt = 0; wt < 3; wt++)
+    for (int wt = 0; wt < 4; wt++)
         for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++)
             for (size_t ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++) {
                 int K = Ks[ki], N = Ns[ni];
+                if (wt == T_Q8Q && !k->gemm_q8q) continue;
                 int M = 13 + (int)(rnd() % 8); /* 13 .. 20 */
                 gcase c = {N, K, M,  K + (int)(ni % 3) * 3, M + 1 + (int)(ki % 4),
                            0, M, wt, (int)((ki + ni) & 1)};
@@ -228,8 +239,8 @@ static void test_gemm(const ptts_kernels *k, int vi, ptts_pool *pool) {
             }
     /* large N: several X panels, N tails, 4-row blocks with an odd m range */
     static const int big[][3] = {{130, 1025, 11}, {67, 4096, 9}, {301, 64, 6}, {40, 3, 5}};
-    for (int wt = 0; wt < 3; wt++)
-        for (int i = 0; i < 4; i++) {
+    for (int wt = 0; wt < 4; wt++)
+        for (int i = 0; i < 4 && (wt != T_Q8Q || k->gemm_q8q); i++) {
             gcase c = {big[i][0], big[i][1], big[i][2], big[i][1] + 5, big[i][2] + 3, 1,
                        big[i][2], wt,        1};
             run_gemm_case(k, vi, &c, NULL);
@@ -238,8 +249,9 @@ static void test_gemm(const ptts_kernels *k, int vi, ptts_pool *pool) {
             cases += 2;
         }
     printf("%-7s gemm: %d cases; worst |y - ref| / magnitude: f32 %.2g, bf16 %.2g, q8 %.2g "
-           "(limit 1e-5)\n",
-           k->isa, cases, worst_gemm_err[vi][0], worst_gemm_err[vi][1], worst_gemm_err[vi][2]);
+           "(limit 1e-5), q8q %s\n",
+           k->isa, cases, worst_gemm_err[vi][0], worst_gemm_err[vi][1], worst_gemm_err[vi][2],
+           !k->gemm_q8q ? "none" : worst_gemm_err[vi][3] == 0 ? "0 (identical bits)" : "differs");
 }
 
 /* ---- elementwise ------------------------------------------------------------------------ */

@@ -48,6 +48,15 @@ typedef struct ptts_kernels {
     /* W int8 with per-row scale: Y = scale[m] * (X . Wq[m]) + b[m]. */
     void (*gemm_q8)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                     const float *b, float *Y, int ldy, int m0, int m1);
+    /* Same operands as gemm_q8, with X quantised too (integer dot products, VNNI): each row n of
+     * X is rounded to int8 with its own step d = max_k |x[k]| / 127 (q = nearest-even of
+     * x * (127 / max), clamped to +-127; d = 0 and q = 0 for an all-zero row), the dot product
+     * sum_k q[k] * W[m, k] is exact in int32 (K < 2^16), and
+     * Y = ((float)dot * d) * scale[m] + b[m] (three roundings, in that order). Relative error
+     * against gemm_q8 ~4e-3 (bench/bench_precision.c). NULL in a table without it; the ref
+     * table has it as the specification. */
+    void (*gemm_q8q)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                     const float *b, float *Y, int ldy, int m0, int m1);
 
     /* From the panel layout (ptts_lin.wp): Y[n*ldy + m] = X[n*ldx + :K] . W[m, :K] + b[m] for
      * rows n in [n0, n1) and the outputs of panels [p0, p1) (m < M). Broadcast-X outer

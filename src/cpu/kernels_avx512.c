@@ -17,9 +17,11 @@
  *     alternative - X quantised to int8 per row, VNNI vpdpbusd - is measured by
  *     bench/bench_kernels.c: on a shared, loaded 2-core Zen 5 it took 9.2 ms per backbone pass
  *     against 12.6 ms for widening (one thread; 10.1 vs 9.3 ms with two), with a relative L2
- *     error of 3.9e-3 against f32 accumulation (vs ~1e-7). Both should sit at the memory limit
- *     on an idle machine, so widening stays the default for its exactness. vdpbf16ps (X rounded
- *     to bf16) is not used for the same reason: ~0.4% relative error, no bandwidth gain.
+ *     error of 3.9e-3 against f32 accumulation (vs ~1e-7). It is gemm_q8q below, which the int8
+ *     mode uses (src/ops.c): fewer uops per weight (one vpdpbusd per 64 weights and X row, one
+ *     more per 64 weights for the row sums, against 2 widening uops + FMA per 16), which matters
+ *     once two threads share the memory bandwidth with other work. vdpbf16ps (X rounded to
+ *     bf16) is not used: ~0.4% relative error, no bandwidth gain.
  *   - K tails use masked loads (no reads past the end of a row), m tails a 1-row tile, N tails
  *     tiles with NB = 1..3. The horizontal sums of 4 rows land in one 128-bit vector, so bias,
  *     per-row scale (q8: acc * scale + b, two roundings as in the reference) and the store are
@@ -231,6 +233,142 @@ static void gemm_bf16_avx512(int N, int K, const float *X, int ldx, const uint16
 static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
                            const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
     gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
+/* ---- q8q: X quantised to int8 per row, integer dot products (VNNI) ------------------------
+ * vpdpbusd multiplies u8 by s8, so X is stored as q + 128 (u8) and 128 * sum_k W[m, k] is
+ * taken off; the row sums come from a second vpdpbusd of ones against the same W vector (one
+ * per W vector, shared by the NB rows of X). Integer sums are exact, so the only roundings are
+ * the reference's: the quantisation (same float ops, cvtps rounds to nearest even like
+ * nearbyintf) and ((float)dot * d) * scale + b. Results equal the reference bit for bit.
+ * X is quantised in chunks of rows into a stack buffer (rows padded to 64 bytes with 128, i.e.
+ * q = 0), W loads past K are masked to zero. */
+#define QBUF (64 * 1024)
+
+static float quant_row_avx512(int K, int Kp, const float *x, uint8_t *xu) {
+    __m512 mx = _mm512_setzero_ps();
+    const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    int k = 0;
+    for (; k + 16 <= K; k += 16)
+        mx = _mm512_max_ps(mx, _mm512_and_ps(_mm512_loadu_ps(x + k), absm));
+    if (k < K)
+        mx = _mm512_max_ps(mx,
+                           _mm512_and_ps(_mm512_maskz_loadu_ps(tail_mask(K - k), x + k), absm));
+    float amax = _mm512_reduce_max_ps(mx);
+    if (!(amax > 0.f)) {
+        for (int i = 0; i < Kp; i++) xu[i] = 128;
+        return 0.f;
+    }
+    const __m512 id = _mm512_set1_ps(127.f / amax);
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127),
+                  off = _mm512_set1_epi32(128);
+    for (k = 0; k < Kp; k += 16) {
+        __mmask16 mk = k + 16 <= K ? (__mmask16)0xffff : k < K ? tail_mask(K - k) : 0;
+        __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + k), id);
+        __m512i q = _mm512_cvtps_epi32(v); /* MXCSR rounding: nearest even */
+        q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, lo), hi), off);
+        _mm_storeu_si128((__m128i *)(xu + k), _mm512_cvtepi32_epi8(q));
+    }
+    return amax / 127.f;
+}
+
+/* Rows m..m+nr-1 of W (nr 1 or 4) against nb rows of quantised X (stride Kp). */
+AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, const int8_t *W,
+              int m, const float *scale, const float *b, float *Y, int ldy) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i a[4][NB], s[4];
+    for (int r = 0; r < nr; r++) {
+        s[r] = _mm512_setzero_si512();
+        for (int n = 0; n < nb; n++) a[r][n] = _mm512_setzero_si512();
+    }
+    const int8_t *w0 = W + (size_t)m * (size_t)K;
+    int k = 0;
+    for (; k + 64 <= K; k += 64) { /* unmasked loads: masked byte loads are slow on Zen */
+        __m512i x[NB];
+        for (int n = 0; n < nb; n++) x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
+        for (int r = 0; r < nr; r++) {
+            __m512i w = _mm512_loadu_si512(w0 + (size_t)r * K + k);
+            s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
+            for (int n = 0; n < nb; n++) a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
+        }
+    }
+    if (k < K) {
+        __mmask64 mk = ((__mmask64)1 << (K - k)) - 1;
+        __m512i x[NB];
+        for (int n = 0; n < nb; n++) x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
+        for (int r = 0; r < nr; r++) {
+            __m512i w = _mm512_maskz_loadu_epi8(mk, w0 + (size_t)r * K + k);
+            s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
+            for (int n = 0; n < nb; n++) a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        __m512i c = _mm512_slli_epi32(s[r], 7);
+        const float bm = b ? b[m + r] : 0.f;
+        for (int n = 0; n < nb; n++) {
+            int32_t v = _mm512_reduce_add_epi32(_mm512_sub_epi32(a[r][n], c));
+            float y = (float)v * d[n];
+            y = y * scale[m + r];
+            Y[(size_t)n * ldy + m + r] = y + bm;
+        }
+    }
+}
+
+static void gemm_q8q_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
+                            const float *scale, const float *b, float *Y, int ldy, int m0,
+                            int m1) {
+    if (N <= 0 || m1 <= m0) return;
+    if (K <= 0) { /* empty dot products, as the reference */
+        for (int n = 0; n < N; n++)
+            for (int m = m0; m < m1; m++)
+                Y[(size_t)n * ldy + m] = ((0.f * 0.f) * scale[m]) + (b ? b[m] : 0.f);
+        return;
+    }
+    const int Kp = (K + 63) / 64 * 64;
+    if (Kp > QBUF) { /* K < 2^16 in the contract; beyond the buffer, the reference */
+        ptts_kernels_ref()->gemm_q8q(N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+        return;
+    }
+    _Alignas(64) uint8_t xu[QBUF];
+    float d[QBUF / 64];
+    int chunk = QBUF / Kp;
+    if (chunk > NB) chunk = chunk / NB * NB;
+    for (int n0 = 0; n0 < N; n0 += chunk) {
+        int n1 = N - n0 < chunk ? N : n0 + chunk;
+        for (int n = n0; n < n1; n++)
+            d[n - n0] = quant_row_avx512(K, Kp, X + (size_t)n * ldx, xu + (size_t)(n - n0) * Kp);
+        int m = m0;
+        for (; m < m1; m += 4) {
+            int nr = m1 - m >= 4 ? 4 : 1;
+            int n = n0;
+            for (; n + NB <= n1; n += NB) {
+                const uint8_t *x = xu + (size_t)(n - n0) * Kp;
+                if (nr == 4)
+                    qtile(4, NB, K, Kp, x, d + (n - n0), W, m, scale, b, Y + (size_t)n * ldy, ldy);
+                else
+                    qtile(1, NB, K, Kp, x, d + (n - n0), W, m, scale, b, Y + (size_t)n * ldy, ldy);
+            }
+            const uint8_t *x = xu + (size_t)(n - n0) * Kp;
+            const float *dd = d + (n - n0);
+            float *y = Y + (size_t)n * ldy;
+            if (nr == 4) {
+                switch (n1 - n) {
+                case 3: qtile(4, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+                case 2: qtile(4, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+                case 1: qtile(4, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+                default: break;
+                }
+            } else {
+                switch (n1 - n) {
+                case 3: qtile(1, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+                case 2: qtile(1, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+                case 1: qtile(1, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+                default: break;
+                }
+                m -= 3; /* one row done */
+            }
+        }
+    }
 }
 
 /* ---- panel gemm (outer products) ---------------------------------------------------------
@@ -526,6 +664,7 @@ static const ptts_kernels k_avx512 = {
     .gemm_f32_panel = gemm_f32_panel_avx512,
     .gemm_bf16 = gemm_bf16_avx512,
     .gemm_q8 = gemm_q8_avx512,
+    .gemm_q8q = gemm_q8q_avx512,
     .layernorm = layernorm_avx512,
     .softmax = softmax_avx512,
     .gelu = gelu_avx512,

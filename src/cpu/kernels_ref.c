@@ -1,6 +1,7 @@
 /* kernels_ref.c - the scalar reference kernels: the specification every ISA variant is held to
  * (tests/test_kernels.c). Plain loops, float32 accumulation in index order. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../safetensors.h"
@@ -56,6 +57,40 @@ static void gemm_q8_ref(int N, int K, const float *X, int ldx, const int8_t *W,
             Y[(size_t)n * ldy + m] = acc * scale[m] + (b ? b[m] : 0.f);
         }
     }
+}
+
+/* The quantisation of one row of X for gemm_q8q (kernels.h): q[k] in [-127, 127], returns d. */
+static float quant_row_ref(int K, const float *x, int *q) {
+    float amax = 0.f;
+    for (int k = 0; k < K; k++) amax = fmaxf(amax, fabsf(x[k]));
+    if (!(amax > 0.f)) {
+        for (int k = 0; k < K; k++) q[k] = 0;
+        return 0.f;
+    }
+    float id = 127.f / amax;
+    for (int k = 0; k < K; k++) {
+        float v = nearbyintf(x[k] * id); /* round to nearest even (default rounding mode) */
+        q[k] = v > 127.f ? 127 : v < -127.f ? -127 : (int)v;
+    }
+    return amax / 127.f;
+}
+
+static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W,
+                         const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
+    int *q = malloc((size_t)(K > 0 ? K : 1) * sizeof(int));
+    if (!q) abort();
+    for (int n = 0; n < N; n++) {
+        float d = quant_row_ref(K, X + (size_t)n * ldx, q);
+        for (int m = m0; m < m1; m++) {
+            const int8_t *w = W + (size_t)m * K;
+            int32_t acc = 0;
+            for (int k = 0; k < K; k++) acc += q[k] * (int32_t)w[k];
+            float y = (float)acc * d;
+            y = y * scale[m];
+            Y[(size_t)n * ldy + m] = y + (b ? b[m] : 0.f);
+        }
+    }
+    free(q);
 }
 
 static void layernorm_ref(float *y, const float *x, const float *w, const float *b, int n,
@@ -118,6 +153,7 @@ static const ptts_kernels k_ref = {
     .gemm_f32_panel = gemm_f32_panel_ref,
     .gemm_bf16 = gemm_bf16_ref,
     .gemm_q8 = gemm_q8_ref,
+    .gemm_q8q = gemm_q8q_ref,
     .layernorm = layernorm_ref,
     .softmax = softmax_ref,
     .gelu = gelu_ref,
