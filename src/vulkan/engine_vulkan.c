@@ -277,7 +277,9 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
     /* the 64x64-tile gemm once it fills the GPU (>= 256 workgroups); below that, from 16 rows,
      * the register-blocked mgemm (32 outputs x 8 rows a workgroup) when operands are vec4s */
     const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
-    if (p.v4 && N >= 16 && L->out >= 32 && tiles < 256)
+    if (L->out <= 8 && N >= 256) /* a few outputs of many rows: an invocation per row */
+        pvk_dispatch_flat(&g->c, cb, PVK_SKINNY, &p, sizeof p, N);
+    else if (p.v4 && N >= 16 && L->out >= 32 && tiles < 256)
         pvk_dispatch(&g->c, cb, PVK_MGEMM, &p, sizeof p, (N + 7) / 8, (L->out + 31) / 32, 1);
     else if (N >= 32 && L->out >= 16)
         pvk_dispatch(&g->c, cb, PVK_GEMM, &p, sizeof p, (L->out + 63) / 64, (N + 63) / 64, 1);

@@ -15,12 +15,13 @@
 static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
     pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance, pvk_spv_mgemm,
+    pvk_spv_skinny,
 };
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
     sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
     sizeof pvk_spv_upsample,  sizeof pvk_spv_convtr_ola, sizeof pvk_spv_advance,
-    sizeof pvk_spv_mgemm,
+    sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,
 };
 
 #define VK_TRY(call, what)                                                                   \
@@ -219,8 +220,8 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
         VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                     .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                     .queryCount = PROF_QUERIES};
-        c->qpipe = calloc(PROF_QUERIES, 1);
-        if (c->qpipe && vkCreateQueryPool(c->dev, &qi, NULL, &c->qp) == VK_SUCCESS) {
+        c->pq = calloc(PROF_QUERIES, sizeof *c->pq);
+        if (c->pq && vkCreateQueryPool(c->dev, &qi, NULL, &c->qp) == VK_SUCCESS) {
             c->prof = 1;
             c->ts_ns = c->props.limits.timestampPeriod;
         }
@@ -230,18 +231,31 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
 
 static const char *const pipe_names[PVK_N_PIPELINES] = {
     "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample", "convtr_ola",
-    "advance", "mgemm"};
+    "advance", "mgemm", "skinny"};
 
-static void prof_report(const pvk_ctx *c) {
+static void prof_report(pvk_ctx *c) {
     double total = 0;
     for (int i = 0; i < PVK_N_PIPELINES; i++) total += c->ptime[i];
-    fprintf(stderr, "vk profile: %llu submits, %.3f ms GPU (dispatch + barrier)\n",
+    fprintf(stderr, "vk profile: %llu replays, %.3f ms GPU (dispatch + barrier)\n",
             (unsigned long long)c->psubmits, total * 1e-6);
     for (int i = 0; i < PVK_N_PIPELINES; i++)
         if (c->pcount[i])
             fprintf(stderr, "  %-11s %9.3f ms %5.1f%% %8llu dispatches %7.2f us each\n",
                     pipe_names[i], c->ptime[i] * 1e-6, 100.0 * c->ptime[i] / (total > 0 ? total : 1),
                     (unsigned long long)c->pcount[i], c->ptime[i] * 1e-3 / (double)c->pcount[i]);
+    /* the 16 costliest dispatch sites */
+    for (int r = 0; r < 16; r++) {
+        uint32_t best = PROF_QUERIES;
+        for (uint32_t q = 0; q < PROF_QUERIES; q++)
+            if (c->pq[q].count && c->pq[q].ns >= 0 &&
+                (best == PROF_QUERIES || c->pq[q].ns > c->pq[best].ns))
+                best = q;
+        if (best == PROF_QUERIES) break;
+        struct pvk_prof_q *q = &c->pq[best];
+        fprintf(stderr, "  site %6u %-11s grid %6u x %-6u %8.3f ms %6.1f us each\n", best,
+                pipe_names[q->pipe], q->gx, q->gy, q->ns * 1e-6, q->ns * 1e-3 / q->count);
+        q->ns = -1;
+    }
 }
 
 static struct pvk_prof_cb *prof_find(pvk_ctx *c, VkCommandBuffer cb) {
@@ -255,7 +269,7 @@ void pvk_destroy(pvk_ctx *c) {
         vkDeviceWaitIdle(c->dev);
         if (c->prof) prof_report(c);
         if (c->qp) vkDestroyQueryPool(c->dev, c->qp, NULL);
-        free(c->qpipe);
+        free(c->pq);
         for (int i = 0; i < PVK_N_PIPELINES; i++)
             if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
         if (c->dpool) vkDestroyDescriptorPool(c->dev, c->dpool, NULL);
@@ -360,7 +374,7 @@ VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
     if (c->prof) {
         if (c->qnext + PROF_PER_CB > PROF_QUERIES) c->qnext = 0;
         struct pvk_prof_cb *p = &c->pcb[c->pcb_next++ & 63];
-        *p = (struct pvk_prof_cb){cb, c->qnext, 1};
+        *p = (struct pvk_prof_cb){cb, c->qnext, 1, 0};
         c->qnext += PROF_PER_CB;
         vkCmdResetQueryPool(cb, c->qp, p->base, PROF_PER_CB);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base);
@@ -385,21 +399,27 @@ int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
     struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
     uint64_t t[PROF_PER_CB];
-    if (p && p->n > 1 &&
+    if (p && p->subs++ > 0 && p->n > 1 &&
         vkGetQueryPoolResults(c->dev, c->qp, p->base, p->n, sizeof t, t, sizeof t[0],
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
         c->psubmits++;
         for (uint32_t i = 1; i < p->n; i++) {
-            int pi = c->qpipe[p->base + i];
-            c->ptime[pi] += (double)(t[i] - t[i - 1]) * c->ts_ns;
-            c->pcount[pi]++;
+            struct pvk_prof_q *q = &c->pq[p->base + i];
+            double ns = (double)(t[i] - t[i - 1]) * c->ts_ns;
+            c->ptime[q->pipe] += ns;
+            c->pcount[q->pipe]++;
+            q->ns += ns;
+            q->count++;
         }
     }
     return 0;
 }
 
 void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) {
-    if (cb) vkFreeCommandBuffers(c->dev, c->pool, 1, &cb);
+    if (!cb) return;
+    for (int i = 0; c->prof && i < 64; i++) /* a later buffer may reuse the handle */
+        if (c->pcb[i].cb == cb) c->pcb[i].cb = VK_NULL_HANDLE;
+    vkFreeCommandBuffers(c->dev, c->pool, 1, &cb);
 }
 
 static void barrier(VkCommandBuffer cb) {
@@ -424,7 +444,7 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
     barrier(cb);
     struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
     if (p && p->n < PROF_PER_CB) {
-        c->qpipe[p->base + p->n] = (uint8_t)pipe;
+        c->pq[p->base + p->n] = (struct pvk_prof_q){0, (uint32_t)pipe, gx, gy, 0};
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base + p->n++);
     }
 }

@@ -25,6 +25,7 @@ enum {
     PVK_CONVTR_OLA,
     PVK_ADVANCE,
     PVK_MGEMM,
+    PVK_SKINNY,
     PVK_N_PIPELINES
 };
 
@@ -54,17 +55,21 @@ typedef struct pvk_ctx {
     VkDescriptorSet set;
     VkPipeline pipe[PVK_N_PIPELINES];
     /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
-     * included) summed over submits and printed to stderr by pvk_destroy */
+     * included) summed over the replays of recorded command buffers (their first submit and
+     * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
     int prof;
     VkQueryPool qp;
     double ts_ns;
     uint32_t qnext;
     struct pvk_prof_cb {
         VkCommandBuffer cb;
-        uint32_t base, n;
+        uint32_t base, n, subs;
     } pcb[64];
     int pcb_next;
-    uint8_t *qpipe;
+    struct pvk_prof_q {
+        double ns;
+        uint32_t pipe, gx, gy, count;
+    } *pq; /* per query slot: the dispatch that ends there and its summed time */
     double ptime[PVK_N_PIPELINES];
     uint64_t pcount[PVK_N_PIPELINES], psubmits;
 } pvk_ctx;
