@@ -66,6 +66,21 @@ static void *hold(binder *b, size_t bytes) {
     return p;
 }
 
+/* Frees block p (of `bytes` bytes) when it is one of the held blocks: a source tensor nothing
+ * points at any more (a conv's [cout, cin, k] original once packed, the float32 original of a
+ * matrix converted to bf16 / int8, whose ptts_lin.w is NULL). */
+static void release(binder *b, void *p, size_t bytes) {
+    ptts_weights *w = b->w;
+    if (!p) return;
+    for (int i = w->n_blocks - 1; i >= 0; i--)
+        if (w->blocks[i] == p) {
+            ptts_free_aligned(p);
+            w->blocks[i] = w->blocks[--w->n_blocks];
+            w->bytes -= bytes;
+            return;
+        }
+}
+
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *s) {
     size_t o = 0;
     o += (size_t)snprintf(buf + o, n - o, "[");
@@ -166,6 +181,7 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
         L->type = PTTS_W_BF16;
         L->wh = h;
         L->w = NULL;
+        release(b, w, n * sizeof(float)); /* readers use wh / wp (src/vulkan widens wh) */
     } else if (type == PTTS_W_Q8) {
         /* symmetric per-row int8: scale = max|w| / 127, q = round(w / scale) */
         int8_t *q = hold(b, n);
@@ -186,6 +202,7 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
         L->wq = q;
         L->scale = scale;
         L->w = NULL;
+        release(b, w, n * sizeof(float)); /* readers use wq / scale */
     }
     return;
 nomem:
@@ -238,6 +255,7 @@ static void conv(binder *b, ptts_conv *c, const char *prefix, int cin, int cout,
                 for (int j = 0; j < k; j++)
                     packed[((size_t)o * k + j) * cin + i] = w[((size_t)o * cin + i) * k + j];
     }
+    release(b, w, (size_t)cout * cin * k * sizeof(float)); /* only packed is used */
     make_lin(b, &c->w, packed, bias, cout, k * cin, type);
 }
 
@@ -266,6 +284,7 @@ static void convtr(binder *b, ptts_convtr *c, const char *prefix, int cin, int c
                 for (int j = 0; j < k; j++)
                     packed[((size_t)j * cout + o) * cin + i] = w[((size_t)i * cout + o) * k + j];
     }
+    release(b, w, (size_t)cout * cin * k * sizeof(float)); /* only packed is used */
     make_lin(b, &c->w, packed, NULL, k * cout, cin, type);
 }
 
