@@ -159,6 +159,8 @@ int ptts_fetch_cached(char **path, const char *path_or_url);
  * *has_cloning (may be NULL) says which. Both paths malloc'd. */
 int ptts_language_fetch(const char *language, char **weights_path, char **tokenizer_path,
                         int *has_cloning, ptts_error *e);
+/* Only the tokenizer of a language (a few hundred kB), downloaded when needed. */
+int ptts_language_fetch_tokenizer(const char *language, char **tokenizer_path, ptts_error *e);
 
 /* Preset voices: their count for a language (its own voices: the English ones for english*,
  * giovanni for italian*, ...) and the i-th name. */

@@ -161,6 +161,24 @@ int ptts_hub_fetch_weights(char **path, const char *primary, const char *fallbac
     return ptts_download(path, fallback, NULL, e);
 }
 
+/* The tokenizer's hf:// URL (english_2026-01 keeps it at the repository root). */
+static void tokenizer_url(const ptts_language *l, char *tok, size_t cap) {
+    if (!strcmp(l->folder, "english_2026-01"))
+        snprintf(tok, cap, "hf://" OPEN_REPO "/tokenizer.model@" OPEN_REV);
+    else
+        snprintf(tok, cap, "hf://" OPEN_REPO "/languages/%s/tokenizer.model@" OPEN_REV,
+                 l->folder);
+}
+
+int ptts_language_fetch_tokenizer(const char *language, char **tokenizer_path, ptts_error *e) {
+    *tokenizer_path = NULL;
+    const ptts_language *l = ptts_language_find(language);
+    if (!l) return unknown_language(e, language ? language : "(null)");
+    char tok[256];
+    tokenizer_url(l, tok, sizeof tok);
+    return ptts_download(tokenizer_path, tok, NULL, e);
+}
+
 int ptts_language_fetch(const char *language, char **weights_path, char **tokenizer_path,
                         int *has_cloning, ptts_error *e) {
     *weights_path = *tokenizer_path = NULL;
@@ -171,11 +189,7 @@ int ptts_language_fetch(const char *language, char **weights_path, char **tokeni
              l->folder, !strcmp(l->folder, "english_2026-04") ? GATED_REV_EN_2026_04 : GATED_REV);
     snprintf(open, sizeof open, "hf://" OPEN_REPO "/languages/%s/model.safetensors@" OPEN_REV,
              l->folder);
-    if (!strcmp(l->folder, "english_2026-01"))
-        snprintf(tok, sizeof tok, "hf://" OPEN_REPO "/tokenizer.model@" OPEN_REV);
-    else
-        snprintf(tok, sizeof tok, "hf://" OPEN_REPO "/languages/%s/tokenizer.model@" OPEN_REV,
-                 l->folder);
+    tokenizer_url(l, tok, sizeof tok);
     int rc = ptts_hub_fetch_weights(weights_path, gated, open, has_cloning, e);
     if (!rc) rc = ptts_download(tokenizer_path, tok, NULL, e);
     if (rc) {

@@ -31,8 +31,16 @@ check stdin "$want_ids" "$(printf '%s\n' "$text" | "$bin" tokenize --tokenizer "
 check unk "869 57 1824 4 0 15" "$("$bin" tokenize --tokenizer "$model" "emoji 😀👍🏽 and")"
 
 "$bin" tokenize --help | grep -q -- "--tokenizer FILE" || { echo "FAIL help" >&2; fail=1; }
-"$bin" tokenize "$text" 2>/dev/null; rc=$?
-check "missing --tokenizer exits 2" 2 "$rc"
+# Without --tokenizer: the language's tokenizer (english), from the cache only when offline.
+nohf=$(mktemp -d)
+HF_HUB_OFFLINE=1 HF_HOME="$nohf" "$bin" tokenize "$text" 2>"$nohf/err"; rc=$?
+check "no tokenizer, offline, empty cache exits 1" 1 "$rc"
+grep -q "HF_HUB_OFFLINE" "$nohf/err" || { echo "FAIL offline message: $(cat "$nohf/err")" >&2; fail=1; }
+rm -rf "$nohf"
+"$bin" tokenize 2>/dev/null; rc=$?
+check "no text exits 2" 2 "$rc"
+# --config: the config's tokenizer_path, resolved against the config's folder
+check config "243 24 89 139 38 24 12 6" "$("$bin" tokenize --config "$fx/tiny/manifest.json" "Hello world.")"
 "$bin" tokenize --tokenizer "$fx/does_not_exist.model" x 2>/dev/null; rc=$?
 check "missing model exits 1" 1 "$rc"
 "$bin" tokenize --tokenizer "$fx/tokenizer/cases.json" x 2>/dev/null; rc=$?

@@ -9,16 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
+#include "config.h"
 #include "tokenizer.h"
 
 #define STDIN_LIMIT ((size_t)256 << 20)
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: pocket-tts tokenize --tokenizer FILE [--pieces] TEXT...\n\n"
+            "usage: pocket-tts tokenize [--tokenizer FILE | --config FILE | --language L] "
+            "[--pieces] TEXT...\n\n"
             "Print the SentencePiece token ids of TEXT (the arguments joined by spaces) on one line.\n"
-            "  --tokenizer FILE  the SentencePiece .model file\n"
+            "  --tokenizer FILE  the SentencePiece .model file (a path or a URL)\n"
+            "  --config FILE     the tokenizer of a model config (flow_lm.lookup_table)\n"
+            "  --language L      the tokenizer of a language (default english; downloaded once)\n"
             "  --pieces          print the pieces instead of the ids\n"
             "  -                 as TEXT: read the text from standard input\n"
             "  -h, --help        this help\n");
@@ -64,7 +69,8 @@ static int read_stdin(char **s, size_t *len, size_t *cap) {
 }
 
 int cmd_tokenize(int argc, char **argv) {
-    const char *model = NULL;
+    const char *model = NULL, *config = NULL, *language = NULL;
+    char *resolved = NULL;
     int pieces = 0, n_text = 0, status = 1;
     char *text = NULL;
     size_t len = 0, cap = 0;
@@ -89,6 +95,16 @@ int cmd_tokenize(int argc, char **argv) {
             model = argv[++i];
         } else if (!strncmp(a, "--tokenizer=", 12)) {
             model = a + 12;
+        } else if (cli_is(a, "--config")) {
+            if (!(config = cli_value(argc, argv, &i))) {
+                free(text);
+                return 2;
+            }
+        } else if (cli_is(a, "--language")) {
+            if (!(language = cli_value(argc, argv, &i))) {
+                free(text);
+                return 2;
+            }
         } else if (!strcmp(a, "--")) {
             for (i++; i < argc; i++) {
                 if ((n_text++ && append(&text, &len, &cap, " ", 1)) ||
@@ -109,14 +125,37 @@ int cmd_tokenize(int argc, char **argv) {
             }
         }
     }
-    if (!model || n_text == 0) {
-        fprintf(stderr, "pocket-tts tokenize: %s\n\n", !model ? "--tokenizer FILE is required" : "no TEXT given");
+    if (!model && !config && !language) language = "english";
+    if (n_text == 0) {
+        fprintf(stderr, "pocket-tts tokenize: no TEXT given\n\n");
         usage(stderr);
         free(text);
         return 2;
     }
 
     ptts_error e = {0};
+    if (!model && config) {
+        /* the config's flow_lm.lookup_table.tokenizer_path (a path or a URL) */
+        ptts_config cfg;
+        ptts_config_init(&cfg);
+        int rc = ptts_config_load(&cfg, config, &e);
+        if (!rc && !cfg.tokenizer_path)
+            rc = ptts_fail(&e, PTTS_E_FORMAT, "%s has no flow_lm.lookup_table.tokenizer_path",
+                           config);
+        if (!rc) rc = ptts_fetch(&resolved, cfg.tokenizer_path, &e);
+        ptts_config_free(&cfg);
+        if (rc) {
+            fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
+            goto done;
+        }
+        model = resolved;
+    } else if (!model) {
+        if (ptts_language_fetch_tokenizer(language, &resolved, &e)) {
+            fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
+            goto done;
+        }
+        model = resolved;
+    }
     if (ptts_tokenizer_load(&tok, model, &e)) {
         fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
         goto done;
@@ -142,6 +181,7 @@ int cmd_tokenize(int argc, char **argv) {
 oom:
     fprintf(stderr, "pocket-tts tokenize: out of memory\n");
 done:
+    free(resolved);
     free(ids);
     free(pcs);
     free(text);
