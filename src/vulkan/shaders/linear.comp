@@ -1,8 +1,12 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 // linear.comp - Y[r, m] (=|+=) g[r, m] * alpha * act(X[r, :K] . W[m, :K] + b[m]) for small N:
 // 8 outputs per workgroup, 32 lanes split K, 8 rows per workgroup (gl_WorkGroupID.y), W read
-// once per row block. Rows use grouped addressing: row r -> off + (r / rps) * gs + (r % rps) * ld.
+// once per row block (with 32-wide subgroups, a group is a subgroup and its lanes' partials are
+// summed by subgroupAdd, else through shared memory). Rows use grouped addressing:
+// row r -> off + (r / rps) * gs + (r % rps) * ld.
 #include "common.glsl"
 // the same buffers seen as vec4 (K, row offsets and strides all multiples of 4: p.v4)
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
@@ -51,6 +55,26 @@ void main() {
             for (uint j = 0u; j < RB; j++)
                 if (j < nr) acc[j] += wv * ar[xb[j] + k];
         }
+    }
+    if (gl_SubgroupSize == 32u && gl_NumSubgroups == 8u) {
+        float s = 0.0;
+        for (uint j = 0u; j < RB; j++) {
+            if (j >= nr) break;
+            float t = subgroupAdd(acc[j]);
+            if (gl_SubgroupInvocationID == j) s = t;
+        }
+        uint j = gl_SubgroupInvocationID, r = r0 + j;
+        if (m < p.M && j < nr) {
+            if (p.boff != NONE) s += wt[p.boff + m];
+            float v = act_(p.act, s) * p.alpha;
+            if (p.goff != NONE) {
+                uint ga = addr(p.goff, p.grps, p.ggs, p.gld, r) + m;
+                v *= p.gbuf == 1u ? wt[ga] : ar[ga];
+            }
+            uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, r) + m;
+            ar[ya] = p.accum != 0u ? ar[ya] + v : v;
+        }
+        return;
     }
     for (uint j = 0u; j < RB; j++) red[j * 256u + tid] = acc[j];
     barrier();
