@@ -45,9 +45,19 @@ void main() {
         if (kk < nk) {
             uint row = base + ((first + kk) % p.cap) * p.d;
             s = 0.0;
-            if (p.v4 != 0u) {
-                uint row4 = row / 4u;
-                for (uint i = 0u; i < dh4; i++) s += dot(qs4[i], kc4[row4 + i]);
+            if (p.v4 != 0u) { // four loads in flight
+                uint row4 = row / 4u, i = 0u;
+                float s1 = 0.0, s2 = 0.0, s3 = 0.0;
+                for (; i + 3u < dh4; i += 4u) {
+                    vec4 k0 = kc4[row4 + i], k1 = kc4[row4 + i + 1u], k2 = kc4[row4 + i + 2u],
+                         k3 = kc4[row4 + i + 3u];
+                    s += dot(qs4[i], k0);
+                    s1 += dot(qs4[i + 1u], k1);
+                    s2 += dot(qs4[i + 2u], k2);
+                    s3 += dot(qs4[i + 3u], k3);
+                }
+                for (; i < dh4; i++) s += dot(qs4[i], kc4[row4 + i]);
+                s += (s1 + s2) + s3;
             } else {
                 for (uint i = 0u; i < p.dh; i++) s += qs4[i / 4u][i % 4u] * kc[row + i];
             }
@@ -68,11 +78,22 @@ void main() {
         mx = tm;
         barrier();
         uint cnt = min(256u, nk - k0);
-        if (cw) {
-            for (uint i = grp; i < cnt; i += ng) {
-                uint row = base + ((first + k0 + i) % p.cap) * p.d;
-                o += sc[i] * vc[row + c];
+        if (cw) { // four keys (four loads in flight) per step
+            uint i = grp;
+            float o1 = 0.0, o2 = 0.0, o3 = 0.0;
+            for (; i + 3u * ng < cnt; i += 4u * ng) {
+                uint q0 = first + k0 + i;
+                float v0 = vc[base + (q0 % p.cap) * p.d + c];
+                float v1 = vc[base + ((q0 + ng) % p.cap) * p.d + c];
+                float v2 = vc[base + ((q0 + 2u * ng) % p.cap) * p.d + c];
+                float v3 = vc[base + ((q0 + 3u * ng) % p.cap) * p.d + c];
+                o += sc[i] * v0;
+                o1 += sc[i + ng] * v1;
+                o2 += sc[i + 2u * ng] * v2;
+                o3 += sc[i + 3u * ng] * v3;
             }
+            for (; i < cnt; i += ng) o += sc[i] * vc[base + ((first + k0 + i) % p.cap) * p.d + c];
+            o += (o1 + o2) + o3;
         }
         barrier();
     }
