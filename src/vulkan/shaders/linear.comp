@@ -40,6 +40,16 @@ void main() {
         uint wr = p.woff + m * p.K;
         if (p.v4 != 0u) {
             uint K4 = p.K / 4u, w4 = wr / 4u, k = lane;
+            for (; k + 96u < K4; k += 128u) { // four independent loads in flight per lane
+                vec4 wa = wt4[w4 + k], wb = wt4[w4 + k + 32u], wc = wt4[w4 + k + 64u],
+                     wd = wt4[w4 + k + 96u];
+                for (uint j = 0u; j < RB; j++)
+                    if (j < nr) {
+                        uint x = xb[j] / 4u + k;
+                        acc[j] += (dot(wa, ar4[x]) + dot(wb, ar4[x + 32u])) +
+                                  (dot(wc, ar4[x + 64u]) + dot(wd, ar4[x + 96u]));
+                    }
+            }
             for (; k + 32u < K4; k += 64u) { // two independent loads in flight per lane
                 vec4 wa = wt4[w4 + k], wb = wt4[w4 + k + 32u];
                 for (uint j = 0u; j < RB; j++)
