@@ -400,6 +400,7 @@ static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, u
     const uint32_t fd = (uint32_t)a->fd, ld = (uint32_t)a->ld;
     lin(g, cb, &g->cond, n, RC(h, (uint32_t)a->d), RC(g->ce, fd), ACT_NONE);
     for (int i = 0; i < g->steps; i++) {
+        pvk_skip_barrier(&g->c); /* sy and the input projection are independent */
         rec_rowop(g, cb, n, fd, OP_SILU_ADDV, 0, SA(RC(g->ce, fd)), SA(RC(g->sy, fd)),
                   g->te + (uint32_t)i * fd, 0);
         lin(g, cb, &g->input_proj, n, RC(x, ld), RC(g->xh, fd), ACT_NONE);
@@ -429,12 +430,18 @@ static void rec_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
         lin(g, cb, &g->input_linear, n, RC(g->latc, ld), RC(g->bx, d), ACT_NONE);
         rec_transformer(g, cb, &t, n, 1);
         rec_ln(g, cb, n, d, g->bx, g->bh, g->out_nw, g->out_nb, NONE, 0, 1e-5f);
+        /* EOS logits, the noise copy and the flow's cond linear are independent: one barrier */
+        pvk_skip_barrier(&g->c);
         lin(g, cb, &g->out_eos, n, RC(g->bh, d), RC(g->eosc + j, KMAX), ACT_NONE);
+        pvk_skip_barrier(&g->c);
         rec_rowop(g, cb, n, ld, OP_COPY, 0, SB(BUF_IO, RC(g->o_noise + j * ld, k * ld)),
                   SA(RC(g->latc, ld)), 0, 0);
         rec_flow(g, cb, n, g->bh, g->latc);
+        /* the two latent copies only read latc, as the next frame's input linear does */
+        pvk_skip_barrier(&g->c);
         rec_rowop(g, cb, n, ld, OP_COPY, 0, SA(RC(g->latc, ld)),
                   SB(BUF_IO, RC(g->o_lat + j * ld, k * ld)), 0, 0);
+        if (j + 1 < k) pvk_skip_barrier(&g->c);
         rec_rowop(g, cb, n, ld, OP_COPY, L, SA(RC(g->latc, ld)),
                   SS(BUF_ARENA, RG(g->steplat + j * ld, 1, KMAX * ld, 0)), 0, 0);
     }
@@ -449,9 +456,11 @@ static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
                       uint32_t T, uint32_t hist, uint32_t state, uint32_t W, uint32_t in,
                       int op, rows Y, int act, int accum) {
     const uint32_t cin = cv->cin, gs = (hist + T) * cin, L = g->i_dec;
-    if (hist)
+    if (hist) { /* carried rows and new rows go to disjoint rows of W */
+        pvk_skip_barrier(&g->c);
         rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SS(BUF_ARENA, RG(state, hist, hist * cin, cin)),
                   SA(RG(W, hist, gs, cin)), 0, 0);
+    }
     rec_rowop(g, cb, groups * T, cin, op, 0, SA(RC(in, cin)), SA(RG(W + hist * cin, T, gs, cin)), 0,
               0);
     rec_linear(g, cb, &cv->w, groups * T / cv->st, RG(W, T / cv->st, gs, cv->st * cin), Y, act,

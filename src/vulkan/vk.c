@@ -435,13 +435,16 @@ static void barrier(VkCommandBuffer cb) {
                          0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+void pvk_skip_barrier(pvk_ctx *c) { c->skip_barrier = 1; }
+
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                   uint32_t gx, uint32_t gy, uint32_t gz) {
     if (gx == 0 || gy == 0 || gz == 0) return;
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);
-    barrier(cb);
+    if (c->skip_barrier) c->skip_barrier = 0;
+    else barrier(cb);
     struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
     if (p && p->n < PROF_PER_CB) {
         c->pq[p->base + p->n] = (struct pvk_prof_q){0, (uint32_t)pipe, gx, gy, 0};

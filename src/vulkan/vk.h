@@ -54,6 +54,7 @@ typedef struct pvk_ctx {
     VkDescriptorPool dpool;
     VkDescriptorSet set;
     VkPipeline pipe[PVK_N_PIPELINES];
+    int skip_barrier; /* the next pvk_dispatch records no barrier after itself */
     /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
      * included) summed over the replays of recorded command buffers (their first submit and
      * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
@@ -106,6 +107,9 @@ void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb);
 /* Record one dispatch (push constants `pc` of `bytes`) followed by a full compute barrier. */
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                   uint32_t gx, uint32_t gy, uint32_t gz);
+/* The next dispatch is independent of the one after it (neither reads what the other writes):
+ * it gets no barrier of its own (the following one's barrier covers both). */
+void pvk_skip_barrier(pvk_ctx *c);
 /* Dispatch `items` invocations of a 256-wide 1-D shader as a 2-D grid (shaders flatten it). */
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                        uint64_t items);
