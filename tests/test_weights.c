@@ -1,0 +1,145 @@
+// ctest-label: unit
+/*
+ * test_weights.c - binding a checkpoint: the architecture derived from shapes (tiny fixture),
+ * every missing or mis-shaped tensor reported by name in one message, a wrong dtype refused,
+ * weights without the codec encoder accepted (no voice cloning), and a config whose numbers
+ * contradict the weights refused with the key named.
+ */
+#include <unistd.h>
+
+#include "model.h"
+#include "safetensors.h"
+#include "test.h"
+
+static char dir[] = "/tmp/ptts_weights_XXXXXX";
+
+/* Copy of the tiny checkpoint: `drop` names are left out (prefix match when ending in '*'),
+ * `reshape` gets shape {2, 64}, `retype` becomes I64 of the same element count. */
+static const char *variant(const char *name, const char *const *drop, const char *reshape,
+                           const char *retype) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
+    st_file *f;
+    ptts_error e = {0};
+    REQUIRE(st_open(&f, fixture_path("tiny/model.safetensors"), &e) == 0);
+    int n = st_count(f), m = 0;
+    st_out_tensor *out = calloc((size_t)n, sizeof *out);
+    void **bufs = calloc((size_t)n, sizeof *bufs);
+    for (int i = 0; i < n; i++) {
+        const st_tensor *t = st_at(f, i);
+        int skip = 0;
+        for (int d = 0; drop && drop[d]; d++) {
+            size_t l = strlen(drop[d]);
+            skip |= drop[d][l - 1] == '*' ? !strncmp(t->name, drop[d], l - 1)
+                                          : !strcmp(t->name, drop[d]);
+        }
+        if (skip) continue;
+        st_out_tensor *o = &out[m++];
+        o->name = t->name;
+        o->dtype = t->dtype;
+        o->ndim = t->ndim;
+        memcpy(o->shape, t->shape, sizeof o->shape);
+        o->data = t->data;
+        if (reshape && !strcmp(t->name, reshape)) {
+            /* [1, 64] -> [2, 64]: twice the data */
+            o->shape[0] = 2;
+            bufs[i] = calloc(2, t->nbytes);
+            o->data = bufs[i];
+        }
+        if (retype && !strcmp(t->name, retype)) {
+            o->dtype = ST_I64;
+            bufs[i] = calloc((size_t)t->numel, 8);
+            o->data = bufs[i];
+        }
+    }
+    REQUIRE(st_write(path, out, m, NULL, &e) == 0);
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    free(bufs);
+    free(out);
+    st_close(f);
+    return path;
+}
+
+int main(void) {
+    REQUIRE(mkdtemp(dir));
+    ptts_error e = {0};
+    ptts_weights_options o = {.heads = 4, .codec_heads = 4};
+    ptts_weights *w = NULL;
+
+    /* the architecture from the shapes */
+    REQUIRE(ptts_weights_load(&w, fixture_path("tiny/model.safetensors"), &o, &e) == 0);
+    const ptts_arch *a = &w->arch;
+    CHECK(a->d == 64 && a->heads == 4 && a->layers == 2 && a->ffn == 256);
+    CHECK(a->ld == 16 && a->inner_dim == 16 && a->nb == 300 && a->has_bos_before_voice);
+    CHECK(a->fd == 32 && a->flow_depth == 2 && a->nfreq == 128);
+    CHECK(a->C == 32 && a->nf == 4 && a->codec_heads == 4 && a->codec_layers == 2 &&
+          a->codec_ffn == 64 && a->codec_window == 250);
+    CHECK(a->ratios[0] == 6 && a->ratios[1] == 5 && a->ratios[2] == 4 && a->frame_samples == 1920);
+    CHECK(a->has_encoder);
+    ptts_weights_free(w);
+
+    /* every problem by name, in one message */
+    const char *drop[] = {"flow_lm.out_norm.weight", "mimi.decoder.model.0.conv.bias", NULL};
+    const char *p = variant("broken", drop, "flow_lm.out_eos.weight", NULL);
+    CHECK(ptts_weights_load(&w, p, &o, &e) == PTTS_E_MODEL && w == NULL);
+    printf("broken checkpoint: %s\n", e.msg);
+    CHECK(strstr(e.msg, "3 problems") != NULL);
+    CHECK(strstr(e.msg, "tensor flow_lm.out_norm.weight is missing") != NULL);
+    CHECK(strstr(e.msg, "tensor mimi.decoder.model.0.conv.bias is missing") != NULL);
+    CHECK(strstr(e.msg, "tensor flow_lm.out_eos.weight has shape [2, 64], expected [1, 64]") != NULL);
+    CHECK(strstr(e.msg, "broken.safetensors") != NULL);
+
+    /* a weight stored as integers */
+    p = variant("retyped", NULL, NULL, "flow_lm.flow_net.cond_embed.weight");
+    CHECK(ptts_weights_load(&w, p, &o, &e) != 0 && w == NULL);
+    CHECKF(strstr(e.msg, "flow_lm.flow_net.cond_embed.weight") != NULL, "%s", e.msg);
+
+    /* a tensor the architecture is derived from */
+    const char *drop_arch[] = {"flow_lm.input_linear.weight", NULL};
+    p = variant("noinput", drop_arch, NULL, NULL);
+    CHECK(ptts_weights_load(&w, p, &o, &e) == PTTS_E_MODEL);
+    CHECKF(strstr(e.msg, "flow_lm.input_linear.weight is missing") != NULL, "%s", e.msg);
+
+    /* without the codec encoder: loads, no voice cloning */
+    const char *drop_enc[] = {"mimi.encoder.*", "mimi.encoder_transformer.*", "mimi.downsample.*",
+                              NULL};
+    p = variant("noenc", drop_enc, NULL, NULL);
+    CHECKF(ptts_weights_load(&w, p, &o, &e) == 0, "%s", e.msg);
+    if (w) CHECK(!w->arch.has_encoder);
+    ptts_weights_free(w);
+
+    /* a config that contradicts the weights */
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "%s/wrong.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    REQUIRE(f);
+    fprintf(f, "flow_lm:\n  transformer:\n    d_model: 128\n    num_heads: 4\n  lookup_table:\n"
+               "    tokenizer_path: %s\nmimi:\n  transformer:\n    num_heads: 4\n",
+            fixture_path("tokenizer/sp_unigram_tiny.model"));
+    fclose(f);
+    ptts_model_options mo = ptts_model_options_default();
+    mo.config_path = cfg;
+    mo.weights_path = fixture_path("tiny/model.safetensors");
+    ptts_model *m = NULL;
+    CHECK(ptts_model_load(&m, &mo, &e) == PTTS_E_MODEL && m == NULL);
+    CHECKF(strstr(e.msg, "flow_lm.transformer.d_model = 128") && strstr(e.msg, "have 64"), "%s",
+           e.msg);
+    /* the same config with the right width loads */
+    f = fopen(cfg, "w");
+    fprintf(f, "flow_lm:\n  transformer:\n    d_model: 64\n    num_heads: 4\n  lookup_table:\n"
+               "    tokenizer_path: %s\nmimi:\n  transformer:\n    num_heads: 4\n",
+            fixture_path("tokenizer/sp_unigram_tiny.model"));
+    fclose(f);
+    CHECKF(ptts_model_load(&m, &mo, &e) == 0, "%s", e.msg);
+    ptts_model_free(m);
+
+    const char *files[] = {"broken", "retyped", "noinput", "noenc"};
+    char path[512];
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s.safetensors", dir, files[i]);
+        unlink(path);
+    }
+    unlink(cfg);
+    rmdir(dir);
+    return test_summary();
+}
