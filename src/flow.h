@@ -14,6 +14,9 @@ typedef struct ptts_flow ptts_flow;
 int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_rows,
                      ptts_error *e);
 void ptts_flow_free(ptts_flow *f);
+/* The combined time embeddings (T0(s) + T1(t)) / 2 of each of `steps` LSD steps -> te
+ * [steps, fd]; computed with the reference kernels, so every backend uses the same values. */
+int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error *e);
 int ptts_flow_steps(const ptts_flow *f);
 
 /* rows independent samples: h [rows, d] (backbone output after out_norm), x0 [rows, ld] the

@@ -59,6 +59,23 @@ static void time_embed(const ptts_ctx *c, const ptts_time_embed *T, int nfreq, i
     for (int j = 0; j < fd; j++) out[j] = b[j] * (T->alpha[j] * inv);
 }
 
+int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error *e) {
+    const ptts_arch *a = &w->arch;
+    const size_t fd = (size_t)a->fd;
+    float *tmp = ptts_calloc_aligned((2 * (size_t)a->nfreq + 4 * fd) * sizeof(float));
+    if (!tmp) return ptts_fail(e, PTTS_E_NOMEM, "flow head: out of memory");
+    const ptts_ctx c = {ptts_kernels_ref(), NULL};
+    float *emb = tmp, *ta = emb + 2 * a->nfreq, *tb = ta + fd, *t0 = tb + fd, *t1 = t0 + fd;
+    for (int i = 0; i < steps; i++) {
+        float s = (float)((double)i / steps), t = (float)((double)(i + 1) / steps);
+        time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, t0);
+        time_embed(&c, &w->flow.time[1], a->nfreq, a->fd, t, emb, ta, tb, t1);
+        for (size_t j = 0; j < fd; j++) te[(size_t)i * fd + j] = (t0[j] + t1[j]) / 2.0f;
+    }
+    ptts_free_aligned(tmp);
+    return 0;
+}
+
 static float *scratch(size_t rows, size_t width, int *fail) {
     size_t n;
     if (ptts_mul_size(rows, width, &n) || ptts_mul_size(n, sizeof(float), &n)) {
@@ -104,24 +121,11 @@ int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_
     f->ub = scratch(R, fd, &fail);
     f->mod = scratch(R, 3 * fd, &fail);
     f->vb = scratch(R, (size_t)a->ld, &fail);
-    /* create-time temporaries for the time embeddings */
-    float *tmp = scratch(1, 2 * (size_t)a->nfreq + 4 * fd, &fail);
-    if (fail) {
-        ptts_free_aligned(tmp);
+    int rc = ptts_flow_time_table(w, steps, f->te, e);
+    if (rc) {
         ptts_flow_free(f);
-        return ptts_fail(e, PTTS_E_NOMEM, "flow head: out of memory for %d rows", max_rows);
+        return rc;
     }
-
-    const ptts_ctx c = {ptts_kernels_ref(), NULL};
-    float *emb = tmp, *ta = emb + 2 * a->nfreq, *tb = ta + fd, *t0 = tb + fd, *t1 = t0 + fd;
-    for (int i = 0; i < steps; i++) {
-        float s = (float)((double)i / steps), t = (float)((double)(i + 1) / steps);
-        time_embed(&c, &fw->time[0], a->nfreq, a->fd, s, emb, ta, tb, t0);
-        time_embed(&c, &fw->time[1], a->nfreq, a->fd, t, emb, ta, tb, t1);
-        float *te = f->te + (size_t)i * fd;
-        for (size_t j = 0; j < fd; j++) te[j] = (t0[j] + t1[j]) / 2.0f;
-    }
-    ptts_free_aligned(tmp);
     *out = f;
     return PTTS_OK;
 }

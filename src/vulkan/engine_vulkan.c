@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "engine_vulkan.h"
+#include "flow.h"
 #include "model.h"
 #include "vk.h"
 
@@ -804,48 +805,21 @@ static int vk_max_steps(void *p) {
     return KMAX;
 }
 
-/* T_k(tau) as flow_head.c computes it (reference kernels). */
-static void time_embed(const ptts_ctx *c, const ptts_time_embed *T, int nfreq, int fd, float tau,
-                       float *emb, float *ta, float *tb, float *out) {
-    for (int j = 0; j < nfreq; j++) {
-        float arg = tau * T->freqs[j];
-        emb[j] = cosf(arg);
-        emb[nfreq + j] = sinf(arg);
-    }
-    ptts_linear(c, &T->mlp0, emb, 1, ta);
-    c->k->silu(ta, ta, fd);
-    ptts_linear(c, &T->mlp2, ta, 1, tb);
-    double mean = 0;
-    for (int j = 0; j < fd; j++) mean += tb[j];
-    mean /= fd;
-    double var = 0;
-    for (int j = 0; j < fd; j++) var += ((double)tb[j] - mean) * ((double)tb[j] - mean);
-    var = fd > 1 ? var / (fd - 1) : 0.0;
-    float inv = (float)(1.0 / sqrt(var + 1e-5));
-    for (int j = 0; j < fd; j++) out[j] = tb[j] * (T->alpha[j] * inv);
-}
-
 static int vk_set_lsd_steps(void *p, int steps, ptts_error *e) {
     vk_engine *g = p;
     if (steps == g->steps) return 0;
     if (steps < 1 || steps > TE_MAX)
         return ptts_fail(e, PTTS_E_INVALID, "LSD steps must be in [1, %d], got %d", TE_MAX, steps);
-    const ptts_arch *a = &g->m->w->arch;
-    const int fd = a->fd, nf = a->nfreq;
-    float *tmp = malloc(((size_t)steps * fd + 2 * (size_t)nf + 4 * (size_t)fd) * sizeof(float));
-    if (!tmp) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    float *te = tmp, *emb = te + (size_t)steps * fd, *ta = emb + 2 * nf, *tb = ta + fd,
-          *t0 = tb + fd, *t1 = t0 + fd;
-    const ptts_ctx c = {ptts_kernels_ref(), NULL};
-    const ptts_flow_weights *fw = &g->m->w->flow;
-    for (int i = 0; i < steps; i++) {
-        float s = (float)((double)i / steps), t = (float)((double)(i + 1) / steps);
-        time_embed(&c, &fw->time[0], nf, fd, s, emb, ta, tb, t0);
-        time_embed(&c, &fw->time[1], nf, fd, t, emb, ta, tb, t1);
-        for (int j = 0; j < fd; j++) te[(size_t)i * fd + j] = (t0[j] + t1[j]) / 2.0f;
+    const int fd = g->m->w->arch.fd;
+    float *te = malloc((size_t)steps * fd * sizeof(float));
+    if (!te) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    int rc = ptts_flow_time_table(g->m->w, steps, te, e);
+    if (rc) {
+        free(te);
+        return rc;
     }
-    int rc = upload(g, &g->arena, (size_t)g->te * 4, te, (size_t)steps * fd * sizeof(float), e);
-    free(tmp);
+    rc = upload(g, &g->arena, (size_t)g->te * 4, te, (size_t)steps * fd * sizeof(float), e);
+    free(te);
     if (rc) return rc;
     g->steps = steps;
     drop_all_cached(g);
