@@ -109,10 +109,15 @@ int ptts_voice_load(ptts_voice **out, const ptts_model *m, const char *path, ptt
 int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *buf, size_t size,
                            ptts_error *e);
 /* Clone a voice from mono samples at `sample_rate` (resampled to 24 kHz). max_seconds > 0
- * truncates (the reference's export and server use 30). */
+ * truncates at the input rate before resampling (the reference's export and server use 30).
+ * Errors: PTTS_E_UNSUPPORTED when the weights have no codec encoder (the open checkpoints);
+ * PTTS_E_AUDIO for a clip shorter than one 80 ms frame, a silent clip (peak below 1e-4) or
+ * non-finite samples. */
 int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples,
                             int64_t n, int sample_rate, double max_seconds, ptts_error *e);
-/* Clone a voice from an audio file (any format libsndfile reads). */
+/* Clone a voice from an audio file (WAV of any sample format, FLAC, OGG/Vorbis, Opus, MP3;
+ * channels averaged). With max_seconds > 0 only that much of the file is read. Errors as
+ * ptts_voice_from_samples, plus PTTS_E_IO (missing file) and PTTS_E_AUDIO (not audio). */
 int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char *path,
                                double max_seconds, ptts_error *e);
 /* Save in the reference's voice-state format (F32 cache + int64 offset), atomically. */
