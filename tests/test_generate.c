@@ -44,23 +44,17 @@ int main(void) {
     int rc = ptts_model_load(&m, &mo, &e);
     REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     errs er = {0};
-    replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, &er);
+    replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, 1e-4, &er);
     printf("tiny generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
            er.max_eos, er.max_pcm);
     errs es = {0};
-    replay(m, "tiny", "generate_short", "voice_short.safetensors", 1e9f, 50, &es);
+    replay(m, "tiny", "generate_short", "voice_short.safetensors", 1e9f, 50, 1e-4, &es);
     printf("tiny generate_short: max rel err latents %.3g, eos %.3g, pcm %.3g\n", es.max_lat,
            es.max_eos, es.max_pcm);
     /* eos_case: same noise, the threshold at which EOS first fires at step 11: 16 frames */
-    cJSON *man = load_json(fixture_path("tiny/manifest.json"));
-    cJSON *ec = cJSON_GetObjectItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), "generate_short"),
-                            "eos_case"),
-        "eos_threshold");
-    REQUIRE(ec);
     errs ee = {0};
-    replay(m, "tiny", "generate_short", "voice_short.safetensors", (float)ec->valuedouble, 16, &ee);
-    cJSON_Delete(man);
+    replay(m, "tiny", "generate_short", "voice_short.safetensors", eos_case_threshold(), 16, 1e-4,
+           &ee);
     batch_vs_rows(m);
     ptts_model_free(m);
     return test_summary();

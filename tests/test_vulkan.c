@@ -14,76 +14,13 @@
 
 #define TOL 1e-3
 
+/* A replay through the GPU engine at the GPU tolerance. */
 static void replay_gpu(ptts_model *m, const char *cname, const char *voice_file,
                        float eos_threshold, int expect_frames) {
-    char path[512];
-    cJSON *man = load_json(fixture_path("tiny/manifest.json"));
-    REQUIRE(man);
-    cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), cname);
-    REQUIRE(cs);
-    snprintf(path, sizeof path, "tiny/%s.safetensors", cname);
-    const char *gp = fixture_path(path);
-    int64_t n_noise, n_lat, n_eos, n_pcm;
-    float *noise = load_f32(gp, "noise", &n_noise);
-    float *lat = load_f32(gp, "latents", &n_lat);
-    float *eos = load_f32(gp, "eos_logits", &n_eos);
-    float *pcm = load_f32(gp, "pcm", &n_pcm);
-    REQUIRE(noise && lat && eos && pcm);
-    const int ld = m->w->arch.ld, fs = m->w->arch.frame_samples;
-    ptts_error e = {0};
-    snprintf(path, sizeof path, "tiny/%s", voice_file);
-    ptts_voice *v;
-    REQUIRE(ptts_voice_load(&v, m, fixture_path(path), &e) == 0);
-    ptts_gen_options o = ptts_gen_options_default();
-    o.temperature = (float)cJSON_GetObjectItem(cs, "temperature")->valuedouble;
-    o.eos_threshold = eos_threshold;
-    o.max_tokens = cJSON_GetObjectItem(cs, "max_tokens")->valueint;
-    o.lsd_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
-    o.noise = noise;
-    o.noise_rows = (int)(n_noise / ld);
-    ptts_stream *s;
-    int rc = ptts_stream_create(&s, m, &e);
-    CHECKF(rc == 0, "stream on the Vulkan engine: %s", e.msg);
-    REQUIRE(rc == 0);
-    rc = ptts_stream_start(s, v, cJSON_GetObjectItem(cs, "text")->valuestring, &o, &e);
-    CHECKF(rc == 0, "%s", e.msg);
-    float *out = malloc((size_t)fs * sizeof(float));
-    float *got_eos = calloc((size_t)n_eos + 1, sizeof(float));
-    int frames = 0;
-    double max_lat = 0, max_pcm = 0;
-    for (;;) {
-        int n = ptts_stream_next(s, out, &e);
-        CHECKF(n >= 0, "%s", e.msg);
-        if (n <= 0) break;
-        CHECK(n == fs);
-        if (frames < n_lat / ld) {
-            const ptts_step_record *r = ptts_stream_last_step(s);
-            double el = rel_l2(r->latent, lat + (size_t)frames * ld, (size_t)ld);
-            double ep = rel_l2(out, pcm + (size_t)frames * fs, (size_t)fs);
-            if (frames < n_eos) got_eos[frames] = r->eos;
-            max_lat = fmax(max_lat, el);
-            max_pcm = fmax(max_pcm, ep);
-            CHECKF(el <= TOL, "%s frame %d: latent rel err %.3g", cname, frames, el);
-            CHECKF(ep <= TOL, "%s frame %d: pcm rel err %.3g", cname, frames, ep);
-        }
-        frames++;
-    }
-    int ne = frames < n_eos ? frames : (int)n_eos;
-    double ee = rel_l2(got_eos, eos, (size_t)ne);
-    CHECKF(ee <= TOL, "%s: eos logits rel err %.3g", cname, ee);
-    CHECKF(frames == expect_frames, "%s: %d frames, expected %d", cname, frames, expect_frames);
-    printf("vulkan tiny %s (threshold %g): %d frames, max rel err latents %.3g, eos %.3g, "
-           "pcm %.3g\n",
-           cname, eos_threshold, frames, max_lat, ee, max_pcm);
-    free(out);
-    free(got_eos);
-    ptts_stream_free(s);
-    ptts_voice_free(v);
-    free(noise);
-    free(lat);
-    free(eos);
-    free(pcm);
-    cJSON_Delete(man);
+    errs er = {0};
+    replay(m, "tiny", cname, voice_file, eos_threshold, expect_frames, TOL, &er);
+    printf("vulkan tiny %s (threshold %g): max rel err latents %.3g, eos %.3g, pcm %.3g\n", cname,
+           eos_threshold, er.max_lat, er.max_eos, er.max_pcm);
 }
 
 /* A batch of streams on one engine vs each stream alone on the CPU engine. */
@@ -160,7 +97,6 @@ static void batch_vs_cpu(ptts_model *m) {
 }
 
 int main(void) {
-    (void)replay; /* replay.h's CPU-tolerance replay is not used here */
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
     char name[256];
@@ -181,14 +117,7 @@ int main(void) {
     m->engine = ops;
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
-    cJSON *man = load_json(fixture_path("tiny/manifest.json"));
-    cJSON *ec = cJSON_GetObjectItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), "generate_short"),
-                            "eos_case"),
-        "eos_threshold");
-    REQUIRE(ec);
-    replay_gpu(m, "generate_short", "voice_short.safetensors", (float)ec->valuedouble, 16);
-    cJSON_Delete(man);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
     ptts_model_free(m);
     return test_summary();
