@@ -17,12 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Causal streaming Conv1d: buf = [hist rows | new input rows], hist = k - stride. */
-typedef struct sconv {
-    const ptts_conv *cv;
-    int hist;
-    float *buf; /* [hist + max_in, cin] */
-} sconv;
+#include "codec_blocks.h"
 
 /* Streaming ConvTranspose1d: the output of a call is acc rows [0, T*s) (bias added); rows
  * [T*s, T*s + k - s) are the tail carried into `partial` for the next call. */
@@ -33,14 +28,6 @@ typedef struct sconvtr {
     float *partial; /* [k - s, cout] */
 } sconvtr;
 
-/* SEANet residual block x += conv1x1(ELU(conv_k3(ELU(x)))) over up to max rows. */
-typedef struct sres {
-    sconv c1;
-    const ptts_conv *c2;
-    float *h; /* [max, m/2] */
-    float *t; /* [max, m] */
-} sres;
-
 struct ptts_codec_dec {
     const ptts_weights *w;
     float *z;          /* [ld] */
@@ -48,48 +35,20 @@ struct ptts_codec_dec {
     float *up_partial; /* [upsample_k - upsample_stride, C] */
     ptts_kv kv;
     float *tr_scratch;
-    sconv in;          /* its input region holds the upsampled rows the transformer updates */
-    float *h0;         /* [16, 8nf] */
+    ptts_sconv in; /* its input region holds the upsampled rows the transformer updates */
+    float *h0;     /* [16, 8nf] */
     sconvtr up[3];
-    sres res[3];
-    sconv out;
-    /* every allocation, freed together */
-    float *mem[32];
-    int n_mem;
+    ptts_sres res[3];
+    ptts_sconv out;
+    ptts_bufs bufs; /* every allocation, freed together */
 };
-
-static float *dec_alloc(ptts_codec_dec *d, size_t rows, size_t cols) {
-    size_t n;
-    if (d->n_mem == (int)(sizeof d->mem / sizeof d->mem[0])) return NULL;
-    if (ptts_mul_size(rows ? rows : 1, cols ? cols : 1, &n) ||
-        ptts_mul_size(n, sizeof(float), &n))
-        return NULL;
-    float *p = ptts_calloc_aligned(n);
-    if (p) d->mem[d->n_mem++] = p;
-    return p;
-}
-
-static int sconv_init(ptts_codec_dec *d, sconv *s, const ptts_conv *cv, int max_in) {
-    s->cv = cv;
-    s->hist = cv->k - cv->stride;
-    s->buf = dec_alloc(d, (size_t)(s->hist + max_in), (size_t)cv->cin);
-    return s->buf ? 0 : -1;
-}
-
-static float *sconv_in(const sconv *s) { return s->buf + (size_t)s->hist * s->cv->cin; }
-
-/* T new rows already written at sconv_in(s) -> y [T / stride, cout]; keeps the last hist rows. */
-static void sconv_run(const ptts_ctx *c, sconv *s, int T, float *y) {
-    const int cin = s->cv->cin, st = s->cv->stride;
-    ptts_linear_strided(c, &s->cv->w, s->buf, st * cin, T / st, y, s->cv->cout);
-    memmove(s->buf, s->buf + (size_t)T * cin, (size_t)s->hist * cin * sizeof(float));
-}
 
 static int sconvtr_init(ptts_codec_dec *d, sconvtr *s, const ptts_convtr *ct, int max_in) {
     s->ct = ct;
-    s->y = dec_alloc(d, (size_t)max_in, (size_t)ct->k * ct->cout);
-    s->acc = dec_alloc(d, (size_t)max_in * ct->stride + ct->k - ct->stride, (size_t)ct->cout);
-    s->partial = dec_alloc(d, (size_t)(ct->k - ct->stride), (size_t)ct->cout);
+    s->y = ptts_bufs_alloc(&d->bufs, (size_t)max_in, (size_t)ct->k * ct->cout);
+    s->acc = ptts_bufs_alloc(&d->bufs, (size_t)max_in * ct->stride + ct->k - ct->stride,
+                             (size_t)ct->cout);
+    s->partial = ptts_bufs_alloc(&d->bufs, (size_t)(ct->k - ct->stride), (size_t)ct->cout);
     return s->y && s->acc && s->partial ? 0 : -1;
 }
 
@@ -106,31 +65,14 @@ static void sconvtr_run(const ptts_ctx *c, sconvtr *s, const float *x, int T) {
         c->k->axpy(s->acc + (size_t)t * st * co, 1.f, s->y + (size_t)t * k * co, k * co);
     memcpy(s->partial, s->acc + body, tail * sizeof(float));
     if (ct->bias)
-        for (int r = 0; r < T * st; r++) c->k->axpy(s->acc + (size_t)r * co, 1.f, ct->bias, co);
-}
-
-static int sres_init(ptts_codec_dec *d, sres *r, const ptts_resnet *rw, int max) {
-    r->c2 = &rw->c2;
-    r->h = dec_alloc(d, (size_t)max, (size_t)rw->c1.cout);
-    r->t = dec_alloc(d, (size_t)max, (size_t)rw->c2.cout);
-    if (!r->h || !r->t) return -1;
-    return sconv_init(d, &r->c1, &rw->c1, max);
-}
-
-/* x [T, m] in place. */
-static void sres_run(const ptts_ctx *c, sres *r, float *x, int T) {
-    const int m = r->c1.cv->cin, half = r->c1.cv->cout;
-    c->k->elu(sconv_in(&r->c1), x, T * m);
-    sconv_run(c, &r->c1, T, r->h);
-    c->k->elu(r->h, r->h, T * half);
-    ptts_linear(c, &r->c2->w, r->h, T, r->t);
-    c->k->axpy(x, 1.f, r->t, T * m);
+        for (int r = 0; r < T * st; r++)
+            c->k->axpy(s->acc + (size_t)r * co, 1.f, ct->bias, co);
 }
 
 void ptts_codec_dec_free(ptts_codec_dec *d) {
     if (!d) return;
     ptts_kv_free(&d->kv);
-    for (int i = 0; i < d->n_mem; i++) ptts_free_aligned(d->mem[i]);
+    ptts_bufs_free(&d->bufs);
     free(d);
 }
 
@@ -143,37 +85,40 @@ int ptts_codec_dec_create(ptts_codec_dec **out, const ptts_weights *w, ptts_erro
         cw->dec_tr.window <= 0)
         return ptts_fail(e, PTTS_E_MODEL, "codec decoder: inconsistent upsampling weights");
     int frame = us;
-    for (int s = 0; s < 3; s++) frame *= cw->dec_up[s].stride;
+    for (int s = 0; s < 3; s++)
+        frame *= cw->dec_up[s].stride;
     if (frame != a->frame_samples || cw->dec_in.stride != 1 || cw->dec_out.stride != 1 ||
         cw->dec_out.cout != 1)
         return ptts_fail(e, PTTS_E_MODEL,
                          "codec decoder: the upsampling ratios give %d samples per frame, "
-                         "expected %d", frame, a->frame_samples);
+                         "expected %d",
+                         frame, a->frame_samples);
     ptts_codec_dec *d = calloc(1, sizeof *d);
     if (!d) return ptts_fail(e, PTTS_E_NOMEM, "codec decoder: out of memory");
     d->w = w;
     int ok = 1;
-    d->z = dec_alloc(d, (size_t)a->ld, 1);
-    d->quant = dec_alloc(d, (size_t)a->C, 1);
-    d->up_partial = dec_alloc(d, (size_t)(uk - us), (size_t)a->C);
+    d->z = ptts_bufs_alloc(&d->bufs, (size_t)a->ld, 1);
+    d->quant = ptts_bufs_alloc(&d->bufs, (size_t)a->C, 1);
+    d->up_partial = ptts_bufs_alloc(&d->bufs, (size_t)(uk - us), (size_t)a->C);
     ok = ok && d->z && d->quant && d->up_partial;
     /* the ring holds every key a query of a 16-row frame can see */
     const int cap = cw->dec_tr.window + us - 1;
     if (ok && ptts_kv_init(&d->kv, cw->dec_tr.layers, cw->dec_tr.d, cap) != 0) ok = 0;
     if (ok) {
-        d->tr_scratch = dec_alloc(d, ptts_transformer_scratch(&cw->dec_tr, us, cap), 1);
+        d->tr_scratch =
+            ptts_bufs_alloc(&d->bufs, ptts_transformer_scratch(&cw->dec_tr, us, cap), 1);
         ok = d->tr_scratch != NULL;
     }
-    ok = ok && sconv_init(d, &d->in, &cw->dec_in, us) == 0;
-    if (ok) d->h0 = dec_alloc(d, (size_t)us, (size_t)cw->dec_in.cout);
+    ok = ok && ptts_sconv_init(&d->bufs, &d->in, &cw->dec_in, us) == 0;
+    if (ok) d->h0 = ptts_bufs_alloc(&d->bufs, (size_t)us, (size_t)cw->dec_in.cout);
     ok = ok && d->h0;
     int rows = us;
     for (int s = 0; ok && s < 3; s++) {
         ok = sconvtr_init(d, &d->up[s], &cw->dec_up[s], rows) == 0;
         rows *= cw->dec_up[s].stride;
-        ok = ok && sres_init(d, &d->res[s], &cw->dec_res[s], rows) == 0;
+        ok = ok && ptts_sres_init(&d->bufs, &d->res[s], &cw->dec_res[s], rows) == 0;
     }
-    ok = ok && sconv_init(d, &d->out, &cw->dec_out, rows) == 0;
+    ok = ok && ptts_sconv_init(&d->bufs, &d->out, &cw->dec_out, rows) == 0;
     if (!ok) {
         ptts_codec_dec_free(d);
         return ptts_fail(e, PTTS_E_NOMEM, "codec decoder: out of memory");
@@ -190,19 +135,20 @@ void ptts_codec_dec_reset(ptts_codec_dec *d) {
     const ptts_codec_weights *cw = &d->w->codec;
     zero_rows(d->up_partial, cw->upsample_k - cw->upsample_stride, d->w->arch.C);
     ptts_kv_reset(&d->kv);
-    zero_rows(d->in.buf, d->in.hist, d->in.cv->cin);
+    ptts_sconv_reset(&d->in);
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = d->up[s].ct;
         zero_rows(d->up[s].partial, ct->k - ct->stride, ct->cout);
-        zero_rows(d->res[s].c1.buf, d->res[s].c1.hist, d->res[s].c1.cv->cin);
+        ptts_sconv_reset(&d->res[s].c1);
     }
-    zero_rows(d->out.buf, d->out.hist, d->out.cv->cin);
+    ptts_sconv_reset(&d->out);
 }
 
 /* [rows, C] time-major -> [C, rows] channel-major. */
 static void transpose_to(float *dst, const float *src, int rows, int C) {
     for (int r = 0; r < rows; r++)
-        for (int ch = 0; ch < C; ch++) dst[(size_t)ch * rows + r] = src[(size_t)r * C + ch];
+        for (int ch = 0; ch < C; ch++)
+            dst[(size_t)ch * rows + r] = src[(size_t)r * C + ch];
 }
 
 void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *latent, float *pcm,
@@ -211,13 +157,14 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
     const ptts_codec_weights *cw = &d->w->codec;
     const int C = a->C, us = cw->upsample_stride, uk = cw->upsample_k, tail = uk - us;
 
-    for (int i = 0; i < a->ld; i++) d->z[i] = latent[i] * cw->emb_std[i] + cw->emb_mean[i];
+    for (int i = 0; i < a->ld; i++)
+        d->z[i] = latent[i] * cw->emb_std[i] + cw->emb_mean[i];
     ptts_linear(c, &cw->quant_out, d->z, 1, d->quant);
     if (taps && taps->quant) memcpy(taps->quant, d->quant, (size_t)C * sizeof(float));
 
     /* depthwise transposed conv of one input step: y[j, ch] = quant[ch] * w[ch, j], j < uk;
      * rows < us are emitted (plus the carried tail), rows us .. uk-1 become the new tail */
-    float *x = sconv_in(&d->in);
+    float *x = ptts_sconv_in(&d->in);
     const float *uw = cw->upsample_w;
     for (int j = 0; j < us; j++) {
         float *row = x + (size_t)j * C;
@@ -227,7 +174,8 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
     }
     for (int j = 0; j < tail; j++) {
         float *row = d->up_partial + (size_t)j * C;
-        for (int ch = 0; ch < C; ch++) row[ch] = d->quant[ch] * uw[(size_t)ch * uk + us + j];
+        for (int ch = 0; ch < C; ch++)
+            row[ch] = d->quant[ch] * uw[(size_t)ch * uk + us + j];
     }
     if (taps && taps->up) transpose_to(taps->up, x, us, C);
 
@@ -235,7 +183,7 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
     if (taps && taps->tr) transpose_to(taps->tr, x, us, C);
 
     /* SEANet decoder */
-    sconv_run(c, &d->in, us, d->h0);
+    ptts_sconv_run(c, &d->in, us, d->h0);
     const float *cur = d->h0;
     float *curw = d->h0;
     int rows = us, width = cw->dec_in.cout;
@@ -244,9 +192,9 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
         sconvtr_run(c, &d->up[s], curw, rows);
         rows *= d->up[s].ct->stride;
         width = d->up[s].ct->cout;
-        sres_run(c, &d->res[s], d->up[s].acc, rows);
+        ptts_sres_run(c, &d->res[s], d->up[s].acc, rows);
         cur = curw = d->up[s].acc;
     }
-    c->k->elu(sconv_in(&d->out), cur, rows * width);
-    sconv_run(c, &d->out, rows, pcm);
+    c->k->elu(ptts_sconv_in(&d->out), cur, rows * width);
+    ptts_sconv_run(c, &d->out, rows, pcm);
 }
