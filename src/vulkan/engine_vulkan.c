@@ -3,7 +3,7 @@
  *
  *  - weights uploaded once as float32 into one buffer (bf16 / int8 backbones are widened);
  *  - per slot: the backbone KV cache (K and V buffers, [slot][layer][cap][d], grown at chunk
- *    start when a chunk needs more positions), the codec's ring KV cache (window + 15 rows), the
+ *    start when a chunk needs more positions), the codec's ring KV cache (window + the rows of a pass), the
  *    codec's streaming state (conv carries, transposed-conv tails, upsampling tail) and the last
  *    latent, all resident on the GPU;
  *  - step(k): one command buffer, recorded once per (slots, k) and replayed, runs k frames for
@@ -11,8 +11,8 @@
  *    on the GPU from frame to frame, the k frames' noise is uploaded up front, only the EOS
  *    logits and latents come back;
  *  - decode: one command buffer runs the codec over the emitted frames of every slot (slots
- *    sorted by frame count so frame f runs on a prefix of the list) and writes PCM to host
- *    memory;
+ *    sorted by frame count so frame f runs on a prefix of the list; several frames of a slot in
+ *    one pass while the pass stays under CODEC_FG slot-frames) and writes PCM to host memory;
  *  - begin_chunk: the voice cache copied in, the text rows prompted in blocks on the GPU.
  * Positions live in a small integer buffer that the shaders advance, so recorded command
  * buffers stay valid from call to call. Arithmetic mirrors the CPU path (ops.c, flow_head.c,
@@ -33,6 +33,12 @@
 #define PBLOCK 64       /* prompt rows per pass */
 #define IDS_MAX 4096    /* prompt ids per submit */
 #define TE_MAX 1000     /* LSD steps */
+/* The codec runs several frames of a slot in one pass (its convolutions and transformer are
+ * causal and streaming, so T frames at once equal T passes of one frame) until a pass holds
+ * this many slot-frames: one stream's 8 frames cost one pass instead of 8 (a pass is ~40
+ * dispatches, each bound by launch latency at one stream); from 32 streams on, one frame of
+ * every stream already fills the GPU. */
+#define CODEC_FG 32
 #define NONE 0xffffffffu
 #define COMPACT 0x7fffffffu
 
@@ -92,6 +98,7 @@ typedef struct vk_engine {
     cached step_cb[KMAX + 1];
     cached dec_cb;
     int *sorted, *orig, *scount;
+    int FG; /* slot-frames per codec pass (scratch rows) */
 } vk_engine;
 
 /* ---- weights ------------------------------------------------------------------------------ */
@@ -242,6 +249,25 @@ static int upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const voi
 
 /* ---- recording ---------------------------------------------------------------------------- */
 
+/* The weights a dispatch reads, [lo, hi) in floats: the weights window is placed over them
+ * (vk.h: a device may see at most maxStorageBufferRange bytes of a buffer at once, 128 MiB on
+ * lavapipe against 377 MiB of float32 weights), and push constants carry offsets relative to
+ * its base. On devices that see the whole buffer the base is always 0. */
+typedef struct wspan {
+    uint32_t lo, hi;
+} wspan;
+#define WSPAN0 ((wspan){0xffffffffu, 0})
+static void span_add(wspan *s, uint32_t off, size_t n) {
+    if (off == NONE) return;
+    if (off < s->lo) s->lo = off;
+    if (off + n > s->hi) s->hi = (uint32_t)(off + n);
+}
+static uint32_t span_base(vk_engine *g, const wspan *s) {
+    if (s->lo > s->hi) return 0; /* no weights read: the window does not matter */
+    return (uint32_t)(pvk_weights_window(&g->c, (VkDeviceSize)s->lo * 4, (VkDeviceSize)s->hi * 4) / 4);
+}
+static uint32_t rel(uint32_t off, uint32_t base) { return off == NONE ? NONE : off - base; }
+
 typedef struct rows {
     uint32_t off, rps, gs, ld;
 } rows;
@@ -270,7 +296,15 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
                 goff,  G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act,
                 (uint32_t)accum, alpha, 0};
     p.v4 = L->in % 4 == 0 && X.off % 4 == 0 && X.gs % 4 == 0 && X.ld % 4 == 0 && L->w % 4 == 0;
+    wspan sp = WSPAN0;
+    span_add(&sp, L->w, (size_t)L->out * L->in);
+    span_add(&sp, L->b, L->out);
+    if (gbuf == 1) span_add(&sp, goff, L->out);
+    const uint32_t wb = span_base(g, &sp);
+    p.woff = L->w - wb;
+    p.boff = rel(L->b, wb);
     if (gbuf == 1) {
+        p.goff = rel(goff, wb);
         p.grps = COMPACT;
         p.ggs = 0;
         p.gld = 0;
@@ -301,20 +335,35 @@ typedef struct pc_row {
 enum { OP_COPY, OP_ELU, OP_ADD, OP_SILU_ADDV, OP_AFFINE };
 enum { BUF_ARENA, BUF_WEIGHTS, BUF_IO };
 
-/* side: buffer, rows, slot-indexed through the list */
+/* side: buffer, rows, slot-indexed through the list; wn: for a weights source, the floats
+ * from r.off it may read (a table indexed through the list) */
 typedef struct side {
     uint32_t buf;
     rows r;
     uint32_t slot;
+    uint32_t wn;
 } side;
 
-static side SA(rows r) { return (side){BUF_ARENA, r, 0}; }
-static side SS(uint32_t buf, rows r) { return (side){buf, r, 1}; }
-static side SB(uint32_t buf, rows r) { return (side){buf, r, 0}; }
+static side SA(rows r) { return (side){BUF_ARENA, r, 0, 0}; }
+static side SS(uint32_t buf, rows r) { return (side){buf, r, 1, 0}; }
+static side SB(uint32_t buf, rows r) { return (side){buf, r, 0, 0}; }
+static side SWT(rows r, uint32_t n) { return (side){BUF_WEIGHTS, r, 1, n}; }
 
 static void rec_rowop(vk_engine *g, VkCommandBuffer cb, uint32_t nrows, uint32_t width, int op,
                       uint32_t list, side s, side d, uint32_t v1, uint32_t v2) {
     if (nrows == 0 || width == 0) return;
+    wspan sp = WSPAN0;
+    if (s.buf == BUF_WEIGHTS) span_add(&sp, s.r.off, s.wn);
+    if (op == OP_AFFINE) {
+        span_add(&sp, v1, width);
+        span_add(&sp, v2, width);
+    }
+    const uint32_t wb = span_base(g, &sp);
+    if (s.buf == BUF_WEIGHTS) s.r.off -= wb;
+    if (op == OP_AFFINE) {
+        v1 -= wb;
+        v2 -= wb;
+    }
     pc_row p = {nrows,     width,    (uint32_t)op, list,     s.buf,    s.r.off,
                 s.r.rps,   s.r.gs,   s.r.ld,       s.slot,   d.buf,    d.r.off,
                 d.r.rps,   d.r.gs,   d.r.ld,       d.slot,   v1,       v2};
@@ -328,7 +377,11 @@ typedef struct pc_ln {
 
 static void rec_ln(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t d, uint32_t x,
                    uint32_t y, uint32_t w, uint32_t b, uint32_t mod, uint32_t mld, float eps) {
-    pc_ln p = {d, x, d, y, d, w, b, mod, mld, eps};
+    wspan sp = WSPAN0;
+    span_add(&sp, w, d);
+    span_add(&sp, b, d);
+    const uint32_t wb = span_base(g, &sp);
+    pc_ln p = {d, x, d, y, d, rel(w, wb), rel(b, wb), mod, mld, eps};
     uint32_t gx = n < 65535 ? n : 65535, gy = (n + gx - 1) / gx;
     if (n) pvk_dispatch(&g->c, cb, PVK_LAYERNORM, &p, sizeof p, gx, gy, 1);
 }
@@ -368,8 +421,12 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
         const uint32_t kvlayer = (uint32_t)l * t->cap * d;
         rec_ln(g, cb, n, d, t->x, t->h, L->n1w, L->n1b, NONE, 0, 1e-5f);
         lin(g, cb, &L->qkv, n, RC(t->h, d), RC(t->qkv, 3 * d), ACT_NONE);
-        pc_rope pr = {n, rps, d, dh, t->list, t->len, t->kvbase, (uint32_t)t->kvslot, kvlayer,
-                      t->cap, t->freq, t->qkv};
+        wspan sp = WSPAN0;
+        span_add(&sp, t->freq, dh / 2);
+        pc_rope pr = {n,      rps,    d,
+                      dh,     t->list, t->len,
+                      t->kvbase, (uint32_t)t->kvslot, kvlayer,
+                      t->cap, t->freq - span_base(g, &sp), t->qkv};
         pvk_dispatch_flat(&g->c, cb, PVK_ROPE_KV, &pr, sizeof pr, (uint64_t)n * d / 2);
         pc_att pa = {rps,     d,         dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
                      kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att,
@@ -472,41 +529,51 @@ static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
 }
 
 typedef struct pc_up {
-    uint32_t groups, C, us, uk, list, qoff, xoff, toff, woff;
+    uint32_t groups, frames, C, us, uk, list, qoff, xoff, toff, woff;
 } pc_up;
 typedef struct pc_ola {
     uint32_t groups, T, s, k, cout, list, yoff, ooff, ntoff, toff, boff;
 } pc_ola;
 
-/* The codec on frame f of the first nf slots of the decode list -> io pcm (caller order). */
-static void rec_codec_frame(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f,
-                            uint32_t k) {
+/* The codec on frames f0 .. f0 + kc - 1 of the first nf slots of the decode list -> io pcm
+ * (caller order, k frames per caller slot). Every stage is streaming and causal, so the kc
+ * frames of a slot go through as one group of kc * 16 rows (transformer rows attend within the
+ * group causally; convolutions carry state per group). */
+static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0,
+                           uint32_t kc, uint32_t k) {
     const ptts_weights *w = g->m->w;
     const ptts_arch *a = &w->arch;
     const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->i_dec;
     const uint32_t us = (uint32_t)w->codec.upsample_stride, uk = (uint32_t)w->codec.upsample_k;
-    rec_rowop(g, cb, nf, ld, OP_AFFINE, L, SS(BUF_ARENA, RG(g->steplat + f * ld, 1, KMAX * ld, 0)),
-              SA(RC(g->zc, ld)), g->emb_std, g->emb_mean);
-    lin(g, cb, &g->quant, nf, RC(g->zc, ld), RC(g->qc, C), ACT_NONE);
-    pc_up pu = {nf, C, us, uk, L, g->qc, g->cx, g->st_up, g->up_w};
-    pvk_dispatch_flat(&g->c, cb, PVK_UPSAMPLE, &pu, sizeof pu, (uint64_t)nf * us * C);
+    const uint32_t nr = nf * kc; /* latent rows */
+    rec_rowop(g, cb, nr, ld, OP_AFFINE, L,
+              SS(BUF_ARENA, RG(g->steplat + f0 * ld, kc, KMAX * ld, ld)), SA(RC(g->zc, ld)),
+              g->emb_std, g->emb_mean);
+    lin(g, cb, &g->quant, nr, RC(g->zc, ld), RC(g->qc, C), ACT_NONE);
+    wspan sp = WSPAN0;
+    span_add(&sp, g->up_w, (size_t)C * uk);
+    pc_up pu = {nf, kc, C, us, uk, L, g->qc, g->cx, g->st_up, g->up_w - span_base(g, &sp)};
+    pvk_dispatch_flat(&g->c, cb, PVK_UPSAMPLE, &pu, sizeof pu, (uint64_t)nr * us * C);
     const ptts_transformer *tr = &w->codec.dec_tr;
     tspec t = {g->cd,    tr->layers, tr->d, tr->heads, tr->ffn, tr->window, L, g->i_cdlen,
                (uint32_t)(g->bb_kv_slot * (size_t)g->S), (uint32_t)g->ccap, g->cd_freq,
                g->cd_kv_slot, g->cx, g->ch, g->cqkv, g->catt, g->cff};
-    rec_transformer(g, cb, &t, nf * us, us);
+    rec_transformer(g, cb, &t, nr * us, kc * us);
     /* SEANet */
-    rec_sconv(g, cb, &g->dec_in, nf, us, (uint32_t)g->hist_in, g->st_in, g->w_in, g->cx, OP_COPY,
-              RC(g->h0, g->dec_in.cout), ACT_NONE, 0);
-    uint32_t cur = g->h0, rws = us, width = g->dec_in.cout;
+    rec_sconv(g, cb, &g->dec_in, nf, kc * us, (uint32_t)g->hist_in, g->st_in, g->w_in, g->cx,
+              OP_COPY, RC(g->h0, g->dec_in.cout), ACT_NONE, 0);
+    uint32_t cur = g->h0, rws = kc * us, width = g->dec_in.cout;
     for (int s = 0; s < 3; s++) {
         const gconv *up = &g->up[s];
         rec_rowop(g, cb, nf * rws, width, OP_ELU, 0, SA(RC(cur, width)), SA(RC(g->E[s], width)), 0,
                   0);
         lin(g, cb, &up->w, nf * rws, RC(g->E[s], width), RC(g->Y[s], up->k * up->cout), ACT_NONE);
         const uint32_t tail = up->k - up->st;
+        wspan sp = WSPAN0;
+        span_add(&sp, up->bias, up->cout);
+        const uint32_t bb = span_base(g, &sp);
         pc_ola po = {nf, rws, up->st, up->k, up->cout, L, g->Y[s], g->acc[s], g->nt[s],
-                     g->st_tail[s], up->bias};
+                     g->st_tail[s], rel(up->bias, bb)};
         pvk_dispatch_flat(&g->c, cb, PVK_CONVTR_OLA, &po, sizeof po,
                           (uint64_t)nf * (rws * up->st + tail) * up->cout);
         rec_rowop(g, cb, nf * tail, up->cout, OP_COPY, L, SA(RG(g->nt[s], tail, tail * up->cout, up->cout)),
@@ -523,8 +590,8 @@ static void rec_codec_frame(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint3
     rec_sconv(g, cb, &g->dec_out, nf, rws, (uint32_t)g->hist_out, g->st_out, g->O, cur, OP_ELU,
               RC(g->pcmc, 1), ACT_NONE, 0);
     const uint32_t fs = (uint32_t)a->frame_samples;
-    rec_rowop(g, cb, nf, fs, OP_COPY, g->i_orig, SA(RC(g->pcmc, fs)),
-              SS(BUF_IO, RG(g->o_pcm + f * fs, 1, k * fs, 0)), 0, 0);
+    rec_rowop(g, cb, nf, kc * fs, OP_COPY, g->i_orig, SA(RC(g->pcmc, kc * fs)),
+              SS(BUF_IO, RG(g->o_pcm + f0 * fs, 1, k * fs, 0)), 0, 0);
 }
 
 /* ---- buffers ------------------------------------------------------------------------------ */
@@ -658,7 +725,7 @@ static int upload_weights(vk_engine *g, ptts_error *e) {
     g->dec_out = wb_conv(&b, &cw->dec_out);
     int rc = 0;
     if (b.fail) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory (weights for the GPU)");
-    if (!rc) rc = pvk_buffer_create(&g->c, &g->wbuf, b.n * sizeof(float), 0, e);
+    if (!rc) rc = pvk_buffer_create_ex(&g->c, &g->wbuf, b.n * sizeof(float), 0, 1, e);
     if (!rc) rc = upload(g, &g->wbuf, 0, b.p, b.n * sizeof(float), e);
     free(b.p);
     return rc;
@@ -677,7 +744,11 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     const ptts_codec_weights *cw = &w->codec;
     const size_t S = (size_t)g->S, d = (size_t)a->d, ld = (size_t)a->ld, fd = (size_t)a->fd;
     const size_t C = (size_t)a->C, us = (size_t)cw->upsample_stride;
-    const size_t RB1 = S > PBLOCK ? S : PBLOCK, RC2 = S * us;
+    /* FG: slot-frames one codec pass may hold (vk_decode keeps nf * kc <= FG) */
+    const size_t FG = S * KMAX < (S > CODEC_FG ? S : CODEC_FG) ? S * KMAX
+                                                              : (S > CODEC_FG ? S : CODEC_FG);
+    const size_t RB1 = S > PBLOCK ? S : PBLOCK, RC2 = FG * us;
+    g->FG = (int)FG;
     size_t top = 0;
     g->lat = A(&top, S * ld);
     g->steplat = A(&top, S * KMAX * ld);
@@ -695,33 +766,34 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->mod = A(&top, S * ((size_t)a->flow_depth * 3 + 2) * fd);
     g->latc = A(&top, S * ld);
     g->eosc = A(&top, S * KMAX);
-    g->zc = A(&top, S * ld);
-    g->qc = A(&top, S * C);
+    g->zc = A(&top, FG * ld);
+    g->qc = A(&top, FG * C);
     g->cx = A(&top, RC2 * C);
     g->ch = A(&top, RC2 * C);
     g->cqkv = A(&top, RC2 * 3 * C);
     g->catt = A(&top, RC2 * C);
     g->cff = A(&top, RC2 * (size_t)cw->dec_tr.ffn);
     g->hist_in = cw->dec_in.k - cw->dec_in.stride;
-    g->w_in = A(&top, S * (g->hist_in + us) * C);
+    /* a conv's work buffer: per group (slot) its carried rows, then the pass's new rows */
+    g->w_in = A(&top, (S * g->hist_in + FG * us) * C);
     g->h0 = A(&top, RC2 * (size_t)cw->dec_in.cout);
     size_t rows = us, width = (size_t)cw->dec_in.cout;
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = &cw->dec_up[s];
-        g->E[s] = A(&top, S * rows * width);
-        g->Y[s] = A(&top, S * rows * ct->k * ct->cout);
+        g->E[s] = A(&top, FG * rows * width);
+        g->Y[s] = A(&top, FG * rows * ct->k * ct->cout);
         rows *= (size_t)ct->stride;
         width = (size_t)ct->cout;
-        g->acc[s] = A(&top, S * rows * width);
+        g->acc[s] = A(&top, FG * rows * width);
         g->nt[s] = A(&top, S * (size_t)(ct->k - ct->stride) * width);
         const ptts_conv *c1 = &cw->dec_res[s].c1;
         g->hist_r[s] = c1->k - c1->stride;
-        g->R[s] = A(&top, S * (g->hist_r[s] + rows) * width);
-        g->rh[s] = A(&top, S * rows * (size_t)c1->cout);
+        g->R[s] = A(&top, (S * g->hist_r[s] + FG * rows) * width);
+        g->rh[s] = A(&top, FG * rows * (size_t)c1->cout);
     }
     g->hist_out = cw->dec_out.k - cw->dec_out.stride;
-    g->O = A(&top, S * (g->hist_out + rows) * width);
-    g->pcmc = A(&top, S * rows);
+    g->O = A(&top, (S * g->hist_out + FG * rows) * width);
+    g->pcmc = A(&top, FG * rows);
     /* per-slot codec state, one contiguous block per slot region */
     g->st_up = A(&top, S * (size_t)(cw->upsample_k - cw->upsample_stride) * C);
     g->st_in = A(&top, S * g->hist_in * C);
@@ -752,7 +824,8 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->o_lat = A(&io, S * KMAX * ld);
     g->o_pcm = A(&io, S * KMAX * (size_t)a->frame_samples);
     if ((rc = pvk_buffer_create(&g->c, &g->io, io * 4, 1, e))) return rc;
-    g->ccap = cw->dec_tr.window + (int)us - 1;
+    /* the ring holds the window plus the rows of one pass (up to KMAX frames) */
+    g->ccap = cw->dec_tr.window + KMAX * (int)us - 1;
     g->cd_kv_slot = (size_t)cw->dec_tr.layers * g->ccap * C;
     pvk_bind(&g->c, PVK_B_WEIGHTS, &g->wbuf);
     pvk_bind(&g->c, PVK_B_ARENA, &g->arena);
@@ -891,7 +964,8 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         for (int b0 = 0; b0 < cnt; b0 += PBLOCK) {
             uint32_t mrows = (uint32_t)(cnt - b0 < PBLOCK ? cnt - b0 : PBLOCK);
             rec_rowop(g, cb, mrows, (uint32_t)d, OP_COPY, g->i_ids + (uint32_t)b0,
-                      SS(BUF_WEIGHTS, RG(g->embed, 1, (uint32_t)d, 0)), SA(RC(g->bx, (uint32_t)d)), 0, 0);
+                      SWT(RG(g->embed, 1, (uint32_t)d, 0), (uint32_t)((a->nb + 1) * d)),
+                      SA(RC(g->bx, (uint32_t)d)), 0, 0);
             rec_transformer(g, cb, &t, mrows, mrows);
         }
         rc = pvk_cmd_end(&g->c, cb, e);
@@ -982,10 +1056,15 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
         drop_cached(g, c);
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) rc = PTTS_E_BACKEND;
-        for (int f = 0; !rc && f < kmax; f++) {
-            uint32_t nf = 0;
-            while ((int)nf < m && g->scount[nf] > f) nf++;
-            rec_codec_frame(g, cb, nf, (uint32_t)f, (uint32_t)k);
+        /* passes over frames f .. f + kc - 1 of the nf slots that have them (a prefix: sorted
+         * by count), kc as large as every one of them has frames and nf * kc <= FG allows */
+        for (int f = 0; !rc && f < kmax;) {
+            int nf = 0;
+            while (nf < m && g->scount[nf] > f) nf++;
+            int kc = g->scount[nf - 1] - f, cap = g->FG / nf;
+            if (kc > cap) kc = cap > 0 ? cap : 1;
+            rec_codec_pass(g, cb, (uint32_t)nf, (uint32_t)f, (uint32_t)kc, (uint32_t)k);
+            f += kc;
         }
         if (!rc) rc = pvk_cmd_end(&g->c, cb, e);
         if (!rc && set_key(c, m, k, key, 3 * m)) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");

@@ -96,7 +96,9 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
     VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
     for (int i = 0; i < PVK_N_BINDINGS; i++)
         b[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
-                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorType = i == PVK_B_WEIGHTS
+                                                                    ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                               .descriptorCount = 1,
                                               .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
@@ -110,11 +112,12 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
                                      .pushConstantRangeCount = 1,
                                      .pPushConstantRanges = &pr};
     VK_TRY(vkCreatePipelineLayout(c->dev, &pl, NULL, &c->layout), "vkCreatePipelineLayout");
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PVK_N_BINDINGS};
+    VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PVK_N_BINDINGS - 1},
+                                  {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC, 1}};
     VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                      .maxSets = 1,
-                                     .poolSizeCount = 1,
-                                     .pPoolSizes = &ps};
+                                     .poolSizeCount = 2,
+                                     .pPoolSizes = ps};
     VK_TRY(vkCreateDescriptorPool(c->dev, &dp, NULL, &c->dpool), "vkCreateDescriptorPool");
     VkDescriptorSetAllocateInfo da = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = c->dpool,
@@ -291,10 +294,15 @@ static int find_memory(const pvk_ctx *c, uint32_t bits, VkMemoryPropertyFlags wa
 }
 
 int pvk_buffer_create(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host, ptts_error *e) {
+    return pvk_buffer_create_ex(c, b, size, host, 0, e);
+}
+
+int pvk_buffer_create_ex(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host, int windowed,
+                         ptts_error *e) {
     memset(b, 0, sizeof *b);
     if (size == 0) size = 4;
     size = (size + 255) & ~(VkDeviceSize)255;
-    if (size > c->props.limits.maxStorageBufferRange)
+    if (!windowed && size > c->props.limits.maxStorageBufferRange)
         return ptts_fail(e, PTTS_E_NOMEM,
                          "Vulkan: a buffer of %.1f MiB exceeds the device's storage buffer range "
                          "(%.1f MiB) on %s",
@@ -348,13 +356,40 @@ void pvk_buffer_destroy(pvk_ctx *c, pvk_buffer *b) {
 
 void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b) {
     VkDescriptorBufferInfo bi = {.buffer = b->buf, .offset = 0, .range = b->size};
+    if (binding == PVK_B_WEIGHTS) {
+        /* a window of at most the device's storage buffer range, moved per dispatch */
+        VkDeviceSize max = c->props.limits.maxStorageBufferRange & ~(VkDeviceSize)255;
+        c->wsize = b->size;
+        c->wrange = b->size < max ? b->size : max;
+        c->wbase = 0;
+        bi.range = c->wrange;
+    }
     VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                               .dstSet = c->set,
                               .dstBinding = (uint32_t)binding,
                               .descriptorCount = 1,
-                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              .descriptorType = binding == PVK_B_WEIGHTS
+                                                    ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                               .pBufferInfo = &bi};
     vkUpdateDescriptorSets(c->dev, 1, &w, 0, NULL);
+}
+
+VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi) {
+    if (c->wrange >= c->wsize) return c->wbase = 0; /* the whole buffer is visible */
+    VkDeviceSize align = c->props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16; /* vec4 views stay aligned */
+    VkDeviceSize base = lo & ~(align - 1);
+    if (base + c->wrange > c->wsize) base = (c->wsize - c->wrange) & ~(align - 1);
+    if (hi > base + c->wrange || lo < base) c->wfail = 1;
+    return c->wbase = base;
+}
+
+static void bind_set(pvk_ctx *c, VkCommandBuffer cb) {
+    uint32_t off = (uint32_t)c->wbase;
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 1,
+                            &off);
+    c->bound_wbase = c->wbase;
 }
 
 VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
@@ -369,8 +404,9 @@ VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
     }
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vkBeginCommandBuffer(cb, &bi);
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 0,
-                            NULL);
+    c->wbase = 0;
+    c->wfail = 0;
+    bind_set(c, cb);
     if (c->prof) {
         if (c->qnext + PROF_PER_CB > PROF_QUERIES) c->qnext = 0;
         struct pvk_prof_cb *p = &c->pcb[c->pcb_next++ & 63];
@@ -383,8 +419,12 @@ VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
 }
 
 int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
-    (void)c;
     VK_TRY(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    if (c->wfail)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "Vulkan: the weights one dispatch reads span more than the device's "
+                         "storage buffer range (%.1f MiB) on %s",
+                         c->wrange / 1048576.0, c->props.deviceName);
     return 0;
 }
 
@@ -440,6 +480,7 @@ void pvk_skip_barrier(pvk_ctx *c) { c->skip_barrier = 1; }
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                   uint32_t gx, uint32_t gy, uint32_t gz) {
     if (gx == 0 || gy == 0 || gz == 0) return;
+    if (c->wbase != c->bound_wbase) bind_set(c, cb);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);

@@ -55,6 +55,12 @@ typedef struct pvk_ctx {
     VkDescriptorSet set;
     VkPipeline pipe[PVK_N_PIPELINES];
     int skip_barrier; /* the next pvk_dispatch records no barrier after itself */
+    /* The weights binding is a dynamic storage buffer: a window of wrange bytes (the device's
+     * maxStorageBufferRange, 128 MiB on lavapipe, the whole buffer on large GPUs) at byte
+     * offset wbase, moved per dispatch (pvk_weights_window); shaders index it relative to
+     * wbase. wfail: a dispatch needed more than one window (pvk_cmd_end reports it). */
+    VkDeviceSize wsize, wrange, wbase, bound_wbase;
+    int wfail;
     /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
      * included) summed over the replays of recorded command buffers (their first submit and
      * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
@@ -94,7 +100,13 @@ void pvk_destroy(pvk_ctx *c);
 
 /* host: host-visible, coherent, mapped (else device-local). */
 int pvk_buffer_create(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host, ptts_error *e);
+/* windowed: may exceed the storage buffer range (bound through the moving weights window). */
+int pvk_buffer_create_ex(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host, int windowed,
+                         ptts_error *e);
 void pvk_buffer_destroy(pvk_ctx *c, pvk_buffer *b);
+/* Place the weights window for the following dispatches so that bytes [lo, hi) of the weights
+ * buffer are visible; returns the window's base (bytes; shaders see offset - base). */
+VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi);
 /* Point the shared descriptor set's binding at a buffer. */
 void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b);
 

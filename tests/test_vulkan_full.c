@@ -1,0 +1,37 @@
+// ctest-label: full
+// ctest-timeout: 1800
+/*
+ * test_vulkan_full.c - the Vulkan engine at full size (english_2026-04 architecture, synthetic
+ * pocket-fill-v1 weights) against full/generate.safetensors: 80 frames replayed with the
+ * recorded noise through a stream on the GPU engine (8 steps per call, so several codec frames
+ * per pass), every latent, EOS logit and PCM frame within the GPU tolerance 1e-3 relative L2.
+ * Runs on Mesa's lavapipe in CI. Skipped (exit 0, said on stderr) only when the build has no
+ * Vulkan backend or no Vulkan device exists.
+ */
+#include "engine_vulkan.h"
+#include "replay.h"
+
+int main(void) {
+    const ptts_engine_ops *ops = ptts_vulkan_engine();
+    ptts_error e = {0};
+    char name[256];
+    int discrete = 0;
+    if (ptts_vulkan_probe(name, sizeof name, &discrete, &e) || !ops) {
+        fprintf(stderr, "SKIP: no Vulkan backend or device: %s\n", e.msg);
+        return 0;
+    }
+    printf("Vulkan device: %s (%s)\n", name, discrete ? "discrete" : "not discrete");
+    ptts_arch a;
+    REQUIRE(ptts_arch_preset(&a, "full") == 0);
+    ptts_model *m;
+    int rc = ptts_model_create_filled(&m, &a, fixture_path("tokenizer/sp_unigram.model"), 2,
+                                      PTTS_PRECISION_F32, &e);
+    REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    m->engine = ops;
+    errs er = {0};
+    replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &er);
+    printf("vulkan full generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
+           er.max_eos, er.max_pcm);
+    ptts_model_free(m);
+    return test_summary();
+}
