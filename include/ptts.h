@@ -66,6 +66,12 @@ typedef struct ptts_model ptts_model;
 
 enum { PTTS_PRECISION_F32 = 0, PTTS_PRECISION_BF16 = 1, PTTS_PRECISION_INT8 = 2 };
 enum { PTTS_BACKEND_AUTO = 0, PTTS_BACKEND_CPU = 1, PTTS_BACKEND_VULKAN = 2 };
+/* CPU engine: run the codec of frame t on some threads while another computes the backbone of
+ * frame t+1 (same results bit for bit). AUTO turns it on where it was measured to pay: with 2+
+ * threads, for batches of 2+ streams, and for one stream when the backbone is bf16 or int8 on
+ * exactly 2 threads (a float32 backbone needs every core for memory bandwidth). See
+ * engine_cpu.c for the figures. The GPU engine ignores it. */
+enum { PTTS_OVERLAP_AUTO = 0, PTTS_OVERLAP_ON = 1, PTTS_OVERLAP_OFF = 2 };
 
 typedef struct ptts_model_options {
     /* Paths may be local files, hf://ORG/NAME/PATH[@REVISION] or http(s) URLs (downloaded into
@@ -77,6 +83,7 @@ typedef struct ptts_model_options {
     int precision;              /* PTTS_PRECISION_*: backbone weight storage (0: float32) */
     int threads;                /* 0: every online CPU */
     int backend;                /* PTTS_BACKEND_* (0: auto) */
+    int overlap;                /* PTTS_OVERLAP_* (0: auto) */
     int heads, codec_heads;     /* 0: from the config, else width / 64 */
     /* A language of ptts_language_find (english, french_24l, ...): its weights (the gated ones
      * with voice cloning when the token allows, else the open ones), tokenizer and text rules.

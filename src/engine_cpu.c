@@ -4,6 +4,27 @@
  * the loop needs each EOS logit before deciding to go on. A step of n slots is one batched
  * backbone pass (every weight matrix read once for the n rows, attention per slot over its own
  * cache) and one flow-head pass over the n rows.
+ *
+ * Overlap (ptts_model_options.overlap): decode(t) runs, as one pool region, the codec of each
+ * emitted slot (one task per slot, one thread each) next to the backbone of step t+1 for those
+ * slots (one task, one thread: it needs only latent t; the noise is used by the flow head,
+ * which stays in step()). The task counter hands out the backbone first and then the codecs,
+ * so whichever thread finishes first takes the codecs left. The h and EOS logit so computed
+ * are kept per slot ("pre") and step(t+1) runs the backbone only for the slots without them
+ * (a slot after begin_chunk), then the flow head over all. Results are bit-identical to the
+ * plain path: every kernel computes each output the same way whatever the thread split or the
+ * number of rows (ptts_linear splits output rows in 16-aligned chunks; the codec's panel
+ * kernel row tiles in 8-aligned chunks; attention per (row, head)). A pre-step of a slot that
+ * then stops (max_gen_len reached, cancelled) is wasted but harmless: the next use of the slot
+ * is begin_chunk, which resets the cache and the flag. The cache has room for it (one
+ * position past max_steps is reserved).
+ *
+ * When it pays (AUTO; measured on 2 cores of a Zen 5 EPYC, bench/RESULTS.md "overlap"):
+ * the single-stream backbone on one thread is 4.3 ms in int8 against 2.7 on two, the codec
+ * 4.5 against 2.9: max(4.3, 4.5) beats 2.7 + 2.9. A float32 backbone is memory-bound and needs
+ * both cores (11.7 ms on one, 6.2 on two), so a single f32 stream gets slower. With 2+ slots
+ * the per-slot codecs dominate and fill every thread, in every precision. With more than two
+ * threads a single stream would leave all but two idle: AUTO keeps it off there.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +39,8 @@ typedef struct cpu_slot {
     ptts_backbone bb;
     ptts_codec_dec *dec;
     int have_latent; /* latent holds the previous step's output */
+    int pre;         /* the next step's backbone already ran (in decode): h_pre, eos_pre */
+    int fresh;       /* no frame decoded since begin_chunk */
 } cpu_slot;
 
 typedef struct cpu_engine {
@@ -35,6 +58,19 @@ typedef struct cpu_engine {
     float *xs;              /* [slots, d] */
     float *scratch;         /* ptts_transformer_step_scratch(slots, scratch_cap) */
     int scratch_cap;
+    /* overlap */
+    int overlap;            /* PTTS_OVERLAP_* as the model says */
+    int f32_backbone;       /* the backbone's matrices are float32 (AUTO's rule) */
+    ptts_ctx solo;          /* the model's kernels, no pool: one task's thread */
+    float *hb;              /* [slots, d]: backbone output of the slots run together */
+    float *eb;              /* [slots] */
+    float *h_pre;           /* [slots, d] by slot: h of the pre-computed next step */
+    float *eos_pre;         /* [slots] by slot */
+    int *pick;              /* [slots]: call positions of the slots a pass runs */
+    /* the current overlap region (decode): n_codec codec tasks after the backbone task */
+    const int *r_slots;
+    float *r_pcm;
+    int r_n_codec;
 } cpu_engine;
 
 static void cpu_destroy(void *p) {
@@ -54,6 +90,11 @@ static void cpu_destroy(void *p) {
     free(g->kv);
     ptts_free_aligned(g->xs);
     ptts_free_aligned(g->scratch);
+    ptts_free_aligned(g->hb);
+    ptts_free_aligned(g->eb);
+    ptts_free_aligned(g->h_pre);
+    ptts_free_aligned(g->eos_pre);
+    free(g->pick);
     free(g);
 }
 
@@ -72,8 +113,19 @@ static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e)
     g->lat_in = calloc((size_t)slots, sizeof *g->lat_in);
     g->kv = calloc((size_t)slots, sizeof *g->kv);
     g->xs = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
+    g->hb = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
+    g->eb = ptts_calloc_aligned((size_t)slots * sizeof(float));
+    g->h_pre = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
+    g->eos_pre = ptts_calloc_aligned((size_t)slots * sizeof(float));
+    g->pick = calloc((size_t)slots, sizeof *g->pick);
+    g->overlap = m->overlap;
+    g->f32_backbone =
+        m->w->backbone.layers > 0 && m->w->backbone.layer[0].linear1.type == PTTS_W_F32;
+    g->solo.k = m->ctx.k;
+    g->solo.pool = NULL;
     int rc = 0;
-    if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs)
+    if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs ||
+        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick)
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
     for (int i = 0; !rc && i < slots; i++) {
@@ -124,7 +176,22 @@ static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const i
     ptts_backbone_prompt_tokens(&s->bb, &g->m->ctx, ids, n_ids);
     ptts_codec_dec_reset(s->dec);
     s->have_latent = 0;
+    s->pre = 0;
+    s->fresh = 1;
     return 0;
+}
+
+/* The backbone step of the slots at call positions pick[0..m) of `slots` (hb, eb rows 0..m). */
+static void backbone_pass(cpu_engine *g, const ptts_ctx *c, const int *slots, int m) {
+    const ptts_arch *a = &g->m->w->arch;
+    for (int j = 0; j < m; j++) {
+        int slot = slots[g->pick[j]];
+        cpu_slot *s = &g->slot[slot];
+        g->bb[j] = &s->bb;
+        g->lat_in[j] = s->have_latent ? g->latent + (size_t)slot * a->ld : NULL;
+    }
+    ptts_backbone_step_batch(g->bb, m, c, g->lat_in, g->xs, g->scratch, g->scratch_cap, g->kv,
+                             g->hb, g->eb);
 }
 
 static int cpu_step(void *p, const int *slots, int n, int k, const float *noise, float *eos,
@@ -132,13 +199,20 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     cpu_engine *g = p;
     const ptts_arch *a = &g->m->w->arch;
     if (k != 1) return ptts_fail(e, PTTS_E_INTERNAL, "the CPU engine runs one step per call");
-    for (int i = 0; i < n; i++) {
+    /* the backbone for the slots whose step did not run in the last decode, all threads */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!g->slot[slots[i]].pre) g->pick[m++] = i;
+    if (m > 0) backbone_pass(g, &g->m->ctx, slots, m);
+    /* h [n, d], eos [n] in call order: pre-computed rows, then this pass's */
+    for (int i = 0, j = 0; i < n; i++) {
         cpu_slot *s = &g->slot[slots[i]];
-        g->bb[i] = &s->bb;
-        g->lat_in[i] = s->have_latent ? g->latent + (size_t)slots[i] * a->ld : NULL;
+        const float *hi = s->pre ? g->h_pre + (size_t)slots[i] * a->d : g->hb + (size_t)j * a->d;
+        eos[i] = s->pre ? g->eos_pre[slots[i]] : g->eb[j];
+        j += !s->pre;
+        s->pre = 0;
+        memcpy(g->h + (size_t)i * a->d, hi, (size_t)a->d * sizeof(float));
     }
-    ptts_backbone_step_batch(g->bb, n, &g->m->ctx, g->lat_in, g->xs, g->scratch, g->scratch_cap,
-                             g->kv, g->h, eos);
     /* the flow head over every slot's row at once */
     ptts_flow_sample(g->flow, &g->m->ctx, g->h, noise, n, latents);
     for (int i = 0; i < n; i++) {
@@ -149,12 +223,61 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     return 0;
 }
 
+/* Whether a decode of n_codec frames overlaps: the mode, AUTO's rule (see the top of the
+ * file). Never for a chunk's first frame (`fresh`): that frame's codec gets every thread, so
+ * the time to first audio stays as without overlap (+2.5-3.5 ms measured otherwise); the
+ * chunk's second step then runs its backbone on every thread too. */
+static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
+    int threads = ptts_pool_threads(g->m->ctx.pool);
+    if (threads < 2 || n_codec < 1 || fresh || g->overlap == PTTS_OVERLAP_OFF) return 0;
+    if (g->overlap == PTTS_OVERLAP_ON || n_codec >= 2) return 1;
+    return threads == 2 && !g->f32_backbone;
+}
+
+/* Task 0: the next step's backbone for the slots being decoded (one thread); task 1 + j: the
+ * codec of the j-th of them. */
+static void overlap_task(void *ctx, int task, int tid) {
+    (void)tid;
+    cpu_engine *g = ctx;
+    const ptts_arch *a = &g->m->w->arch;
+    if (task == 0) {
+        backbone_pass(g, &g->solo, g->r_slots, g->r_n_codec);
+        for (int j = 0; j < g->r_n_codec; j++) {
+            int slot = g->r_slots[g->pick[j]];
+            memcpy(g->h_pre + (size_t)slot * a->d, g->hb + (size_t)j * a->d,
+                   (size_t)a->d * sizeof(float));
+            g->eos_pre[slot] = g->eb[j];
+        }
+        return;
+    }
+    int i = g->pick[task - 1];
+    int slot = g->r_slots[i];
+    ptts_codec_dec_frame(g->slot[slot].dec, &g->solo, g->latent + (size_t)slot * a->ld,
+                         g->r_pcm + (size_t)i * a->frame_samples, NULL);
+}
+
 static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
                       ptts_error *e) {
     (void)e;
     (void)k;
     cpu_engine *g = p;
     const ptts_arch *a = &g->m->w->arch;
+    int nc = 0, fresh = 0;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0) {
+            g->pick[nc++] = i;
+            fresh |= g->slot[slots[i]].fresh;
+            g->slot[slots[i]].fresh = 0;
+        }
+    if (overlap_pays(g, nc, fresh)) {
+        /* every decoded slot has taken a step this frame (have_latent) and none is pre yet */
+        g->r_slots = slots;
+        g->r_pcm = pcm;
+        g->r_n_codec = nc;
+        ptts_pool_run(g->m->ctx.pool, 1 + nc, overlap_task, g);
+        for (int j = 0; j < nc; j++) g->slot[slots[g->pick[j]]].pre = 1;
+        return 0;
+    }
     for (int i = 0; i < n; i++)
         if (counts[i] > 0)
             ptts_codec_dec_frame(g->slot[slots[i]].dec, &g->m->ctx,

@@ -147,6 +147,8 @@ static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options
 int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error *e) {
     *out = NULL;
     ptts_model_options o = opt ? *opt : ptts_model_options_default();
+    if (o.overlap < PTTS_OVERLAP_AUTO || o.overlap > PTTS_OVERLAP_OFF)
+        return ptts_fail(e, PTTS_E_INVALID, "unknown overlap mode %d", o.overlap);
     const ptts_language *lang = NULL;
     if (o.language) {
         if (!(lang = ptts_language_find(o.language))) {
@@ -186,6 +188,7 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     }
     if ((rc = finish_model(m, o.threads, e))) goto fail;
     if ((rc = select_engine(m, o.backend, e))) goto fail;
+    m->overlap = o.overlap;
     model_files_free(&f);
     *out = m;
     return 0;

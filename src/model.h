@@ -20,6 +20,7 @@ struct ptts_model {
     int pad_with_spaces, remove_semicolons;
     int recommended_frames_after_eos; /* -1: none */
     const ptts_engine_ops *engine;    /* NULL: the CPU engine */
+    int overlap;                      /* PTTS_OVERLAP_*: read when an engine is created */
 };
 
 struct ptts_voice {

@@ -1,0 +1,62 @@
+// ctest-label: parity
+/*
+ * test_overlap.c - the CPU engine's codec/backbone overlap (ptts_model_options.overlap) gives
+ * the same results bit for bit as the plain path on the tiny model (overlap_check.h: a stream
+ * over several chunks stopped by the EOS rule and by max_gen_len, a batch with joins, stops and
+ * a cancel), with 2 and 3 threads; the reference's generate cases still replay with overlap on;
+ * an unknown mode is refused.
+ */
+#include "overlap_check.h"
+#include "replay.h"
+
+static ptts_model *load(int threads, int overlap) {
+    ptts_error e = {0};
+    ptts_model_options mo = ptts_model_options_default();
+    mo.config_path = fixture_path("tiny/manifest.json");
+    mo.weights_path = fixture_path("tiny/model.safetensors");
+    mo.threads = threads;
+    mo.overlap = overlap;
+    ptts_model *m;
+    int rc = ptts_model_load(&m, &mo, &e);
+    REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    return m;
+}
+
+int main(void) {
+    ptts_error e = {0};
+    ptts_model *m2 = load(2, PTTS_OVERLAP_ON), *m3 = load(3, PTTS_OVERLAP_ON);
+    ptts_model *ms[2] = {m2, m3};
+    ptts_voice *v[2][2];
+    for (int i = 0; i < 2; i++) {
+        REQUIRE(ptts_voice_load(&v[i][0], ms[i], fixture_path("tiny/voice.safetensors"), &e) == 0);
+        REQUIRE(ptts_voice_load(&v[i][1], ms[i], fixture_path("tiny/voice_short.safetensors"),
+                                &e) == 0);
+    }
+    /* the fixture's eos_case threshold makes the EOS rule end chunks; 1e9 never fires */
+    const float thr[2] = {eos_case_threshold(), 1e9f};
+    overlap_compare(m2, (const ptts_voice *const *)v[0], thr, 2, thr[0], "2 threads");
+    overlap_compare(m3, (const ptts_voice *const *)v[1], thr, 2, thr[0], "3 threads");
+
+    /* the reference's cases, overlap on */
+    m2->overlap = PTTS_OVERLAP_ON;
+    errs er = {0}, es = {0};
+    replay(m2, "tiny", "generate", "voice.safetensors", 1e9f, 218, 1e-4, &er);
+    printf("tiny generate, overlap on: max rel err latents %.3g, eos %.3g, pcm %.3g\n",
+           er.max_lat, er.max_eos, er.max_pcm);
+    replay(m2, "tiny", "generate_short", "voice_short.safetensors", thr[0], 16, 1e-4, &es);
+    printf("tiny generate_short (eos_case), overlap on: max rel err latents %.3g, pcm %.3g\n",
+           es.max_lat, es.max_pcm);
+
+    /* an unknown mode is refused */
+    ptts_model_options mo = ptts_model_options_default();
+    mo.overlap = 7;
+    ptts_model *bad = NULL;
+    CHECK(ptts_model_load(&bad, &mo, &e) == PTTS_E_INVALID && !bad);
+
+    for (int i = 0; i < 2; i++) {
+        ptts_voice_free(v[i][0]);
+        ptts_voice_free(v[i][1]);
+        ptts_model_free(ms[i]);
+    }
+    return test_summary();
+}
