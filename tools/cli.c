@@ -19,7 +19,9 @@ const char *cli_model_help =
     "  --threads N            CPU threads (default: all cores)\n"
     "  --backend B            auto (default: the GPU when a discrete one has Vulkan, else\n"
     "                         the CPU), cpu, vulkan (PTTS_VK_DEVICE=N picks the device)\n"
-    "  --heads N              backbone attention heads when no config says (default d/64)\n";
+    "  --heads N              backbone attention heads when no config says (default d/64)\n"
+    "  --overlap M            CPU: codec of frame t next to the backbone of t+1: auto\n"
+    "                         (default: where it pays, see ptts.h), on, off\n";
 
 const char *cli_gen_help =
     "generation:\n"
@@ -120,6 +122,18 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
             a->mo.backend = PTTS_BACKEND_VULKAN;
         else {
             fprintf(stderr, "pocket-tts: --backend is auto, cpu or vulkan, got '%s'\n", v);
+            return -1;
+        }
+    } else if (cli_is(arg, "--overlap")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        if (!strcmp(v, "auto"))
+            a->mo.overlap = PTTS_OVERLAP_AUTO;
+        else if (!strcmp(v, "on"))
+            a->mo.overlap = PTTS_OVERLAP_ON;
+        else if (!strcmp(v, "off"))
+            a->mo.overlap = PTTS_OVERLAP_OFF;
+        else {
+            fprintf(stderr, "pocket-tts: --overlap is auto, on or off, got '%s'\n", v);
             return -1;
         }
     } else if (cli_is(arg, "--heads")) {

@@ -14,6 +14,8 @@
  *   batch     aggregate frames per second of 1, 2, 4, 8 streams through ptts_batch, and the
  *             speed-up over one stream
  *   maxrss    the process's peak resident memory so far (getrusage; grows across configs)
+ * loop, ttfa and batch run once per --overlap mode listed (the same model: "on,off,on,off"
+ * interleaves an A/B comparison); the other figures do not depend on it.
  * The voice for every measurement is the one cloned from the synthetic 10 s clip. Figures are
  * wall time: on a shared machine they move with other load (run several times).
  */
@@ -43,6 +45,7 @@ typedef struct bench_args {
     int prec[MAXLIST], n_prec;
     int threads[MAXLIST], n_threads;
     int streams[MAXLIST], n_streams;
+    int overlap[MAXLIST], n_overlap;
     int parts;
     int frames, reps;
     const char *tokenizer, *text;
@@ -56,6 +59,8 @@ static void usage(FILE *f) {
             "  --threads LIST     thread counts (default: 1 and every online CPU)\n"
             "  --only LIST        backbone,flow,codec,loop,ttfa,encode,batch (default: all)\n"
             "  --streams LIST     batch sizes for `batch` (default 1,2,4,8)\n"
+            "  --overlap LIST     auto,on,off: codec/backbone overlap modes for loop, ttfa and\n"
+            "                     batch, run in turn (default: auto)\n"
             "  --frames N         frames (steps) per timed run (default 40)\n"
             "  --reps N           timed runs per figure; the median is printed (default 3)\n"
             "  --tokenizer PATH   SentencePiece model (default %s)\n"
@@ -101,6 +106,17 @@ static int conv_prec(const char *s) {
     if (!strcmp(s, "bf16") || !strcmp(s, "bfloat16")) return PTTS_PRECISION_BF16;
     if (!strcmp(s, "int8") || !strcmp(s, "q8")) return PTTS_PRECISION_INT8;
     return -2000;
+}
+
+static int conv_overlap(const char *s) {
+    if (!strcmp(s, "auto")) return PTTS_OVERLAP_AUTO;
+    if (!strcmp(s, "on")) return PTTS_OVERLAP_ON;
+    if (!strcmp(s, "off")) return PTTS_OVERLAP_OFF;
+    return -2000;
+}
+
+static const char *overlap_name(int o) {
+    return o == PTTS_OVERLAP_ON ? "on" : o == PTTS_OVERLAP_OFF ? "off" : "auto";
 }
 
 static int conv_pos(const char *s) {
@@ -352,37 +368,45 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
         if (cd < 0) rc = 1;
         else printf("codec    %8.2f ms/frame\n", cd);
     }
-    if (!rc && (ba->parts & (P_LOOP | P_TTFA))) {
-        double loop, ttfa;
-        if (bench_stream(m, v, ba, &loop, &ttfa, &e)) rc = 1;
-        else {
-            if (ba->parts & P_LOOP)
-                printf("loop     %8.2f ms/frame  (real-time factor %.2fx: %.0f ms of audio per "
-                       "frame)\n",
-                       loop, 80.0 / loop, 1e3 * PTTS_FRAME_SAMPLES / PTTS_SAMPLE_RATE);
-            if (ba->parts & P_TTFA)
-                printf("ttfa     %8.1f ms  (stream_start + first frame, %d text tokens)\n", ttfa,
-                       chunks[0].n_ids);
-        }
-    }
-    if (!rc && (ba->parts & P_BATCH)) {
-        double one = 0;
-        for (int i = 0; !rc && i < ba->n_streams; i++) {
-            int n = ba->streams[i];
-            double fps = bench_batch(m, v, n, ba, &e);
-            if (fps < 0) {
+    for (int ov = 0; !rc && ov < ba->n_overlap; ov++) {
+        m->overlap = ba->overlap[ov]; /* read by the engines the stream and batch create */
+        if (ba->parts & (P_LOOP | P_TTFA | P_BATCH))
+            printf("-- overlap %s\n", overlap_name(m->overlap));
+        if (!rc && (ba->parts & (P_LOOP | P_TTFA))) {
+            double loop, ttfa;
+            if (bench_stream(m, v, ba, &loop, &ttfa, &e))
                 rc = 1;
-                break;
+            else {
+                if (ba->parts & P_LOOP)
+                    printf("loop     %8.2f ms/frame  (real-time factor %.2fx: %.0f ms of audio per "
+                           "frame)\n",
+                           loop, 80.0 / loop, 1e3 * PTTS_FRAME_SAMPLES / PTTS_SAMPLE_RATE);
+                if (ba->parts & P_TTFA)
+                    printf("ttfa     %8.1f ms  (stream_start + first frame, %d text tokens)\n",
+                           ttfa, chunks[0].n_ids);
             }
-            if (n == 1) one = fps;
-            printf("batch %2d %8.1f frames/s aggregate (%.2f ms per step of %d, %.1fx real time",
-                   n, fps, 1e3 * n / fps, n, fps * 0.08);
-            if (one > 0) printf(", %.2fx one stream", fps / one);
-            printf(")\n");
-            fflush(stdout);
+        }
+        if (!rc && (ba->parts & P_BATCH)) {
+            double one = 0;
+            for (int i = 0; !rc && i < ba->n_streams; i++) {
+                int n = ba->streams[i];
+                double fps = bench_batch(m, v, n, ba, &e);
+                if (fps < 0) {
+                    rc = 1;
+                    break;
+                }
+                if (n == 1) one = fps;
+                printf(
+                    "batch %2d %8.1f frames/s aggregate (%.2f ms per step of %d, %.1fx real time",
+                    n, fps, 1e3 * n / fps, n, fps * 0.08);
+                if (one > 0) printf(", %.2fx one stream", fps / one);
+                printf(")\n");
+                fflush(stdout);
+            }
         }
     }
-    if (rc) fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
+    if (rc)
+        fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
     else printf("maxrss   %8.0f MB (process peak so far)\n", maxrss_mb());
     fflush(stdout);
     ptts_chunks_free(chunks, n_chunks);
@@ -396,6 +420,8 @@ int cmd_bench(int argc, char **argv) {
                      .n_prec = 3,
                      .streams = {1, 2, 4, 8},
                      .n_streams = 4,
+                     .overlap = {PTTS_OVERLAP_AUTO},
+                     .n_overlap = 1,
                      .parts = P_ALL,
                      .frames = 40,
                      .reps = 3,
@@ -422,6 +448,10 @@ int cmd_bench(int argc, char **argv) {
         } else if (cli_is(a, "--streams")) {
             if (!(v = cli_value(argc, argv, &i)) ||
                 (ba.n_streams = parse_list("--streams", v, ba.streams, MAXLIST, conv_pos)) < 0)
+                return 2;
+        } else if (cli_is(a, "--overlap")) {
+            if (!(v = cli_value(argc, argv, &i)) ||
+                (ba.n_overlap = parse_list("--overlap", v, ba.overlap, MAXLIST, conv_overlap)) < 0)
                 return 2;
         } else if (cli_is(a, "--only")) {
             int parts[MAXLIST], n;
