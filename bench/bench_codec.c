@@ -2,11 +2,14 @@
  * bench_codec.c - speed of the full-size Mimi codec (english_2026-04 architecture, C 512,
  * nf 64; pocket-fill-v1 weights): the streaming decoder in ms per frame (latent [32] ->
  * pcm [1920], 80 ms of audio) single-threaded and with pools of 2.. threads, and the encoder
- * on 10 s of audio. Usage: bench_codec [frames (default 100)] [max threads (default 2)].
+ * on 10 s of audio. Usage: bench_codec [frames (default 100)] [max threads (default 2)]
+ * [weight mode f32|bf16|int8 (default f32)]: bf16 and int8 run the codec from bf16 panels
+ * (gemm_bf16_panel) where the kernels have them, f32 from f32 panels.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "codec.h"
@@ -40,11 +43,21 @@ int main(int argc, char **argv) {
     int max_threads = argc > 2 ? atoi(argv[2]) : 2;
     if (frames <= 0) frames = 100;
     if (max_threads <= 0) max_threads = 1;
+    const char *mode = argc > 3 ? argv[3] : "f32";
+    ptts_weights_options wo = {0};
+    if (!strcmp(mode, "bf16"))
+        wo.mode = PTTS_WMODE_BF16;
+    else if (!strcmp(mode, "int8"))
+        wo.mode = PTTS_WMODE_INT8;
+    else if (strcmp(mode, "f32")) {
+        fprintf(stderr, "bench_codec: weight mode %s is not f32, bf16 or int8\n", mode);
+        return 2;
+    }
     ptts_arch a;
     ptts_arch_preset(&a, "full");
     ptts_weights *w = NULL;
     ptts_error e = {0};
-    if (ptts_weights_fill(&w, &a, NULL, &e)) {
+    if (ptts_weights_fill(&w, &a, &wo, &e)) {
         fprintf(stderr, "bench_codec: %s\n", e.msg);
         return 1;
     }
@@ -63,8 +76,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < audio_n; i++) audio[i] = 0.3f * (float)sin(0.05 * i + 0.001 * i * (i % 7));
 
     const ptts_kernels *k = ptts_kernels_best();
-    printf("codec (full size, kernels %s), %d frames of %d samples (%.0f ms of audio each)\n",
-           k->isa, frames, fs, 1e3 * fs / 24000.0);
+    printf("codec (full size, kernels %s, %s weights: %s panels), %d frames of %d samples "
+           "(%.0f ms of audio each)\n",
+           k->isa, mode, w->codec.dec_tr.layer[0].linear1.wp16 ? "bf16" : "f32", frames, fs,
+           1e3 * fs / 24000.0);
     for (int nt = 1; nt <= max_threads; nt++) {
         ptts_pool *pool = nt > 1 ? ptts_pool_create(nt) : NULL;
         if (nt > 1 && !pool) return 1;

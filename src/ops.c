@@ -45,7 +45,8 @@ static void lin_task(void *ctx, int task, int tid) {
     if (m0 < m1) lin_rows(j->c, j->L, j->X, j->ldx, j->N, j->Y, j->ldy, m0, m1);
 }
 
-/* The panel kernel (ptts_lin.wp): tasks over row blocks when rows dominate, else over panels. */
+/* The panel kernels (ptts_lin.wp16 with gemm_bf16_panel, else ptts_lin.wp with
+ * gemm_f32_panel): tasks over row blocks when rows dominate, else over panels. */
 typedef struct {
     const ptts_ctx *c;
     const ptts_lin *L;
@@ -54,6 +55,7 @@ typedef struct {
     float *Y;
     int ldy;
     int by_rows, chunk; /* chunk: rows (multiple of 8) or panels per task */
+    int bf16;           /* wp16 / gemm_bf16_panel */
 } panel_job;
 
 static void panel_task(void *ctx, int task, int tid) {
@@ -69,7 +71,11 @@ static void panel_task(void *ctx, int task, int tid) {
         p0 = task * j->chunk;
         p1 = PTTS_MIN(np, p0 + j->chunk);
     }
-    if (n0 < n1 && p0 < p1)
+    if (n0 >= n1 || p0 >= p1) return;
+    if (j->bf16)
+        j->c->k->gemm_bf16_panel(L->in, j->X, j->ldx, L->wp16, L->bias, j->Y, j->ldy, L->out, n0,
+                                 n1, p0, p1);
+    else
         j->c->k->gemm_f32_panel(L->in, j->X, j->ldx, L->wp, L->bias, j->Y, j->ldy, L->out, n0,
                                 n1, p0, p1);
 }
@@ -78,9 +84,10 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
                          float *Y, int ldy) {
     int threads = ptts_pool_threads(c->pool);
     double work = (double)N * L->out * L->in;
-    if (L->wp && c->k->gemm_f32_panel && N >= 4) {
+    const int bf16 = L->wp16 && c->k->gemm_bf16_panel;
+    if ((bf16 || (L->wp && c->k->gemm_f32_panel)) && N >= 4) {
         int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
-        panel_job j = {c, L, X, ldx, N, Y, ldy, 0, np};
+        panel_job j = {c, L, X, ldx, N, Y, ldy, 0, np, bf16};
         int tasks = 1;
         if (threads > 1 && work >= 65536.0) {
             if (N >= 64 || np < 2 * threads) {

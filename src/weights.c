@@ -33,8 +33,10 @@ typedef struct binder {
     char problems[PTTS_ERROR_MSG_MAX];
     int fatal; /* allocation failure or a list callback error */
     int fatal_code;
-    int pack; /* F32 matrices bound now also get the panel layout (ptts_lin.wp) */
+    int pack; /* matrices bound now also get a panel layout: PACK_F32 (wp) or PACK_BF16 (wp16) */
 } binder;
+
+enum { PACK_NONE, PACK_F32, PACK_BF16 };
 
 static void problem(binder *b, const char *fmt, ...) PTTS_PRINTF(2, 3);
 static void problem(binder *b, const char *fmt, ...) {
@@ -156,7 +158,15 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
     L->bias = bias;
     L->type = PTTS_W_F32;
     L->w = w;
-    if (w && type != PTTS_W_Q8 && b->pack && out >= PTTS_PANEL) {
+    if (w && type != PTTS_W_Q8 && b->pack == PACK_BF16 && out >= PTTS_PANEL &&
+        in <= PTTS_BF16_PANEL_KMAX) {
+        /* bf16 panels, k pairs interleaved (kernels.h); from the f32 values, so a bf16 matrix
+         * gets the same bf16 values as its wh */
+        uint16_t *wp16 = hold(b, ptts_bf16_panel_elems(out, in) * sizeof(uint16_t));
+        if (!wp16) goto nomem;
+        ptts_bf16_panel_pack(w, out, in, wp16);
+        L->wp16 = wp16;
+    } else if (w && type != PTTS_W_Q8 && b->pack && out >= PTTS_PANEL) {
         /* panels of PTTS_PANEL outputs, k major: wp[p][k][j] = w[p*PANEL + j][k], zero-padded;
          * a bf16 matrix gets its bf16 values (widened exactly), so results keep its rounding */
         size_t np = (size_t)(out + PTTS_PANEL - 1) / PTTS_PANEL;
@@ -387,13 +397,19 @@ static int bind_model(binder *b, const ptts_arch *a) {
     /* codec decoder */
     ptts_codec_weights *c = &w->codec;
     /* the codec runs its matrices over 16 to 1920 rows a frame: panel copies for the
-     * outer-product kernel (about 25 MB more at full size) */
-    b->pack = 1;
+     * outer-product kernel (about 25 MB more at full size in f32). The reduced-precision modes
+     * take bf16 panels (X rounded to bf16 too, vdpbf16ps: twice the MACs per instruction, half
+     * the memory) where the kernel table has them; int8 activations would be audible here.
+     * quant_out (one row a frame) and the first and last convolutions stay f32 in every mode. */
+    const int codec_pack =
+        b->mode != PTTS_WMODE_F32 && ptts_kernels_best()->gemm_bf16_panel ? PACK_BF16 : PACK_F32;
+    b->pack = PACK_F32;
     make_lin(b, &c->quant_out, tensor(b, 0, "mimi.quantizer.output_proj.weight", 3, C, ld, 1),
              NULL, C, ld, PTTS_W_F32);
     c->upsample_k = 32;
     c->upsample_stride = 16;
     c->upsample_w = tensor(b, 0, "mimi.upsample.convtr.convtr.weight", 3, C, 1, 32);
+    b->pack = codec_pack;
     rc = bind_transformer(b, &c->dec_tr, "mimi.decoder_transformer.transformer", C,
                           a->codec_heads, a->codec_layers, a->codec_ffn, a->codec_window, 1,
                           codec_t);
@@ -408,12 +424,14 @@ static int bind_model(binder *b, const ptts_arch *a) {
         resnet(b, &c->dec_res[s], nm, m / 2, codec_t);
         m /= 2;
     }
+    b->pack = PACK_F32;
     conv(b, &c->dec_out, "mimi.decoder.model.11.conv", nf, 1, 3, 1, 1, PTTS_W_F32);
 
     /* codec encoder (optional: weights without voice cloning lack it) */
     if (a->has_encoder) {
         m = nf;
         conv(b, &c->enc_in, "mimi.encoder.model.0.conv", 1, nf, 7, 1, 1, PTTS_W_F32);
+        b->pack = codec_pack;
         for (int s = 0; s < 3; s++) {
             int r = a->ratios[2 - s];
             snprintf(nm, sizeof nm, "mimi.encoder.model.%d", 1 + 3 * s);
@@ -427,7 +445,7 @@ static int bind_model(binder *b, const ptts_arch *a) {
                               a->codec_heads, a->codec_layers, a->codec_ffn, a->codec_window, 1,
                               codec_t);
         if (rc) return rc;
-        b->pack = 0; /* 32 MB for a layer that runs at 12.5 rows a second: no panel copy */
+        b->pack = PACK_NONE; /* 32 MB for a layer run at 12.5 rows a second: no panel copy */
         conv(b, &c->downsample, "mimi.downsample.conv.conv", C, a->inner_dim, 32, 16, 0,
              PTTS_W_F32);
     }

@@ -14,6 +14,8 @@
  * reference itself is checked the same way against a double-precision sum.
  * A gemm split over the m range in multiples of 4 through the pool must equal the unsplit call
  * bit for bit (the tiles are the same).
+ * The panel kernels: gemm_f32_panel against the row-major reference; gemm_bf16_panel (vdpbf16ps
+ * arithmetic) bit for bit against its reference, which is checked against a double sum.
  *
  * Elementwise kernels: random data and special values (+-0, tiny, large +-, +-inf, NaN) with
  * per-kernel tolerances stated at each check; guard margins around every output. GELU's erf is
@@ -666,6 +668,125 @@ static void test_panel(const ptts_kernels *k) {
            worst);
 }
 
+/* bf16 rounding as the packer and vcvtne2ps2bf16 do it (nearest even), as the value
+ * vdpbf16ps then reads (subnormals 0) - written out again here, independently of kernels_ref.c. */
+static double bf16_operand(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) == 0) return 0.0;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (double)bf16_to_f32((uint16_t)(u >> 16));
+}
+
+/* gemm_bf16_panel (ptts_lin.wp16): the reference against a double-precision sum of the
+ * bf16-rounded operands (checks the packing and the pair order), every other variant against
+ * the reference bit for bit (kernels.h specifies the vdpbf16ps arithmetic exactly). K odd and
+ * not a multiple of 32, M not a multiple of 32, row and panel ranges, strided X and Y, tight
+ * allocations, Y poisoned outside the written set; X holds rounding ties, subnormals and -0,
+ * W subnormals; large N (several X chunks) and K > 4096 (chunks of fewer than 8 rows). */
+static void test_bf16_panel(const ptts_kernels *k) {
+    if (!k->gemm_bf16_panel) {
+        printf("%-7s gemm_bf16_panel: none\n", k->isa);
+        return;
+    }
+    const ptts_kernels *R = ptts_kernels_ref();
+    static const int Ks[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 192, 513};
+    static const int Ms[] = {1, 17, 32, 33, 64, 100};
+    static const int Ns[] = {1, 5, 8, 9, 16, 23};
+    static const int big[][3] = {{192, 70, 300}, {5000, 33, 23}, {3584, 64, 17}}; /* K, M, N */
+    const int nsmall =
+        (int)(sizeof Ks / sizeof *Ks * sizeof Ms / sizeof *Ms * sizeof Ns / sizeof *Ns);
+    int cases = 0, bad_bits = 0;
+    double worst_ref = 0, worst_f32 = 0;
+    for (int ci = 0; ci < nsmall + 3; ci++) {
+        int K, M, N;
+        if (ci < nsmall) {
+            K = Ks[ci / (6 * 6)];
+            M = Ms[ci / 6 % 6];
+            N = Ns[ci % 6];
+        } else {
+            K = big[ci - nsmall][0];
+            M = big[ci - nsmall][1];
+            N = big[ci - nsmall][2];
+        }
+        int ldx = K + 3, ldy = M + 5, np = (M + PTTS_PANEL - 1) / PTTS_PANEL;
+        size_t nx = (size_t)(N - 1) * ldx + K, ny = (size_t)(N - 1) * ldy + M;
+        float *X = malloc(nx * sizeof(float));
+        float *W = malloc((size_t)M * K * sizeof(float));
+        uint16_t *Wp = malloc(ptts_bf16_panel_elems(M, K) * sizeof(uint16_t));
+        float *b = malloc((size_t)M * sizeof(float));
+        float *Y = malloc(ny * sizeof(float));
+        float *YR = malloc(ny * sizeof(float));
+        REQUIRE(X && W && Wp && b && Y && YR);
+        for (size_t i = 0; i < nx; i++) {
+            uint32_t r = rnd() % 64;
+            X[i] = r == 0   ? 1.f + 0x1p-8f * (float)(1 + 2 * (int)(rnd() % 4)) /* ties */
+                   : r == 1 ? 1e-40f                                            /* subnormal */
+                   : r == 2 ? -0.f
+                            : frand(-2.f, 2.f);
+        }
+        for (int i = 0; i < M * K; i++)
+            W[i] = rnd() % 97 == 0 ? -1e-39f : frand(-1.f, 1.f);
+        for (int i = 0; i < M; i++)
+            b[i] = frand(-1.f, 1.f);
+        ptts_bf16_panel_pack(W, M, K, Wp);
+        const float *bias = ci % 2 ? b : NULL;
+        int n0 = N > 2 ? 1 : 0, p0 = np > 1 ? 1 : 0;
+        for (size_t i = 0; i < ny; i++)
+            Y[i] = YR[i] = poison_f();
+        k->gemm_bf16_panel(K, X, ldx, Wp, bias, Y, ldy, M, n0, N, p0, np);
+        R->gemm_bf16_panel(K, X, ldx, Wp, bias, YR, ldy, M, n0, N, p0, np);
+        int bad = 0;
+        for (int n = 0; n < N; n++)
+            for (int j = 0; j < ldy && (size_t)n * ldy + j < ny; j++) {
+                size_t at = (size_t)n * ldy + j;
+                int inside = n >= n0 && j >= p0 * PTTS_PANEL && j < M;
+                if (!inside) {
+                    bad += !is_poison(Y[at]);
+                    continue;
+                }
+                if (k == R) {
+                    double sum = bias ? bias[j] : 0.0, mag = bias ? fabs(bias[j]) : 0.0;
+                    double s32 = sum, mag32 = mag;
+                    for (int kk = 0; kk < K; kk++) {
+                        float xv = X[(size_t)n * ldx + kk], wv = W[(size_t)j * K + kk];
+                        double p = bf16_operand(xv) * bf16_operand(wv);
+                        sum += p;
+                        mag += fabs(p);
+                        s32 += (double)xv * wv;
+                        mag32 += fabs((double)xv * wv);
+                    }
+                    double e = fabs(Y[at] - sum) / (mag + 1e-30);
+                    double e32 = fabs(Y[at] - s32) / (mag32 + 1e-30);
+                    if (e > worst_ref) worst_ref = e;
+                    if (e32 > worst_f32) worst_f32 = e32;
+                    bad += !(e <= 1e-5);
+                } else {
+                    uint32_t a, r;
+                    memcpy(&a, &Y[at], 4);
+                    memcpy(&r, &YR[at], 4);
+                    bad_bits += a != r;
+                    bad += a != r;
+                }
+            }
+        CHECKF(!bad, "%s gemm_bf16_panel K=%d M=%d N=%d: %d bad values", k->isa, K, M, N, bad);
+        cases++;
+        free(X);
+        free(W);
+        free(Wp);
+        free(b);
+        free(Y);
+        free(YR);
+    }
+    if (k == R)
+        printf("%-7s gemm_bf16_panel: %d cases; worst |y - exact bf16 sum| / magnitude %.2g, "
+               "against the unrounded f32 operands %.2g\n",
+               k->isa, cases, worst_ref, worst_f32);
+    else
+        printf("%-7s gemm_bf16_panel: %d cases; %s\n", k->isa, cases,
+               bad_bits ? "differs from ref" : "identical bits to ref");
+}
+
 int main(void) {
     const ptts_kernels *all[8];
     int n = ptts_kernels_all(all, 8);
@@ -680,6 +801,7 @@ int main(void) {
     for (int i = 0; i < n; i++) {
         test_gemm(all[i], i, pool);
         test_panel(all[i]);
+        test_bf16_panel(all[i]);
         test_elementwise(all[i]);
         test_softmax_rows(all[i]);
         test_layernorm(all[i]);

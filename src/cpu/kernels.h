@@ -32,9 +32,23 @@ typedef struct ptts_lin {
      * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded; for
      * a BF16 matrix the bf16 values widened (same results as wh). */
     const float *wp;
+    /* Optional, instead of wp in the bf16 and int8 modes where the kernel table has
+     * gemm_bf16_panel: W^T as bf16 in panels of PTTS_PANEL outputs with pairs of k interleaved
+     * (the operand order of vdpbf16ps), [ceil(out / 32)][ceil(in / 2)][32][2]:
+     * wp16[p][k2][j][i] = bf16(W[32 p + j, 2 k2 + i]) (round to nearest even), zero-padded in
+     * both m and k (ptts_bf16_panel_pack). */
+    const uint16_t *wp16;
 } ptts_lin;
 
 #define PTTS_PANEL 32
+/* Largest K gemm_bf16_panel takes (its X rows are rounded to bf16 into a 64 KiB stack buffer,
+ * at least one row at a time). */
+#define PTTS_BF16_PANEL_KMAX 32768
+
+/* Elements of the bf16 panel layout of an [out, in] matrix, and the packing of a row-major f32
+ * [out, in] matrix into it (the layout's definition; used at load and by the tests). */
+size_t ptts_bf16_panel_elems(int out, int in);
+void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16);
 
 typedef struct ptts_kernels {
     const char *isa; /* "ref", "avx2", "avx512", "neon" */
@@ -64,6 +78,19 @@ typedef struct ptts_kernels {
      * without it (callers then use gemm_f32 on L->w). */
     void (*gemm_f32_panel)(int K, const float *X, int ldx, const float *Wp, const float *b,
                            float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
+    /* Same operands from the bf16 panel layout (ptts_lin.wp16), in the arithmetic of the
+     * AVX512-BF16 instructions (VCVTNE2PS2BF16, VDPBF16PS; verified on Zen 5 to the bit):
+     *   x' = X[n, k] rounded to bf16, nearest even; |x| < 2^-126 gives a signed 0 (DAZ);
+     *   w' = the bf16 weight, a subnormal bf16 read as 0; both zero-padded to an even K;
+     *   acc = 0; for each pair k = 2i: acc = ftz(fma(x'[k+1], w'[k+1], acc)), then
+     *   acc = ftz(fma(x'[k], w'[k], acc)) (the odd element first; the bf16 product is exact, so
+     *   each step is one round to nearest even; ftz: a result below 2^-126 in magnitude
+     *   becomes a signed 0);  Y = acc + b[m] (f32; + 0 without b).
+     * Twice the MACs per instruction of an f32 FMA; each X and W value is off by at most 2^-9
+     * of itself (the codec's end-to-end error: bench/RESULTS.md). K <= PTTS_BF16_PANEL_KMAX.
+     * NULL in a table without it (callers then use the f32 panels, or gemm on L->w / L->wh). */
+    void (*gemm_bf16_panel)(int K, const float *X, int ldx, const uint16_t *Wp16, const float *b,
+                            float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
 
     /* y = (x - mean) / sqrt(var + eps) * w + b over n values (biased variance); w, b may be
      * NULL (no affine). y may alias x. */

@@ -21,7 +21,8 @@
  *     mode uses (src/ops.c): fewer uops per weight (one vpdpbusd per 64 weights and X row, one
  *     more per 64 weights for the row sums, against 2 widening uops + FMA per 16), which matters
  *     once two threads share the memory bandwidth with other work. vdpbf16ps (X rounded to
- *     bf16) is not used: ~0.4% relative error, no bandwidth gain.
+ *     bf16) is not used here: ~0.4% relative error, no bandwidth gain; it is used where the
+ *     work is compute-bound, in the codec's panels (gemm_bf16_panel below).
  *   - K tails use masked loads (no reads past the end of a row), m tails a 1-row tile, N tails
  *     tiles with NB = 1..3. The horizontal sums of 4 rows land in one 128-bit vector, so bias,
  *     per-row scale (q8: acc * scale + b, two roundings as in the reference) and the store are
@@ -41,6 +42,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -426,6 +428,100 @@ static void gemm_f32_panel_avx512(int K, const float *X, int ldx, const float *W
     }
 }
 
+/* ---- bf16 panel gemm (vdpbf16ps) ---------------------------------------------------------
+ * The same outer-product tile as above on bf16 operands: the panel row of a k pair is 64 bf16
+ * (32 outputs x (k, k+1)), two 512-bit loads; X[r][k], X[r][k+1] as one 32-bit broadcast;
+ * vdpbf16ps does 2 MACs per f32 lane, so a k pair costs 2R instructions where the f32 tile
+ * spends 4R FMAs. The rows of X are first rounded to bf16 (vcvtne2ps2bf16, 32 values per
+ * instruction) into a stack buffer, a chunk of rows at a time, and reused by every panel; the
+ * panel (K*64 bytes) is then re-read from L1/L2 by the chunk's row tiles. Each output is one
+ * vdpbf16ps chain in pair order, which is the reference's arithmetic (identical bits). */
+#define BXBUF (64 * 1024) /* bytes of bf16 X rows per chunk */
+
+/* rows x K floats (stride ldx) -> bf16 rows of Kp = K rounded up to even (zero-padded). */
+static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_t *xb) {
+    for (int r = 0; r < rows; r++) {
+        const float *x = X + (size_t)r * ldx;
+        uint16_t *d = xb + (size_t)r * Kp;
+        int k = 0;
+        for (; k + 32 <= K; k += 32) {
+            __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + k + 16), _mm512_loadu_ps(x + k));
+            _mm512_storeu_si512((void *)(d + k), (__m512i)h);
+        }
+        if (k < Kp) {
+            int left = K - k;
+            __mmask16 m0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
+            __mmask16 m1 = left > 16 ? tail_mask(left - 16) : 0;
+            __m512bh h = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, x + k + 16),
+                                             _mm512_maskz_loadu_ps(m0, x + k));
+            __mmask32 ms = (__mmask32)((1ull << (Kp - k)) - 1u);
+            _mm512_mask_storeu_epi16(d + k, ms, (__m512i)h);
+        }
+    }
+}
+
+AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, __m512 b0, __m512 b1,
+              __mmask16 mk0, __mmask16 mk1, float *Y, int ldy) {
+    __m512 a0[PR], a1[PR];
+    for (int r = 0; r < nr; r++)
+        a0[r] = a1[r] = _mm512_setzero_ps();
+    for (int k2 = 0; k2 < K2; k2++) {
+        __m512bh w0 = (__m512bh)_mm512_loadu_si512((const void *)(Wp + (size_t)k2 * 64));
+        __m512bh w1 = (__m512bh)_mm512_loadu_si512((const void *)(Wp + (size_t)k2 * 64 + 32));
+        for (int r = 0; r < nr; r++) {
+            int32_t pair;
+            memcpy(&pair, xb + (size_t)r * Kp + 2 * (size_t)k2, sizeof pair);
+            __m512bh x = (__m512bh)_mm512_set1_epi32(pair);
+            a0[r] = _mm512_dpbf16_ps(a0[r], w0, x);
+            a1[r] = _mm512_dpbf16_ps(a1[r], w1, x);
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, mk0, _mm512_add_ps(a0[r], b0));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, mk1, _mm512_add_ps(a1[r], b1));
+    }
+}
+
+static void gemm_bf16_panel_avx512(int K, const float *X, int ldx, const uint16_t *Wp16,
+                                   const float *b, float *Y, int ldy, int M, int n0, int n1, int p0,
+                                   int p1) {
+    if (n1 <= n0 || K < 0 || K > PTTS_BF16_PANEL_KMAX) return;
+    const int Kp = (K + 1) & ~1, K2 = Kp / 2;
+    _Alignas(64) uint16_t xb[BXBUF / sizeof(uint16_t)];
+    int chunk = Kp ? BXBUF / (2 * Kp) : n1 - n0;
+    if (chunk >= PR) chunk -= chunk % PR;
+    for (int nc = n0; nc < n1; nc += chunk) {
+        const int rows = n1 - nc < chunk ? n1 - nc : chunk;
+        xrows_bf16(rows, K, Kp, X + (size_t)nc * ldx, ldx, xb);
+        for (int p = p0; p < p1; p++) {
+            const int m = p * 32, left = M - m;
+            if (left <= 0) break;
+            __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
+            __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
+            __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
+            __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
+            const uint16_t *W = Wp16 + (size_t)p * K2 * 64;
+            float *Yc = Y + (size_t)nc * ldy + m;
+            int r = 0;
+            for (; r + PR <= rows; r += PR)
+                btile(PR, K2, xb + (size_t)r * Kp, Kp, W, b0, b1, mk0, mk1, Yc + (size_t)r * ldy,
+                      ldy);
+            const uint16_t *x = xb + (size_t)r * Kp;
+            float *y = Yc + (size_t)r * ldy;
+            switch (rows - r) {
+            case 7: btile(7, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            case 6: btile(6, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            case 5: btile(5, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            case 4: btile(4, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            case 3: btile(3, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            case 2: btile(2, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            case 1: btile(1, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
+            default: break;
+            }
+        }
+    }
+}
+
 /* ---- elementwise ------------------------------------------------------------------------ */
 
 /* exp(x): NaN in -> NaN out, x > 88.73 -> inf, x < -103.98 -> 0, subnormal results kept. */
@@ -662,6 +758,7 @@ static const ptts_kernels k_avx512 = {
     .isa = "avx512",
     .gemm_f32 = gemm_f32_avx512,
     .gemm_f32_panel = gemm_f32_panel_avx512,
+    .gemm_bf16_panel = gemm_bf16_panel_avx512,
     .gemm_bf16 = gemm_bf16_avx512,
     .gemm_q8 = gemm_q8_avx512,
     .gemm_q8q = gemm_q8q_avx512,

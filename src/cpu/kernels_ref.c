@@ -33,6 +33,61 @@ static void gemm_f32_panel_ref(int K, const float *X, int ldx, const float *Wp, 
     }
 }
 
+/* ---- bf16 panels (vdpbf16ps arithmetic, kernels.h) ---- */
+
+size_t ptts_bf16_panel_elems(int out, int in) {
+    return (size_t)((out + PTTS_PANEL - 1) / PTTS_PANEL) * (size_t)((in + 1) / 2) * PTTS_PANEL * 2;
+}
+
+void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16) {
+    const int np = (out + PTTS_PANEL - 1) / PTTS_PANEL, k2n = (in + 1) / 2;
+    for (int p = 0; p < np; p++)
+        for (int k2 = 0; k2 < k2n; k2++)
+            for (int j = 0; j < PTTS_PANEL; j++)
+                for (int i = 0; i < 2; i++) {
+                    int m = p * PTTS_PANEL + j, k = 2 * k2 + i;
+                    float v = m < out && k < in ? w[(size_t)m * in + k] : 0.f;
+                    wp16[(((size_t)p * k2n + k2) * PTTS_PANEL + j) * 2 + i] = st_f32_to_bf16(v);
+                }
+}
+
+/* A bf16 operand as vdpbf16ps reads it: subnormals are 0 (sign kept). */
+static float bf16_daz(uint16_t h) {
+    return (h & 0x7f80) ? st_bf16_to_f32(h) : st_bf16_to_f32((uint16_t)(h & 0x8000));
+}
+
+/* x rounded to bf16 as vcvtne2ps2bf16 does: nearest even, f32 subnormal input -> signed 0. */
+static uint16_t bf16_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000);
+    return st_f32_to_bf16(x);
+}
+
+static float ftz(float v) { return fabsf(v) < 0x1p-126f ? copysignf(0.f, v) : v; }
+
+static void gemm_bf16_panel_ref(int K, const float *X, int ldx, const uint16_t *Wp16,
+                                const float *b, float *Y, int ldy, int M, int n0, int n1, int p0,
+                                int p1) {
+    const int k2n = (K + 1) / 2;
+    for (int n = n0; n < n1; n++) {
+        const float *x = X + (size_t)n * ldx;
+        for (int m = p0 * PTTS_PANEL; m < M && m < p1 * PTTS_PANEL; m++) {
+            const uint16_t *w = Wp16 + (size_t)(m / PTTS_PANEL) * k2n * PTTS_PANEL * 2 +
+                                (size_t)(m % PTTS_PANEL) * 2;
+            float acc = 0.f;
+            for (int k2 = 0; k2 < k2n; k2++) {
+                const uint16_t *wk = w + (size_t)k2 * PTTS_PANEL * 2;
+                float xe = bf16_daz(bf16_round(x[2 * k2]));
+                float xo = 2 * k2 + 1 < K ? bf16_daz(bf16_round(x[2 * k2 + 1])) : 0.f;
+                acc = ftz(fmaf(xo, bf16_daz(wk[1]), acc));
+                acc = ftz(fmaf(xe, bf16_daz(wk[0]), acc));
+            }
+            Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
+        }
+    }
+}
+
 static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t *W,
                           const float *b, float *Y, int ldy, int m0, int m1) {
     for (int n = 0; n < N; n++) {
@@ -151,6 +206,7 @@ static const ptts_kernels k_ref = {
     .isa = "ref",
     .gemm_f32 = gemm_f32_ref,
     .gemm_f32_panel = gemm_f32_panel_ref,
+    .gemm_bf16_panel = gemm_bf16_panel_ref,
     .gemm_bf16 = gemm_bf16_ref,
     .gemm_q8 = gemm_q8_ref,
     .gemm_q8q = gemm_q8q_ref,
