@@ -5,7 +5,9 @@
  * backbone in f32, bf16 and int8, compared with the reference's float32 latents and PCM.
  * Prints, per mode, the relative L2 error over the whole replay (all frames as one vector) and
  * the worst single frame, for latents, EOS logits and PCM, plus the error against this
- * program's own f32 run. Reports only; nothing is gated (the parity tests gate f32 at 1e-4).
+ * program's own f32 run. The codec's own share: "pcm, codec alone" decodes the reference's
+ * latents (a fresh decoder of the mode's weights) and compares with the reference PCM.
+ * Reports only; nothing is gated (the parity tests gate f32 at 1e-4).
  *
  * Usage: bench_precision [threads (default 0: every CPU)]; fixtures from $PTTS_FIXTURES, else
  * tests/fixtures (run from the source tree).
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "generate.h"
 #include "model.h"
 #include "safetensors.h"
@@ -67,9 +70,30 @@ static void acc_add(acc *a, const float *x, const float *ref, size_t n) {
 
 static double acc_rel(const acc *a) { return a->den > 0 ? sqrt(a->num / a->den) : sqrt(a->num); }
 
-/* Runs the replay; writes FRAMES latents, eos and pcm frames. */
-static int run(int precision, int threads, const float *noise, int noise_rows, float *lat,
-               float *eos, float *pcm, double *ms) {
+/* The reference latents through a fresh decoder of m's weights, PCM against the reference. */
+static int codec_alone(ptts_model *m, const float *rlat, const float *rpcm, acc *a) {
+    ptts_codec_dec *d;
+    ptts_error e = {0};
+    const int ld = m->w->arch.ld, fs = PTTS_FRAME_SAMPLES;
+    float *pcm = malloc((size_t)fs * sizeof(float));
+    if (!pcm || ptts_codec_dec_create(&d, m->w, &e)) {
+        fprintf(stderr, "bench_precision: %s\n", pcm ? e.msg : "out of memory");
+        free(pcm);
+        return -1;
+    }
+    for (int f = 0; f < FRAMES; f++) {
+        ptts_codec_dec_frame(d, &m->ctx, rlat + (size_t)f * ld, pcm, NULL);
+        acc_add(a, pcm, rpcm + (size_t)f * fs, (size_t)fs);
+    }
+    ptts_codec_dec_free(d);
+    free(pcm);
+    return 0;
+}
+
+/* Runs the replay; writes FRAMES latents, eos and pcm frames; *codec gets the codec-alone
+ * error. */
+static int run(int precision, int threads, const float *noise, int noise_rows, const float *rlat,
+               const float *rpcm, float *lat, float *eos, float *pcm, double *ms, acc *codec) {
     ptts_error e = {0};
     ptts_arch a;
     ptts_arch_preset(&a, "full");
@@ -116,6 +140,7 @@ static int run(int precision, int threads, const float *noise, int noise_rows, f
     }
     ptts_stream_free(s);
     ptts_voice_free(v);
+    if (!rc) rc = codec_alone(m, rlat, rpcm, codec);
     ptts_model_free(m);
     return rc;
 }
@@ -138,16 +163,19 @@ int main(int argc, char **argv) {
     printf("precision error over the full generate replay (%d frames, reference float32 noise), "
            "relative L2: whole replay / worst frame\n",
            FRAMES);
-    printf("%-5s %9s | %-19s | %-19s | %-9s | %-19s | %-19s\n", "mode", "ms/frame",
-           "latents vs ref", "pcm vs ref", "eos vs ref", "latents vs own f32", "pcm vs own f32");
+    printf("%-5s %9s | %-19s | %-19s | %-9s | %-19s | %-19s | %-19s\n", "mode", "ms/frame",
+           "latents vs ref", "pcm vs ref", "eos vs ref", "latents vs own f32", "pcm vs own f32",
+           "pcm, codec alone");
     static const char *names[3] = {"f32", "bf16", "int8"};
     for (int p = 0; p < 3; p++) {
         lat[p] = malloc((size_t)FRAMES * ld * sizeof(float));
         eos[p] = malloc((size_t)FRAMES * sizeof(float));
         pcm[p] = malloc((size_t)FRAMES * fs * sizeof(float));
         double ms;
+        acc ac = {0};
         if (!lat[p] || !eos[p] || !pcm[p] ||
-            run(p, threads, noise, (int)(n_noise / ld), lat[p], eos[p], pcm[p], &ms))
+            run(p, threads, noise, (int)(n_noise / ld), rlat, rpcm, lat[p], eos[p], pcm[p], &ms,
+                &ac))
             return 1;
         acc al = {0}, ap = {0}, ae = {0}, ol = {0}, op = {0};
         for (int f = 0; f < FRAMES; f++) {
@@ -158,9 +186,9 @@ int main(int argc, char **argv) {
         }
         acc_add(&ae, eos[p], reos, FRAMES);
         printf("%-5s %9.2f | %8.2e / %8.2e | %8.2e / %8.2e | %9.2e | %8.2e / %8.2e | %8.2e / "
-               "%8.2e\n",
+               "%8.2e | %8.2e / %8.2e\n",
                names[p], ms, acc_rel(&al), al.worst, acc_rel(&ap), ap.worst, acc_rel(&ae),
-               acc_rel(&ol), ol.worst, acc_rel(&op), op.worst);
+               acc_rel(&ol), ol.worst, acc_rel(&op), op.worst, acc_rel(&ac), ac.worst);
         fflush(stdout);
     }
     for (int p = 0; p < 3; p++) {
