@@ -61,7 +61,11 @@ typedef struct cpu_engine {
     /* overlap */
     int overlap;            /* PTTS_OVERLAP_* as the model says */
     int f32_backbone;       /* the backbone's matrices are float32 (AUTO's rule) */
-    ptts_ctx solo;          /* the model's kernels, no pool: one task's thread */
+    ptts_ctx solo;          /* the model's kernels, no pool: a codec task's thread */
+    ptts_pool *sub;         /* borrowed pool (pool.h) for the backbone task: threads done with
+                               the codecs lend themselves to it (NULL with one thread) */
+    ptts_ctx bbctx;         /* the model's kernels on `sub` */
+    int help_stop;          /* set (atomically) when the backbone task is done */
     float *hb;              /* [slots, d]: backbone output of the slots run together */
     float *eb;              /* [slots] */
     float *h_pre;           /* [slots, d] by slot: h of the pre-computed next step */
@@ -95,6 +99,7 @@ static void cpu_destroy(void *p) {
     ptts_free_aligned(g->h_pre);
     ptts_free_aligned(g->eos_pre);
     free(g->pick);
+    ptts_pool_free(g->sub);
     free(g);
 }
 
@@ -123,9 +128,13 @@ static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e)
         m->w->backbone.layers > 0 && m->w->backbone.layer[0].linear1.type == PTTS_W_F32;
     g->solo.k = m->ctx.k;
     g->solo.pool = NULL;
+    int threads = ptts_pool_threads(m->ctx.pool);
+    if (threads > 1) g->sub = ptts_pool_create_borrowed(threads);
+    g->bbctx.k = m->ctx.k;
+    g->bbctx.pool = g->sub;
     int rc = 0;
     if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs ||
-        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick)
+        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || (threads > 1 && !g->sub))
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
     for (int i = 0; !rc && i < slots; i++) {
@@ -234,20 +243,28 @@ static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
     return threads == 2 && !g->f32_backbone;
 }
 
-/* Task 0: the next step's backbone for the slots being decoded (one thread); task 1 + j: the
- * codec of the j-th of them. */
+/* Task 0: the next step's backbone for the slots being decoded, on the borrowed pool; task
+ * 1 + j: the codec of the j-th of them (one thread); the last threads - 1 tasks: lend this
+ * thread to the backbone until it is done. Tasks are claimed in index order, so a thread
+ * helps only once every codec is taken, and the backbone task is running by then (no task
+ * waits for one not yet claimed). */
 static void overlap_task(void *ctx, int task, int tid) {
     (void)tid;
     cpu_engine *g = ctx;
     const ptts_arch *a = &g->m->w->arch;
     if (task == 0) {
-        backbone_pass(g, &g->solo, g->r_slots, g->r_n_codec);
+        backbone_pass(g, &g->bbctx, g->r_slots, g->r_n_codec);
         for (int j = 0; j < g->r_n_codec; j++) {
             int slot = g->r_slots[g->pick[j]];
             memcpy(g->h_pre + (size_t)slot * a->d, g->hb + (size_t)j * a->d,
                    (size_t)a->d * sizeof(float));
             g->eos_pre[slot] = g->eb[j];
         }
+        __atomic_store_n(&g->help_stop, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    if (task > g->r_n_codec) {
+        ptts_pool_help(g->sub, &g->help_stop);
         return;
     }
     int i = g->pick[task - 1];
@@ -274,7 +291,9 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         g->r_slots = slots;
         g->r_pcm = pcm;
         g->r_n_codec = nc;
-        ptts_pool_run(g->m->ctx.pool, 1 + nc, overlap_task, g);
+        g->help_stop = 0;
+        int threads = ptts_pool_threads(g->m->ctx.pool);
+        ptts_pool_run(g->m->ctx.pool, 1 + nc + threads - 1, overlap_task, g);
         for (int j = 0; j < nc; j++) g->slot[slots[g->pick[j]]].pre = 1;
         return 0;
     }

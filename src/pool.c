@@ -1,6 +1,7 @@
 /* pool.c - the persistent thread pool (see pool.h). Tasks are claimed with an atomic counter;
  * completion is counted with another. Workers spin ~50 us before sleeping; the caller spins,
- * then yields, while it waits for tasks other threads hold. */
+ * then yields, while it waits for tasks other threads hold. A borrowed pool is the same region
+ * machinery with helpers (ptts_pool_help) in place of workers. */
 #define _GNU_SOURCE
 #include "pool.h"
 
@@ -26,6 +27,7 @@ struct ptts_pool {
     ptts_pool_fn fn;
     void *ctx;
     atomic_int stop;
+    int borrowed; /* no threads of its own (ptts_pool_create_borrowed) */
 };
 
 typedef struct {
@@ -126,6 +128,36 @@ void ptts_pool_free(ptts_pool *p) {
 }
 
 int ptts_pool_threads(const ptts_pool *p) { return p ? p->nthreads : 1; }
+
+ptts_pool *ptts_pool_create_borrowed(int nthreads) {
+    ptts_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->nthreads = nthreads < 1 ? 1 : nthreads > 256 ? 256 : nthreads;
+    p->borrowed = 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->region_mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    return p;
+}
+
+void ptts_pool_help(ptts_pool *p, const int *stop) {
+    /* A generation is worked on once: its tasks are claimed in order, so when run_tasks comes
+     * back none of it is left. Joining mid-region is fine (the claim checks the generation). */
+    uint32_t seen = 0;
+    int first = 1;
+    for (int spins = 0;;) {
+        uint32_t g = (uint32_t)(atomic_load_explicit(&p->ticket, memory_order_acquire) >> 32);
+        if (first || g != seen) {
+            first = 0;
+            seen = g;
+            run_tasks(p, g, 1);
+            spins = 0;
+            continue;
+        }
+        if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) return;
+        if (++spins > 2000) sched_yield();
+    }
+}
 
 void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx) {
     if (n <= 0) return;
