@@ -66,10 +66,10 @@ typedef struct ptts_model ptts_model;
 
 enum { PTTS_PRECISION_F32 = 0, PTTS_PRECISION_BF16 = 1, PTTS_PRECISION_INT8 = 2 };
 enum { PTTS_BACKEND_AUTO = 0, PTTS_BACKEND_CPU = 1, PTTS_BACKEND_VULKAN = 2 };
-/* CPU engine: run the codec of frame t on some threads while another computes the backbone of
- * frame t+1 (same results bit for bit). AUTO turns it on where it was measured to pay: with 2+
- * threads, for batches of 2+ streams, and for one stream when the backbone is bf16 or int8 on
- * exactly 2 threads (a float32 backbone needs every core for memory bandwidth). See
+/* CPU engine: run the codec of frame t on some threads while the others compute the backbone
+ * of frame t+1 (same results bit for bit; a chunk's first frame is never overlapped, so the
+ * time to first audio does not change). AUTO: on with 2+ threads, where it was measured
+ * faster in every precision and batch size; off with one thread (nothing to overlap). See
  * engine_cpu.c for the figures. The GPU engine ignores it. */
 enum { PTTS_OVERLAP_AUTO = 0, PTTS_OVERLAP_ON = 1, PTTS_OVERLAP_OFF = 2 };
 

@@ -7,24 +7,29 @@
  *
  * Overlap (ptts_model_options.overlap): decode(t) runs, as one pool region, the codec of each
  * emitted slot (one task per slot, one thread each) next to the backbone of step t+1 for those
- * slots (one task, one thread: it needs only latent t; the noise is used by the flow head,
- * which stays in step()). The task counter hands out the backbone first and then the codecs,
- * so whichever thread finishes first takes the codecs left. The h and EOS logit so computed
- * are kept per slot ("pre") and step(t+1) runs the backbone only for the slots without them
- * (a slot after begin_chunk), then the flow head over all. Results are bit-identical to the
- * plain path: every kernel computes each output the same way whatever the thread split or the
- * number of rows (ptts_linear splits output rows in 16-aligned chunks; the codec's panel
- * kernel row tiles in 8-aligned chunks; attention per (row, head)). A pre-step of a slot that
- * then stops (max_gen_len reached, cancelled) is wasted but harmless: the next use of the slot
- * is begin_chunk, which resets the cache and the flag. The cache has room for it (one
- * position past max_steps is reserved).
+ * slots (one task: it needs only latent t; the noise is used by the flow head, which stays in
+ * step()). The task counter hands out the backbone first, then the codecs, then threads-1
+ * "help" tasks: a thread with no codec left lends itself to the backbone, which runs on a
+ * borrowed pool (pool.h), so no core idles while the other finishes. The h and EOS logit so
+ * computed are kept per slot ("pre") and step(t+1) runs the backbone only for the slots
+ * without them (a slot after begin_chunk), then the flow head over all. Results are
+ * bit-identical to the plain path: every kernel computes each output the same way whatever
+ * the thread split or the number of rows (ptts_linear splits output rows in 16-aligned
+ * chunks; the codec's panel kernel row tiles in 8-aligned chunks; attention per (row, head));
+ * tests/test_overlap*.c hold it to the bit. A pre-step of a slot that then stops
+ * (max_gen_len reached, cancelled) is wasted but harmless: the next use of the slot is
+ * begin_chunk, which resets the cache and the flag; the cache has room for it (one position
+ * past max_steps is reserved). After an EOS stop the step past the last frame is computed
+ * anyway (the rule needs its logit), so only max_gen_len stops waste one.
  *
- * When it pays (AUTO; measured on 2 cores of a Zen 5 EPYC, bench/RESULTS.md "overlap"):
- * the single-stream backbone on one thread is 4.3 ms in int8 against 2.7 on two, the codec
- * 4.5 against 2.9: max(4.3, 4.5) beats 2.7 + 2.9. A float32 backbone is memory-bound and needs
- * both cores (11.7 ms on one, 6.2 on two), so a single f32 stream gets slower. With 2+ slots
- * the per-slot codecs dominate and fill every thread, in every precision. With more than two
- * threads a single stream would leave all but two idle: AUTO keeps it off there.
+ * When it pays (AUTO): measured on 2 cores of a Zen 5 EPYC (bench/RESULTS.md, "Codec/backbone
+ * overlap"), interleaved A/B, one stream: int8 5.71 -> 4.79 ms/frame, f32 9.79 -> 9.05, bf16
+ * faster too; batches: see there. Without the help tasks a single f32 stream got slower (its
+ * backbone is memory-bound and needs both cores: 11.7 ms on one, 6.2 on two); with them the
+ * backbone gets every core once the codec is done. So AUTO is on with 2+ threads in every
+ * precision and batch size. More than 2 threads were not measured here (2-core machine): the
+ * backbone then starts on threads-1 cores and gets all of them after the codecs, which should
+ * not be slower than codec and backbone on all threads in turn.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +65,6 @@ typedef struct cpu_engine {
     int scratch_cap;
     /* overlap */
     int overlap;            /* PTTS_OVERLAP_* as the model says */
-    int f32_backbone;       /* the backbone's matrices are float32 (AUTO's rule) */
     ptts_ctx solo;          /* the model's kernels, no pool: a codec task's thread */
     ptts_pool *sub;         /* borrowed pool (pool.h) for the backbone task: threads done with
                                the codecs lend themselves to it (NULL with one thread) */
@@ -124,8 +128,6 @@ static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e)
     g->eos_pre = ptts_calloc_aligned((size_t)slots * sizeof(float));
     g->pick = calloc((size_t)slots, sizeof *g->pick);
     g->overlap = m->overlap;
-    g->f32_backbone =
-        m->w->backbone.layers > 0 && m->w->backbone.layer[0].linear1.type == PTTS_W_F32;
     g->solo.k = m->ctx.k;
     g->solo.pool = NULL;
     int threads = ptts_pool_threads(m->ctx.pool);
@@ -233,14 +235,13 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
 }
 
 /* Whether a decode of n_codec frames overlaps: the mode, AUTO's rule (see the top of the
- * file). Never for a chunk's first frame (`fresh`): that frame's codec gets every thread, so
- * the time to first audio stays as without overlap (+2.5-3.5 ms measured otherwise); the
- * chunk's second step then runs its backbone on every thread too. */
+ * file: with 2+ threads, always). Never for a chunk's first frame (`fresh`): that frame's
+ * codec gets every thread, so the time to first audio stays as without overlap (+2.5-3.5 ms
+ * measured otherwise, int8); the chunk's second step then runs its backbone on every thread. */
 static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
     int threads = ptts_pool_threads(g->m->ctx.pool);
-    if (threads < 2 || n_codec < 1 || fresh || g->overlap == PTTS_OVERLAP_OFF) return 0;
-    if (g->overlap == PTTS_OVERLAP_ON || n_codec >= 2) return 1;
-    return threads == 2 && !g->f32_backbone;
+    if (threads < 2 || n_codec < 1 || fresh) return 0;
+    return g->overlap != PTTS_OVERLAP_OFF;
 }
 
 /* Task 0: the next step's backbone for the slots being decoded, on the borrowed pool; task
