@@ -23,7 +23,10 @@ struct ptts_pool {
      * one with stale n/fn/ctx. */
     _Atomic uint64_t ticket;
     atomic_int done; /* tasks finished in the current region */
-    int n;
+    /* Read before the claim, possibly by a thread late from the previous region (a stale value
+     * only leads to a failing CAS): atomic so that the read is no data race. fn and ctx are
+     * read after a successful claim, which orders them after the region's publication. */
+    atomic_int n;
     ptts_pool_fn fn;
     void *ctx;
     atomic_int stop;
@@ -39,7 +42,7 @@ static void run_tasks(ptts_pool *p, uint32_t gen, int tid) {
     uint64_t t = atomic_load_explicit(&p->ticket, memory_order_acquire);
     for (;;) {
         if ((uint32_t)(t >> 32) != gen) return;
-        int n = p->n;
+        int n = atomic_load_explicit(&p->n, memory_order_relaxed);
         int i = (int)(uint32_t)t;
         if (i >= n) return;
         if (!atomic_compare_exchange_weak_explicit(&p->ticket, &t, t + 1, memory_order_acq_rel,
@@ -172,7 +175,7 @@ void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx) {
     atomic_store(&p->ticket, (atomic_load(&p->ticket) & 0xffffffff00000000ull) | 0x7fffffffull);
     p->fn = fn;
     p->ctx = ctx;
-    p->n = n;
+    atomic_store_explicit(&p->n, n, memory_order_relaxed);
     atomic_store(&p->done, 0);
     uint32_t gen = (uint32_t)(atomic_load(&p->ticket) >> 32) + 1;
     pthread_mutex_lock(&p->mu);
