@@ -11,6 +11,8 @@
  * conditioning = latents @ speaker_proj^T [T, d]; a prefix of the clip gives the prefix of the
  * latents (causal blocks); a checkpoint without the encoder is refused with an explanation.
  * Tolerance: relative L2 per frame / row / time step <= 1e-4.
+ * Reduced modes (bf16, int8): the codec's matrices carry bf16 panels instead of f32 ones where
+ * the kernels have gemm_bf16_panel, and each decoded frame stays within 2e-2 of the reference.
  */
 #include <stdint.h>
 
@@ -250,12 +252,69 @@ static void test_encode(const ptts_weights *w, const ptts_ctx *c) {
     st_close(f);
 }
 
+/* The bf16 and int8 modes: where the kernels have gemm_bf16_panel, the codec's matrices carry
+ * bf16 panels instead of f32 ones (f32 mode: f32 panels only), and the decoded PCM stays near
+ * the reference (bf16 weights and activations: ~5e-3 tiny, ~7e-3 full; bound 2e-2). */
+static void test_reduced_modes(const ptts_weights *w32, const ptts_ctx *c) {
+    const ptts_lin *L32 = &w32->codec.dec_tr.layer[0].linear1;
+    CHECK(L32->wp != NULL && L32->wp16 == NULL);
+    const char *path = fixture_path(CODEC_TEST_SIZE "/mimi_decode.safetensors");
+    st_file *f = NULL;
+    ptts_error e = {0};
+    REQUIRE(st_open(&f, path, &e) == 0);
+    const int ld = w32->arch.ld, fs = w32->arch.frame_samples;
+    int64_t nl = 0;
+    float *lat = load(f, "latents", &nl);
+    float *pcm_ref = load(f, "pcm", NULL);
+    const int N = (int)(nl / ld);
+    float *pcm = malloc((size_t)fs * sizeof(float));
+    REQUIRE(pcm);
+    static const ptts_wmode modes[2] = {PTTS_WMODE_BF16, PTTS_WMODE_INT8};
+    for (int mi = 0; mi < 2; mi++) {
+        ptts_weights *w = NULL;
+        ptts_weights_options o = {.mode = modes[mi], .heads = 4, .codec_heads = 4};
+        int rc;
+        if (!strcmp(CODEC_TEST_SIZE, "tiny")) {
+            rc = ptts_weights_load(&w, fixture_path("tiny/model.safetensors"), &o, &e);
+        } else {
+            ptts_arch a;
+            REQUIRE(ptts_arch_preset(&a, CODEC_TEST_SIZE) == 0);
+            rc = ptts_weights_fill(&w, &a, &o, &e);
+        }
+        REQUIRE(rc == 0);
+        const ptts_lin *L = &w->codec.dec_tr.layer[0].linear1;
+        if (c->k->gemm_bf16_panel)
+            CHECK(L->wp16 != NULL && L->wp == NULL);
+        else
+            CHECK(L->wp16 == NULL);
+        ptts_codec_dec *d = NULL;
+        REQUIRE(ptts_codec_dec_create(&d, w, &e) == 0);
+        double worst = 0;
+        for (int t = 0; t < N; t++) {
+            ptts_codec_dec_frame(d, c, lat + (size_t)t * ld, pcm, NULL);
+            double err = rel_l2(pcm, pcm_ref + (size_t)t * fs, (size_t)fs);
+            if (err > worst) worst = err;
+        }
+        CHECKF(worst <= 2e-2, "%s mode decoder: worst frame rel L2 %.3g", mi ? "int8" : "bf16",
+               worst);
+        printf("%s mode decoder (%s panels): worst frame rel L2 %.3g\n", mi ? "int8" : "bf16",
+               L->wp16 ? "bf16" : "f32", worst);
+        ptts_codec_dec_free(d);
+        ptts_weights_free(w);
+    }
+    free(pcm);
+    free(lat);
+    free(pcm_ref);
+    st_close(f);
+}
+
 int main(void) {
     ptts_weights *w = load_weights();
     ptts_ctx c = {ptts_kernels_best(), NULL};
     printf("kernels: %s\n", c.k->isa);
     test_decode(w, &c);
     test_encode(w, &c);
+    test_reduced_modes(w, &c);
     ptts_weights_free(w);
     return test_summary();
 }
