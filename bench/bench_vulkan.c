@@ -122,8 +122,9 @@ int main(int argc, char **argv) {
         printf("%8d %10.3f %10.3f %10.3f %11.1fx %11.1fx %10.1f %10.0f\n", S, per_frame,
                ts / done * 1e3, td / done * 1e3, rtf_stream, rtf_total, ttfa * 1e3,
                ptts_vulkan_engine_bytes(eng) / 1048576.0);
-        printf("         (engine create %.0f ms, chunk start %.1f ms, checksum eos %.4g pcm %.4g)\n",
-               t_create * 1e3, t_prompt * 1e3, eos[0], pcm[100]);
+        printf("         (engine create %.0f ms, chunk start %.1f ms, stepk workgroups %d, "
+               "checksum eos %.6g pcm %.6g)\n",
+               t_create * 1e3, t_prompt * 1e3, ptts_vulkan_engine_stepk(eng), eos[0], pcm[100]);
         fflush(stdout);
         ops->destroy(eng);
         free(slots);

@@ -17,6 +17,9 @@ const ptts_engine_ops *ptts_vulkan_engine(void);
  * e filled (not built, no loader, no device). */
 int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e);
 
+/* Workgroups of the one-dispatch step (stepk.comp) of an engine instance, 0 when it is off. */
+int ptts_vulkan_engine_stepk(void *eng);
+
 /* Bytes of GPU buffers an engine instance holds (weights, caches, scratch, I/O). */
 size_t ptts_vulkan_engine_bytes(void *eng);
 

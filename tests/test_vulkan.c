@@ -6,9 +6,12 @@
  * per call, so the EOS rule drops computed frames), latents / PCM per frame and EOS logits within
  * 1e-3 relative L2; the eos_case gives exactly 16 frames; a batch of 3 streams (different
  * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
+ * The replays and the batch run again with PTTS_VK_STEPK=1 (the whole step as one persistent
+ * dispatch of one workgroup).
  * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
  * device exists.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "engine_vulkan.h"
 #include "replay.h"
 
@@ -119,6 +122,14 @@ int main(void) {
     replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
+    /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
+     * GPU that reports its SM count takes by default, exercised on any device */
+    setenv("PTTS_VK_STEPK", "1", 1);
+    printf("stepk, one workgroup:\n");
+    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+    batch_vs_cpu(m);
+    unsetenv("PTTS_VK_STEPK");
     ptts_model_free(m);
     return test_summary();
 }

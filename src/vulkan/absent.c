@@ -14,6 +14,11 @@ int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e
                      "headers and glslc installed)");
 }
 
+int ptts_vulkan_engine_stepk(void *eng) {
+    (void)eng;
+    return 0;
+}
+
 size_t ptts_vulkan_engine_bytes(void *eng) {
     (void)eng;
     return 0;

@@ -39,6 +39,11 @@
  * dispatches, each bound by launch latency at one stream); from 32 streams on, one frame of
  * every stream already fills the GPU. */
 #define CODEC_FG 32
+/* stepk.comp: the whole step as one persistent dispatch for up to STEPK_N rows (one or two
+ * streams) and LSD step counts up to STEPK_LSD (the program grows with both). */
+#define STEPK_N 2
+#define STEPK_LSD 4
+#define PH_WORDS 64
 #define NONE 0xffffffffu
 #define COMPACT 0x7fffffffu
 
@@ -99,6 +104,11 @@ typedef struct vk_engine {
     cached dec_cb;
     int *sorted, *orig, *scount;
     int FG; /* slot-frames per codec pass (scratch rows) */
+    /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
+     * its phase count, the grid barrier's counter */
+    int stepk_G;
+    uint32_t prog[KMAX + 1], prog_n[KMAX + 1], sync_off;
+    int prog_ph;
 } vk_engine;
 
 /* ---- weights ------------------------------------------------------------------------------ */
@@ -478,8 +488,183 @@ static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, u
     }
 }
 
+/* ---- stepk: the step as one persistent dispatch (shaders/stepk.comp) ---------------------- */
+
+enum { PH_MATVEC, PH_ATTN, PH_NONE };
+enum { ST_RAW, ST_LN, ST_SILU_ADD };
+
+static uint32_t fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* y (=|+=) gate * alpha * act(stage(x) W^T + b): x rows at xoff (stride xld, buffer 0 arena /
+ * 2 io), y rows at yoff (stride yld) in the arena. */
+static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf, uint32_t xoff, uint32_t xld,
+                       uint32_t yoff, uint32_t yld, int act, int accum, float alpha) {
+    memset(w, 0, PH_WORDS * 4);
+    w[0] = PH_MATVEC;
+    w[1] = L->in;
+    w[2] = L->out;
+    w[3] = xbuf;
+    w[4] = xoff;
+    w[5] = xld;
+    w[6] = ST_RAW;
+    w[7] = w[8] = w[10] = w[12] = NONE;
+    w[13] = L->w;
+    w[14] = L->b;
+    w[15] = (uint32_t)act;
+    w[16] = fbits(alpha);
+    w[17] = NONE;
+    w[20] = yoff;
+    w[21] = yld;
+    w[22] = (uint32_t)accum;
+    return w;
+}
+static void ph_ln(uint32_t *w, uint32_t lnw, uint32_t lnb, float eps, uint32_t mod, uint32_t mld) {
+    w[6] = ST_LN;
+    w[7] = lnw;
+    w[8] = lnb;
+    w[9] = fbits(eps);
+    w[10] = mod;
+    w[11] = mld;
+}
+static void ph_gate(uint32_t *w, uint32_t goff, uint32_t gbuf, uint32_t gld) {
+    w[17] = goff;
+    w[18] = gbuf;
+    w[19] = gld;
+}
+/* copy job j of a phase: n rows of `width` from (sbuf, soff, sld) to (dbuf, doff, dld), the
+ * destination row the slot's (dslot) or the row index */
+static void ph_copy(uint32_t *w, int j, uint32_t sbuf, uint32_t soff, uint32_t sld,
+                    uint32_t dbuf, uint32_t doff, uint32_t dld, uint32_t dslot, uint32_t width) {
+    uint32_t *c = w + 32 + 8 * j;
+    c[0] = sbuf;
+    c[1] = soff;
+    c[2] = sld;
+    c[3] = dbuf;
+    c[4] = doff;
+    c[5] = dld;
+    c[6] = dslot;
+    c[7] = width;
+}
+
+/* Can this step (n rows) run as stepk? */
+static int stepk_ok(const vk_engine *g, int n) {
+    const ptts_arch *a = &g->m->w->arch;
+    const int dh = a->d / a->heads, big = a->ffn > a->d ? a->ffn : a->d;
+    return g->stepk_G > 0 && n <= STEPK_N && g->steps <= STEPK_LSD &&
+           g->c.wrange >= g->c.wsize && /* every layer's weights visible at once */
+           n * big <= 6144 && n * a->fd <= 6144 && dh <= 256 /* stepk.comp XS4 */ && dh % 2 == 0 &&
+           a->d % 4 == 0 && a->ffn % 4 == 0 && a->fd % 4 == 0 && a->ld % 4 == 0 &&
+           g->ada_all.out % 4 == 0;
+}
+
+/* The program of k frames for n rows (the step list's slots): returns the phase count. */
+static uint32_t stepk_program(const vk_engine *g, uint32_t n, uint32_t k, uint32_t *P) {
+    const ptts_weights *w = g->m->w;
+    const ptts_arch *a = &w->arch;
+    const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, fd = (uint32_t)a->fd;
+    const uint32_t ffn = (uint32_t)a->ffn, dh = d / (uint32_t)a->heads;
+    const uint32_t mld = g->ada_all.out;
+    uint32_t np = 0;
+    (void)n;
+#define NEXT (P + (size_t)(np++) * PH_WORDS)
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t *q = ph_mv(NEXT, &g->input_linear, 0, g->latc, ld, g->bx, d, ACT_NONE, 0, 1.f);
+        if (j > 0) { /* the previous frame's latent out */
+            ph_copy(q, 0, 0, g->latc, ld, 2, g->o_lat + (j - 1) * ld, k * ld, 0, ld);
+            ph_copy(q, 1, 0, g->latc, ld, 0, g->steplat + (j - 1) * ld, KMAX * ld, 1, ld);
+        }
+        for (int l = 0; l < a->layers; l++) {
+            const gtl *L = &g->bb[l];
+            q = ph_mv(NEXT, &L->qkv, 0, g->bx, d, g->bqkv, 3 * d, ACT_NONE, 0, 1.f);
+            ph_ln(q, L->n1w, L->n1b, 1e-5f, NONE, 0);
+            q = NEXT;
+            memset(q, 0, PH_WORDS * 4);
+            q[0] = PH_ATTN;
+            q[1] = d;
+            q[2] = dh;
+            q[3] = (uint32_t)a->heads;
+            q[4] = g->bqkv;
+            q[5] = g->batt;
+            q[6] = 0; /* kvbase: the backbone's caches come first */
+            q[7] = (uint32_t)g->bb_kv_slot;
+            q[8] = (uint32_t)l * (uint32_t)g->cap * d;
+            q[9] = (uint32_t)g->cap;
+            q[10] = (uint32_t)w->backbone.window;
+            q[11] = g->bb_freq;
+            q[12] = j;
+            q[13] = fbits(1.0f / sqrtf((float)dh));
+            q = ph_mv(NEXT, &L->out, 0, g->batt, d, g->bx, d, ACT_NONE, 1, 1.f);
+            if (L->ls1 != NONE) ph_gate(q, L->ls1, 1, 0);
+            q = ph_mv(NEXT, &L->l1, 0, g->bx, d, g->bff, ffn, ACT_GELU, 0, 1.f);
+            ph_ln(q, L->n2w, L->n2b, 1e-5f, NONE, 0);
+            q = ph_mv(NEXT, &L->l2, 0, g->bff, ffn, g->bx, d, ACT_NONE, 1, 1.f);
+            if (L->ls2 != NONE) ph_gate(q, L->ls2, 1, 0);
+        }
+        /* EOS logit; the frame's noise into latc (input_linear read it two phases ago) */
+        q = ph_mv(NEXT, &g->out_eos, 0, g->bx, d, g->eosc + j, KMAX, ACT_NONE, 0, 1.f);
+        ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
+        ph_copy(q, 0, 2, g->o_noise + j * ld, k * ld, 0, g->latc, ld, 0, ld);
+        q = ph_mv(NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
+        ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
+        for (int i = 0; i < g->steps; i++) {
+            ph_mv(NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
+            q = ph_mv(NEXT, &g->ada_all, 0, g->ce, fd, g->mod, mld, ACT_NONE, 0, 1.f);
+            q[6] = ST_SILU_ADD;
+            q[12] = g->te + (uint32_t)i * fd;
+            for (int b = 0; b < a->flow_depth; b++) {
+                const uint32_t mb = g->mod + (uint32_t)b * 3 * fd;
+                q = ph_mv(NEXT, &g->fb[b].mlp0, 0, g->xh, fd, g->ub, fd, ACT_SILU, 0, 1.f);
+                ph_ln(q, g->fb[b].ln_w, g->fb[b].ln_b, 1e-6f, mb, mld);
+                q = ph_mv(NEXT, &g->fb[b].mlp2, 0, g->ub, fd, g->xh, fd, ACT_NONE, 1, 1.f);
+                ph_gate(q, mb + 2 * fd, 0, mld);
+            }
+            q = ph_mv(NEXT, &g->final_linear, 0, g->xh, fd, g->latc, ld, ACT_NONE, 1,
+                      1.0f / (float)g->steps);
+            ph_ln(q, NONE, NONE, 1e-6f, g->mod + (uint32_t)a->flow_depth * 3 * fd, mld);
+        }
+    }
+    /* epilogue: the last latent out and kept, EOS logits out, positions advanced */
+    uint32_t *q = NEXT;
+    memset(q, 0, PH_WORDS * 4);
+    q[0] = PH_NONE;
+    ph_copy(q, 0, 0, g->latc, ld, 2, g->o_lat + (k - 1) * ld, k * ld, 0, ld);
+    ph_copy(q, 1, 0, g->latc, ld, 0, g->steplat + (k - 1) * ld, KMAX * ld, 1, ld);
+    ph_copy(q, 2, 0, g->eosc, KMAX, 2, g->o_eos, k, 0, k);
+    ph_copy(q, 3, 0, g->latc, ld, 0, g->lat, ld, 1, ld);
+    q[31] = k; /* positions advance (word 31: after every kind's fields, before the copies) */
+#undef NEXT
+    return np;
+}
+
+typedef struct pc_stepk {
+    uint32_t prog, nph, sync, n, list, len, empty;
+} pc_stepk;
+
+/* Record the step as stepk (the program for (n, k) already uploaded to prog[k]). */
+static void rec_stepk(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
+    const uint32_t ld = (uint32_t)g->m->w->arch.ld;
+    rec_rowop(g, cb, n, ld, OP_COPY, g->i_step, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)),
+              SA(RC(g->latc, ld)), 0, 0);
+    pvk_fill(cb, &g->arena, (size_t)g->sync_off * 4, 8, 0); /* the barrier's count and epoch */
+    pvk_weights_window(&g->c, 0, g->c.wsize);
+    /* PTTS_VK_STEPK_EMPTY=1|2|3 (benchmarks only: wrong results): the MATVEC (1), ATTN (2)
+     * or all (3) phases skip their work, so the step's time shows what each kind costs */
+    const char *em = getenv("PTTS_VK_STEPK_EMPTY");
+    pc_stepk p = {g->prog[k], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen,
+                  em ? (uint32_t)atoi(em) & 3u : 0};
+    pvk_dispatch(&g->c, cb, PVK_STEPK, &p, sizeof p, (uint32_t)g->stepk_G, 1, 1);
+}
+
 /* The step command buffer: k frames for the n slots of the step list. */
 static void rec_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
+    if (stepk_ok(g, (int)n)) {
+        rec_stepk(g, cb, n, k);
+        return;
+    }
     const ptts_arch *a = &g->m->w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, L = g->i_step;
     rec_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)), SA(RC(g->latc, ld)), 0, 0);
@@ -805,6 +990,10 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
         width = (size_t)ct->cout;
     }
     g->st_out = A(&top, S * g->hist_out * width);
+    /* stepk programs: one region per k (a cached step command buffer per k replays its own) */
+    g->prog_ph = 3 + 5 * a->layers + STEPK_LSD * (3 + 2 * a->flow_depth);
+    for (int k = 1; k <= KMAX; k++) g->prog[k] = A(&top, ((size_t)k * g->prog_ph + 1) * PH_WORDS);
+    g->sync_off = A(&top, 2);
     if (top > 0xffffffffu / 4)
         return ptts_fail(e, PTTS_E_NOMEM, "Vulkan: %d streams need too much scratch", g->S);
     int rc = pvk_buffer_create(&g->c, &g->arena, top * 4, 0, e);
@@ -862,6 +1051,14 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     int rc = (!g->sorted || !g->orig || !g->scount) ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                                                     : 0;
     if (!rc) rc = pvk_create(&g->c, e);
+    /* stepk's grid must be resident at once: one workgroup per SM where the device says how
+     * many it has (NVIDIA); elsewhere off unless PTTS_VK_STEPK=N asks for N workgroups (the
+     * tests run it with 1 on lavapipe) or 0 turns it off */
+    if (!rc) {
+        const char *ev = getenv("PTTS_VK_STEPK");
+        g->stepk_G = ev && *ev ? atoi(ev) : g->c.sm_count;
+        if (g->stepk_G < 0) g->stepk_G = 0;
+    }
     if (!rc) rc = upload_weights(g, e);
     if (!rc) rc = layout_arena(g, e);
     if (!rc) rc = vk_set_lsd_steps(g, 1, e);
@@ -1004,6 +1201,16 @@ static int vk_step(void *p, const int *slots, int n, int k, const float *noise, 
     cached *c = &g->step_cb[k];
     if (!same_key(c, n, k, slots, n)) {
         drop_cached(g, c);
+        if (stepk_ok(g, n)) { /* this k's program, before recording (an upload submits) */
+            size_t words = ((size_t)k * g->prog_ph + 1) * PH_WORDS;
+            uint32_t *P = calloc(words, 4);
+            if (!P) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+            g->prog_n[k] = stepk_program(g, (uint32_t)n, (uint32_t)k, P);
+            int rc = upload(g, &g->arena, (size_t)g->prog[k] * 4, P,
+                            (size_t)g->prog_n[k] * PH_WORDS * 4, e);
+            free(P);
+            if (rc) return rc;
+        }
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
         rec_step(g, cb, (uint32_t)n, (uint32_t)k);
@@ -1106,6 +1313,8 @@ int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e
     if (discrete) *discrete = d[i].discrete;
     return 0;
 }
+
+int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->stepk_G; }
 
 size_t ptts_vulkan_engine_bytes(void *p) {
     vk_engine *g = p;

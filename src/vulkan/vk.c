@@ -15,13 +15,13 @@
 static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
     pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance, pvk_spv_mgemm,
-    pvk_spv_skinny,
+    pvk_spv_skinny,    pvk_spv_stepk,
 };
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
     sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
     sizeof pvk_spv_upsample,  sizeof pvk_spv_convtr_ola, sizeof pvk_spv_advance,
-    sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,
+    sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,   sizeof pvk_spv_stepk,
 };
 
 #define VK_TRY(call, what)                                                                   \
@@ -174,6 +174,21 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
     c->phys = pd[pick];
     free(pd);
     vkGetPhysicalDeviceProperties(c->phys, &c->props);
+    /* streaming multiprocessors (NVIDIA): how many workgroups a persistent grid may hold */
+    uint32_t next = 0;
+    vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, NULL);
+    VkExtensionProperties *ext = next ? calloc(next, sizeof *ext) : NULL;
+    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS)
+        for (uint32_t i = 0; i < next; i++)
+            if (!strcmp(ext[i].extensionName, "VK_NV_shader_sm_builtins")) {
+                VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+                    .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+                VkPhysicalDeviceProperties2 p2 = {
+                    .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
+                vkGetPhysicalDeviceProperties2(c->phys, &p2);
+                c->sm_count = (int)sm.shaderSMCount;
+            }
+    free(ext);
     vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, NULL);
@@ -234,7 +249,7 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
 
 static const char *const pipe_names[PVK_N_PIPELINES] = {
     "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample", "convtr_ola",
-    "advance", "mgemm", "skinny"};
+    "advance", "mgemm", "skinny", "stepk"};
 
 static void prof_report(pvk_ctx *c) {
     double total = 0;
@@ -500,6 +515,12 @@ void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc,
     uint32_t gx = groups < 65535 ? (uint32_t)groups : 65535u;
     uint32_t gy = (uint32_t)((groups + gx - 1) / gx);
     pvk_dispatch(c, cb, pipe, pc, bytes, gx, gy, 1);
+}
+
+void pvk_fill(VkCommandBuffer cb, const pvk_buffer *dst, VkDeviceSize off, VkDeviceSize bytes,
+              uint32_t value) {
+    vkCmdFillBuffer(cb, dst->buf, off, bytes, value);
+    barrier(cb);
 }
 
 void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const pvk_buffer *dst,

@@ -26,6 +26,7 @@ enum {
     PVK_ADVANCE,
     PVK_MGEMM,
     PVK_SKINNY,
+    PVK_STEPK,
     PVK_N_PIPELINES
 };
 
@@ -61,6 +62,7 @@ typedef struct pvk_ctx {
      * wbase. wfail: a dispatch needed more than one window (pvk_cmd_end reports it). */
     VkDeviceSize wsize, wrange, wbase, bound_wbase;
     int wfail;
+    int sm_count; /* streaming multiprocessors (VK_NV_shader_sm_builtins), 0 when unknown */
     /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
      * included) summed over the replays of recorded command buffers (their first submit and
      * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
@@ -125,6 +127,9 @@ void pvk_skip_barrier(pvk_ctx *c);
 /* Dispatch `items` invocations of a 256-wide 1-D shader as a 2-D grid (shaders flatten it). */
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                        uint64_t items);
+/* Fill bytes of a buffer with a 32-bit value inside a recording, followed by a barrier. */
+void pvk_fill(VkCommandBuffer cb, const pvk_buffer *dst, VkDeviceSize off, VkDeviceSize bytes,
+              uint32_t value);
 /* Copy between buffers inside a recording, followed by a barrier. */
 void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const pvk_buffer *dst,
               VkDeviceSize dof, VkDeviceSize bytes);

@@ -1,0 +1,22 @@
+# GPU runs on the lent H200 (see bench/RESULTS.md): tests and bench_vulkan from a local build
+# carried as build-vk2 (with build-vk2/libs: the shared libraries the binaries need) and .gl
+# (the Vulkan loader and GL dispatch packages, installed here first).
+dpkg -i .gl/*.deb >/dev/null 2>&1
+export LD_LIBRARY_PATH=$PWD/build-vk2/libs PTTS_FIXTURES=$PWD/tests/fixtures
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+B=build-vk2/bench_vulkan
+case "$1" in
+tests)
+  for G in ${GS:-default}; do
+    echo "== tests PTTS_VK_STEPK=$G"
+    if [ "$G" = default ]; then unset PTTS_VK_STEPK; else export PTTS_VK_STEPK=$G; fi
+    timeout 100 build-vk2/tests/test_vulkan 2>&1 | grep -E "err|checks"
+    timeout 100 build-vk2/tests/test_vulkan_full 2>&1 | tail -2
+  done; unset PTTS_VK_STEPK ;;
+stepk)
+  for G in ${GS:-0 132}; do echo "== PTTS_VK_STEPK=$G"; PTTS_VK_STEPK=$G timeout 60 $B --streams 1 --frames 64 2>&1 | grep -E '^ +[0-9]|checksum'; done
+  for E in 1 2 3; do echo "== skip $E (1 matvec, 2 attn, 3 both)"; PTTS_VK_STEPK_EMPTY=$E PTTS_VK_STEPK=132 timeout 60 $B --streams 1 --frames 64 2>&1 | grep -E '^ +[0-9]'; done ;;
+all)
+  timeout 100 $B --streams 1,8,32,128 --frames 64 2>&1 | tail -12
+  timeout 60 $B --streams 1 --frames 32 --k 1 2>&1 | grep -E '^ +[0-9]' ;;
+esac
