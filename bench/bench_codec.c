@@ -4,7 +4,9 @@
  * pcm [1920], 80 ms of audio) single-threaded and with pools of 2.. threads, and the encoder
  * on 10 s of audio. Usage: bench_codec [frames (default 100)] [max threads (default 2)]
  * [weight mode f32|bf16|int8 (default f32)]: bf16 and int8 run the codec from bf16 panels
- * (gemm_bf16_panel) where the kernels have them, f32 from f32 panels.
+ * (gemm_bf16_panel) where the kernels have them, f32 from f32 panels. A 4th argument N > 1
+ * adds the batched decoder (ptts_codec_dec_frames_low + _high) against N lone decoders, one
+ * thread, calling-thread CPU ms per stream-frame (low-rate part, high-rate part), alternated.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +38,51 @@ static double bench_decoder(ptts_codec_dec *d, const ptts_ctx *c, const float *l
         ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
     *cpu_ms = (thread_cpu() - c0) * 1e3 / frames;
     return (ptts_now() - t0) * 1e3 / frames;
+}
+
+/* One thread: N streams decoded alone vs batched, rounds alternated; CPU ms per stream-frame. */
+static int bench_batched(const ptts_weights *w, const float *lat, int frames, int N) {
+    ptts_error e = {0};
+    const int ld = w->arch.ld, fs = w->arch.frame_samples;
+    ptts_codec_dec **d = calloc((size_t)N, sizeof *d);
+    const float **lp = calloc((size_t)N, sizeof *lp);
+    float *pcm = malloc((size_t)fs * sizeof(float));
+    ptts_codec_batch *b = NULL;
+    if (!d || !lp || !pcm || ptts_codec_batch_create(&b, w, N, &e)) return 1;
+    for (int i = 0; i < N; i++)
+        if (ptts_codec_dec_create(&d[i], w, &e)) return 1;
+    ptts_ctx c = {ptts_kernels_best(), NULL};
+    double alone = 0, low = 0, high = 0;
+    for (int round = 0; round < 6; round++) {
+        for (int i = 0; i < N; i++) ptts_codec_dec_reset(d[i]);
+        double t0 = thread_cpu();
+        for (int t = 0; t < frames; t++)
+            for (int i = 0; i < N; i++)
+                ptts_codec_dec_frame(d[i], &c, lat + (size_t)((t + i) % 16) * ld, pcm, NULL);
+        if (round) alone += thread_cpu() - t0;
+        for (int i = 0; i < N; i++) ptts_codec_dec_reset(d[i]);
+        for (int t = 0; t < frames; t++) {
+            for (int i = 0; i < N; i++) lp[i] = lat + (size_t)((t + i) % 16) * ld;
+            double t1 = thread_cpu();
+            ptts_codec_dec_frames_low(b, d, N, &c, lp);
+            double t2 = thread_cpu();
+            for (int i = 0; i < N; i++) ptts_codec_dec_frame_high(d[i], &c, pcm);
+            if (round) {
+                low += t2 - t1;
+                high += thread_cpu() - t2;
+            }
+        }
+    }
+    const double per = 1e3 / (5.0 * frames * N);
+    printf("%d streams, 1 thread, CPU ms per stream-frame: alone %.2f, batched %.2f (low-rate "
+           "part %.2f, high-rate part %.2f)\n",
+           N, alone * per, (low + high) * per, low * per, high * per);
+    for (int i = 0; i < N; i++) ptts_codec_dec_free(d[i]);
+    ptts_codec_batch_free(b);
+    free(d);
+    free(lp);
+    free(pcm);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -80,6 +127,8 @@ int main(int argc, char **argv) {
            "(%.0f ms of audio each)\n",
            k->isa, mode, w->codec.dec_tr.layer[0].linear1.wp16 ? "bf16" : "f32", frames, fs,
            1e3 * fs / 24000.0);
+    const int streams = argc > 4 ? atoi(argv[4]) : 0;
+    if (streams > 1) return bench_batched(w, lat, frames, streams);
     for (int nt = 1; nt <= max_threads; nt++) {
         ptts_pool *pool = nt > 1 ? ptts_pool_create(nt) : NULL;
         if (nt > 1 && !pool) return 1;

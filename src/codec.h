@@ -29,6 +29,25 @@ typedef struct ptts_codec_taps {
 void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *latent, float *pcm,
                           const ptts_codec_taps *taps);
 
+/* Batched decoding: the frames of n streams (each its own ptts_codec_dec and state) at once,
+ * bit-identical to ptts_codec_dec_frame on each. The low-rate part (quant_out, upsampling,
+ * transformer, dec_in, up[0]: 16 rows a frame per stream, most of the decoder's weights) runs
+ * every matrix once over all n streams' rows; the high-rate part (the SEANet stages from the
+ * first residual block on, 96 .. 1920 rows) stays per stream, so callers may spread it over
+ * threads. The workspace is sized at create for up to max_streams; nothing is allocated per
+ * frame. */
+typedef struct ptts_codec_batch ptts_codec_batch;
+int ptts_codec_batch_create(ptts_codec_batch **out, const ptts_weights *w, int max_streams,
+                            ptts_error *e);
+void ptts_codec_batch_free(ptts_codec_batch *b);
+int ptts_codec_batch_max(const ptts_codec_batch *b);
+/* The low-rate part of one frame of each of d[0..n) (n <= max_streams, distinct decoders),
+ * latents[i] [ld] as for ptts_codec_dec_frame; leaves each decoder ready for its high part. */
+void ptts_codec_dec_frames_low(ptts_codec_batch *b, ptts_codec_dec *const *d, int n,
+                               const ptts_ctx *c, const float *const *latents);
+/* The rest of that frame for one decoder -> pcm [frame_samples]. */
+void ptts_codec_dec_frame_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm);
+
 /* Encoder: audio [n] at 24 kHz (zero-padded to a multiple of frame_samples) -> latents
  * [T, inner_dim] (T = ceil(n / frame_samples)), malloc'd in *latents. Memory is bounded by the
  * clip length (the transformer runs in blocks over a windowed cache). Optional taps

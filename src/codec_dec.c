@@ -52,12 +52,12 @@ static int sconvtr_init(ptts_codec_dec *d, sconvtr *s, const ptts_convtr *ct, in
     return s->y && s->acc && s->partial ? 0 : -1;
 }
 
-/* x [T, cin] -> s->acc rows [0, T*stride) of cout. */
-static void sconvtr_run(const ptts_ctx *c, sconvtr *s, const float *x, int T) {
+/* s->y [T, k*cout] (the matrix product, already done) -> s->acc rows [0, T*stride) of cout:
+ * overlap-add with the carried tail, bias. */
+static void sconvtr_add(const ptts_ctx *c, sconvtr *s, int T) {
     const ptts_convtr *ct = s->ct;
     const int co = ct->cout, st = ct->stride, k = ct->k;
     const size_t tail = (size_t)(k - st) * co, body = (size_t)T * st * co;
-    ptts_linear(c, &ct->w, x, T, s->y);
     memcpy(s->acc, s->partial, tail * sizeof(float));
     memset(s->acc + tail, 0, body * sizeof(float));
     /* input row t covers output rows t*s .. t*s + k - 1: one contiguous run of k*cout floats */
@@ -67,6 +67,12 @@ static void sconvtr_run(const ptts_ctx *c, sconvtr *s, const float *x, int T) {
     if (ct->bias)
         for (int r = 0; r < T * st; r++)
             c->k->axpy(s->acc + (size_t)r * co, 1.f, ct->bias, co);
+}
+
+/* x [T, cin] -> s->acc rows [0, T*stride) of cout. */
+static void sconvtr_run(const ptts_ctx *c, sconvtr *s, const float *x, int T) {
+    ptts_linear(c, &s->ct->w, x, T, s->y);
+    sconvtr_add(c, s, T);
 }
 
 void ptts_codec_dec_free(ptts_codec_dec *d) {
@@ -151,8 +157,10 @@ static void transpose_to(float *dst, const float *src, int rows, int C) {
             dst[(size_t)ch * rows + r] = src[(size_t)r * C + ch];
 }
 
-void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *latent, float *pcm,
-                          const ptts_codec_taps *taps) {
+/* latent [ld] -> the upsampled rows x [us, C] (z, quant_out, the depthwise transposed conv with
+ * its carried tail). */
+static void dec_quant_up(ptts_codec_dec *d, const ptts_ctx *c, const float *latent, float *x,
+                         const ptts_codec_taps *taps) {
     const ptts_arch *a = &d->w->arch;
     const ptts_codec_weights *cw = &d->w->codec;
     const int C = a->C, us = cw->upsample_stride, uk = cw->upsample_k, tail = uk - us;
@@ -164,7 +172,6 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
 
     /* depthwise transposed conv of one input step: y[j, ch] = quant[ch] * w[ch, j], j < uk;
      * rows < us are emitted (plus the carried tail), rows us .. uk-1 become the new tail */
-    float *x = ptts_sconv_in(&d->in);
     const float *uw = cw->upsample_w;
     for (int j = 0; j < us; j++) {
         float *row = x + (size_t)j * C;
@@ -177,24 +184,141 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
         for (int ch = 0; ch < C; ch++)
             row[ch] = d->quant[ch] * uw[(size_t)ch * uk + us + j];
     }
-    if (taps && taps->up) transpose_to(taps->up, x, us, C);
+}
 
-    ptts_transformer_forward(c, &cw->dec_tr, &d->kv, x, us, d->tr_scratch);
-    if (taps && taps->tr) transpose_to(taps->tr, x, us, C);
-
-    /* SEANet decoder */
-    ptts_sconv_run(c, &d->in, us, d->h0);
-    const float *cur = d->h0;
-    float *curw = d->h0;
-    int rows = us, width = cw->dec_in.cout;
-    for (int s = 0; s < 3; s++) {
+/* After up[0]'s rows are in d->up[0].acc [us * r0, 4nf]: the high-rate SEANet stages, one
+ * stream (rows 96 .. 1920 a frame: plenty for the kernels on their own). */
+static void dec_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm) {
+    int rows = d->w->codec.upsample_stride * d->up[0].ct->stride, width = d->up[0].ct->cout;
+    ptts_sres_run(c, &d->res[0], d->up[0].acc, rows);
+    const float *cur = d->up[0].acc;
+    for (int s = 1; s < 3; s++) {
+        float *curw = d->up[s - 1].acc;
         c->k->elu(curw, cur, rows * width);
         sconvtr_run(c, &d->up[s], curw, rows);
         rows *= d->up[s].ct->stride;
         width = d->up[s].ct->cout;
         ptts_sres_run(c, &d->res[s], d->up[s].acc, rows);
-        cur = curw = d->up[s].acc;
+        cur = d->up[s].acc;
     }
     c->k->elu(ptts_sconv_in(&d->out), cur, rows * width);
     ptts_sconv_run(c, &d->out, rows, pcm);
+}
+
+void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *latent, float *pcm,
+                          const ptts_codec_taps *taps) {
+    const int C = d->w->arch.C, us = d->w->codec.upsample_stride;
+    float *x = ptts_sconv_in(&d->in);
+    dec_quant_up(d, c, latent, x, taps);
+    if (taps && taps->up) transpose_to(taps->up, x, us, C);
+
+    ptts_transformer_forward(c, &d->w->codec.dec_tr, &d->kv, x, us, d->tr_scratch);
+    if (taps && taps->tr) transpose_to(taps->tr, x, us, C);
+
+    /* SEANet decoder: dec_in, ELU, up[0] (the low-rate stages, as batched below), then the rest */
+    ptts_sconv_run(c, &d->in, us, d->h0);
+    c->k->elu(d->h0, d->h0, us * d->in.cv->cout);
+    sconvtr_run(c, &d->up[0], d->h0, us);
+    dec_high(d, c, pcm);
+}
+
+/* ---- batched decoding ------------------------------------------------------------------------
+ * n streams' frames at once for the stages that see 16 rows a frame (their weights are ~90% of
+ * the decoder's: transformer 6.3 M, dec_in 1.8 M, up[0] 1.6 M parameters at full size): the
+ * transformer over [n * 16, C] (ptts_transformer_forward_groups, attention per stream on its
+ * own ring), dec_in and up[0] with ptts_linear_groups over the streams' own state buffers (each
+ * weight panel fetched once for all streams). Per stream before: z, quant_out (one row: the
+ * N < 4 kernel, kept per stream so its arithmetic stays that of a lone decode), upsampling;
+ * after: ELU, up[0]'s overlap-add, and dec_high. Every output is computed by the same kernel
+ * call shapes per row as ptts_codec_dec_frame, so the PCM is bit-identical. */
+struct ptts_codec_batch {
+    const ptts_weights *w;
+    int max;
+    float *x;       /* [max * us, C]: the streams' upsampled rows, then transformer output */
+    float *scratch; /* ptts_transformer_groups_scratch(max, us, cap) */
+    int cap;
+    ptts_kv **kv;   /* [max] */
+    const float **xin; /* [max] */
+    float **yout;   /* [max] */
+};
+
+void ptts_codec_batch_free(ptts_codec_batch *b) {
+    if (!b) return;
+    ptts_free_aligned(b->x);
+    ptts_free_aligned(b->scratch);
+    free(b->kv);
+    free(b->xin);
+    free(b->yout);
+    free(b);
+}
+
+int ptts_codec_batch_create(ptts_codec_batch **out, const ptts_weights *w, int max_streams,
+                            ptts_error *e) {
+    *out = NULL;
+    if (max_streams < 1) return ptts_fail(e, PTTS_E_INVALID, "codec batch: no streams");
+    const ptts_codec_weights *cw = &w->codec;
+    const int us = cw->upsample_stride;
+    ptts_codec_batch *b = calloc(1, sizeof *b);
+    if (!b) return ptts_fail(e, PTTS_E_NOMEM, "codec batch: out of memory");
+    b->w = w;
+    b->max = max_streams;
+    b->cap = cw->dec_tr.window + us - 1; /* as ptts_codec_dec_create's ring */
+    size_t xs, ss;
+    if (ptts_mul_size((size_t)max_streams * us, (size_t)w->arch.C * sizeof(float), &xs) ||
+        ptts_mul_size(ptts_transformer_groups_scratch(&cw->dec_tr, max_streams, us, b->cap),
+                      sizeof(float), &ss)) {
+        ptts_codec_batch_free(b);
+        return ptts_fail(e, PTTS_E_NOMEM, "codec batch: too many streams");
+    }
+    b->x = ptts_calloc_aligned(xs);
+    b->scratch = ptts_calloc_aligned(ss);
+    b->kv = calloc((size_t)max_streams, sizeof *b->kv);
+    b->xin = calloc((size_t)max_streams, sizeof *b->xin);
+    b->yout = calloc((size_t)max_streams, sizeof *b->yout);
+    if (!b->x || !b->scratch || !b->kv || !b->xin || !b->yout) {
+        ptts_codec_batch_free(b);
+        return ptts_fail(e, PTTS_E_NOMEM, "codec batch: out of memory");
+    }
+    *out = b;
+    return 0;
+}
+
+int ptts_codec_batch_max(const ptts_codec_batch *b) { return b ? b->max : 0; }
+
+void ptts_codec_dec_frames_low(ptts_codec_batch *b, ptts_codec_dec *const *d, int n,
+                               const ptts_ctx *c, const float *const *latents) {
+    const ptts_codec_weights *cw = &b->w->codec;
+    const int C = b->w->arch.C, us = cw->upsample_stride;
+    const size_t frame = (size_t)us * C;
+    /* transformer: stream i's rows at x + i * frame, its ring d[i]->kv */
+    for (int i = 0; i < n; i++) {
+        dec_quant_up(d[i], c, latents[i], b->x + i * frame, NULL);
+        b->kv[i] = &d[i]->kv;
+    }
+    ptts_transformer_forward_groups(c, &cw->dec_tr, b->kv, n, b->x, us, b->scratch, b->cap);
+    /* dec_in (k7, stride 1): each stream's window [hist | 16 new rows] in its own sconv buffer,
+     * X rows overlapping (ldx = cin, K = k * cin), as ptts_sconv_run reads it */
+    const ptts_sconv *in0 = &d[0]->in;
+    for (int i = 0; i < n; i++) {
+        memcpy(ptts_sconv_in(&d[i]->in), b->x + i * frame, frame * sizeof(float));
+        b->xin[i] = d[i]->in.buf;
+        b->yout[i] = d[i]->h0;
+    }
+    ptts_linear_groups(c, &in0->cv->w, b->xin, in0->cv->cin, us, b->yout, in0->cv->w.out, n);
+    for (int i = 0; i < n; i++) {
+        ptts_sconv *s = &d[i]->in;
+        memmove(s->buf, s->buf + (size_t)us * s->cv->cin,
+                (size_t)s->hist * s->cv->cin * sizeof(float));
+        c->k->elu(d[i]->h0, d[i]->h0, us * s->cv->cout);
+        b->xin[i] = d[i]->h0;
+        b->yout[i] = d[i]->up[0].y;
+    }
+    /* up[0]: the matrix over all streams, then each stream's overlap-add */
+    const ptts_convtr *ct = d[0]->up[0].ct;
+    ptts_linear_groups(c, &ct->w, b->xin, ct->w.in, us, b->yout, ct->w.out, n);
+    for (int i = 0; i < n; i++) sconvtr_add(c, &d[i]->up[0], us);
+}
+
+void ptts_codec_dec_frame_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm) {
+    dec_high(d, c, pcm);
 }

@@ -121,6 +121,58 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
     ptts_pool_run(c->pool, tasks, lin_task, &j);
 }
 
+/* Grouped: tasks over chunks of panels; inside a task, panel by panel, every group's rows,
+ * so one panel (K * 64 or 128 bytes) is fetched once and reused from L1/L2 by all groups. */
+typedef struct {
+    const ptts_ctx *c;
+    const ptts_lin *L;
+    const float *const *X;
+    int ldx, N;
+    float *const *Y;
+    int ldy, G;
+    int chunk; /* panels per task */
+    int bf16;
+} groups_job;
+
+static void groups_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const groups_job *j = ctx;
+    const ptts_lin *L = j->L;
+    const int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
+    const int p1 = PTTS_MIN(np, (task + 1) * j->chunk);
+    for (int p = task * j->chunk; p < p1; p++)
+        for (int g = 0; g < j->G; g++) {
+            if (j->bf16)
+                j->c->k->gemm_bf16_panel(L->in, j->X[g], j->ldx, L->wp16, L->bias, j->Y[g],
+                                         j->ldy, L->out, 0, j->N, p, p + 1);
+            else
+                j->c->k->gemm_f32_panel(L->in, j->X[g], j->ldx, L->wp, L->bias, j->Y[g], j->ldy,
+                                        L->out, 0, j->N, p, p + 1);
+        }
+}
+
+void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx,
+                        int N, float *const *Y, int ldy, int G) {
+    const int bf16 = L->wp16 && c->k->gemm_bf16_panel;
+    if (!((bf16 || (L->wp && c->k->gemm_f32_panel)) && N >= 4)) {
+        /* not the panel path: the per-group call is the arithmetic of decoding alone */
+        for (int g = 0; g < G; g++) ptts_linear_strided(c, L, X[g], ldx, N, Y[g], ldy);
+        return;
+    }
+    const int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
+    const int threads = ptts_pool_threads(c->pool);
+    groups_job j = {c, L, X, ldx, N, Y, ldy, G, np, bf16};
+    int tasks = 1;
+    if (threads > 1 && np > 1) {
+        j.chunk = (np + 2 * threads - 1) / (2 * threads);
+        tasks = (np + j.chunk - 1) / j.chunk;
+    }
+    if (tasks <= 1)
+        groups_task(&j, 0, 0);
+    else
+        ptts_pool_run(c->pool, tasks, groups_task, &j);
+}
+
 void ptts_linear(const ptts_ctx *c, const ptts_lin *L, const float *X, int N, float *Y) {
     ptts_linear_strided(c, L, X, L->in, N, Y, L->out);
 }
@@ -197,21 +249,21 @@ size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap) {
     return rows * d * 6 + rows * (size_t)t->ffn + (size_t)t->heads * (size_t)cap + 64;
 }
 
-/* Attention of one (row group, head) task. Single-cache mode (nkv == 1): the n rows are
- * consecutive positions pos0.. of kv[0], one task per head covers every row, scores [heads, cap].
- * Multi-cache mode (nkv == n): row i is the next position of kv[i], one task per (row, head),
- * scores [n * heads, scap]. */
+/* Attention of one (row group, head) task. The n rows of x form nkv groups of rpg = n / nkv
+ * consecutive rows; group g is the positions kv[g]->len .. kv[g]->len + rpg - 1 of its own
+ * cache. One task per (group, head) covers the group's rows, scores [nkv * heads, scap]. The
+ * single-cache forward is nkv = 1 (rpg = n), the batched step nkv = n (rpg = 1), the batched
+ * codec nkv streams of 16 rows each: a row's arithmetic is the same in every case. */
 typedef struct {
     const ptts_ctx *c;
     const ptts_transformer *t;
     ptts_kv *const *kv;
-    int nkv;
+    int nkv, rpg;
     int layer;
     const float *qkv; /* [n, 3d] (q already rotated) */
     float *att;       /* [n, d] */
     float *scores;
     int scap;         /* scores row stride */
-    int n, pos0;
 } att_job;
 
 static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1, int pos0,
@@ -243,20 +295,17 @@ static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1,
 static void att_task(void *ctx, int task, int tid) {
     (void)tid;
     const att_job *j = ctx;
-    if (j->nkv == 1) {
-        att_rows(j, j->kv[0], task, 0, j->n, j->pos0, j->scores + (size_t)task * j->scap);
-    } else {
-        int i = task / j->t->heads, h = task % j->t->heads;
-        att_rows(j, j->kv[i], h, i, i + 1, j->kv[i]->len, j->scores + (size_t)task * j->scap);
-    }
+    int g = task / j->t->heads, h = task % j->t->heads;
+    att_rows(j, j->kv[g], h, g * j->rpg, (g + 1) * j->rpg, j->kv[g]->len,
+             j->scores + (size_t)task * j->scap);
 }
 
-/* The layers over x [n, d]: nkv == 1, n consecutive positions of kv[0]; nkv == n, one new
- * position per cache. Row results do not depend on which mode or batch size runs them. */
+/* The layers over x [n, d], n = nkv * rpg: group g (rows g*rpg ..) continues kv[g] (see
+ * att_job). Row results do not depend on the grouping or the batch size. */
 static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *const *kv,
                             int nkv, float *x, int n, float *scratch, int scap) {
     const ptts_kernels *k = c->k;
-    const int d = t->d, dh = d / t->heads, ffn = t->ffn;
+    const int d = t->d, dh = d / t->heads, ffn = t->ffn, rpg = n / nkv;
     float *h = scratch;
     float *qkv = h + (size_t)n * d;
     float *att = qkv + (size_t)n * 3 * d;
@@ -264,7 +313,7 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
     float *tmp = ff + (size_t)n * ffn;
     float *scores = tmp + (size_t)n * d;
     long work = 0; /* attention size: rows x keys */
-    for (int i = 0; i < n; i++) work += nkv == 1 ? kv[0]->len + i + 1 : kv[i]->len + 1;
+    for (int i = 0; i < n; i++) work += kv[i / rpg]->len + i % rpg + 1;
 
     for (int l = 0; l < t->layers; l++) {
         const ptts_tlayer *L = &t->layer[l];
@@ -272,8 +321,8 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
             k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm1_w, L->norm1_b, d, 1e-5f);
         ptts_linear(c, &L->in_proj, h, n, qkv);
         for (int i = 0; i < n; i++) {
-            const ptts_kv *kc = kv[nkv == 1 ? 0 : i];
-            int pos = kc->len + (nkv == 1 ? i : 0);
+            const ptts_kv *kc = kv[i / rpg];
+            int pos = kc->len + i % rpg;
             float *q = qkv + (size_t)i * 3 * d;
             ptts_rope(q, t->heads, dh, pos);
             ptts_rope(q + d, t->heads, dh, pos);
@@ -281,8 +330,8 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
             memcpy(kc->k + ((size_t)l * kc->cap + row) * d, q + d, (size_t)d * sizeof(float));
             memcpy(kc->v + ((size_t)l * kc->cap + row) * d, q + 2 * d, (size_t)d * sizeof(float));
         }
-        att_job aj = {c, t, kv, nkv, l, qkv, att, scores, scap, n, kv[0]->len};
-        int tasks = nkv == 1 ? t->heads : n * t->heads;
+        att_job aj = {c, t, kv, nkv, rpg, l, qkv, att, scores, scap};
+        int tasks = nkv * t->heads;
         if (work >= 64)
             ptts_pool_run(c->pool, tasks, att_task, &aj);
         else
@@ -308,10 +357,7 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
                 for (int e = 0; e < d; e++) xi[e] += ti[e];
         }
     }
-    if (nkv == 1)
-        kv[0]->len += n;
-    else
-        for (int i = 0; i < n; i++) kv[i]->len++;
+    for (int g = 0; g < nkv; g++) kv[g]->len += rpg;
 }
 
 void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
@@ -329,4 +375,16 @@ void ptts_transformer_step_batch(const ptts_ctx *c, const ptts_transformer *t, p
                                  int n, float *x, float *scratch, int cap) {
     if (n <= 0) return;
     transformer_run(c, t, kv, n == 1 ? 1 : n, x, n, scratch, n == 1 ? kv[0]->cap : cap);
+}
+
+size_t ptts_transformer_groups_scratch(const ptts_transformer *t, int groups, int rows, int cap) {
+    size_t d = (size_t)t->d, n = (size_t)groups * (size_t)rows;
+    return n * d * 6 + n * (size_t)t->ffn + (size_t)groups * (size_t)t->heads * (size_t)cap + 64;
+}
+
+void ptts_transformer_forward_groups(const ptts_ctx *c, const ptts_transformer *t,
+                                     ptts_kv *const *kv, int groups, float *x, int rows,
+                                     float *scratch, int cap) {
+    if (groups <= 0 || rows <= 0) return;
+    transformer_run(c, t, kv, groups, x, groups * rows, scratch, cap);
 }

@@ -22,6 +22,13 @@ void ptts_linear(const ptts_ctx *c, const ptts_lin *L, const float *X, int N, fl
 void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
                          float *Y, int ldy);
 
+/* The same linear for G groups of N rows each: group g reads X[g] (row stride ldx) and writes
+ * Y[g] (ldy). Each output is computed as ptts_linear_strided(X[g], N) computes it (same kernel,
+ * same per-row arithmetic), but with panel weights each panel is read once for all the groups
+ * (the batched codec: n streams' rows in separate state buffers). */
+void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx,
+                        int N, float *const *Y, int ldy, int G);
+
 /* --- KV cache --------------------------------------------------------------------------------
  * Keys (after RoPE) and values per layer, [cap, d] each. Position p is stored at row p % cap:
  * with window w and at most n rows per call, cap = w + n - 1 keeps every key a query needs
@@ -56,6 +63,17 @@ void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts
 size_t ptts_transformer_step_scratch(const ptts_transformer *t, int n, int cap);
 void ptts_transformer_step_batch(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *const *kv,
                                  int n, float *x, float *scratch, int cap);
+
+/* Several independent caches, `rows` consecutive positions each: rows g*rows .. of x
+ * [groups * rows, d] (in place) continue kv[g] (positions kv[g]->len ..), as
+ * ptts_transformer_forward(kv[g], rows) would (same results bit for bit); the weights are read
+ * once per layer for all groups, attention runs per (group, head) over the group's own cache.
+ * cap >= every kv[g]->cap; scratch holds ptts_transformer_groups_scratch(t, groups, rows, cap)
+ * floats. (The batched codec decoder: 16 rows per stream.) */
+size_t ptts_transformer_groups_scratch(const ptts_transformer *t, int groups, int rows, int cap);
+void ptts_transformer_forward_groups(const ptts_ctx *c, const ptts_transformer *t,
+                                     ptts_kv *const *kv, int groups, float *x, int rows,
+                                     float *scratch, int cap);
 
 /* RoPE (interleaved pairs, max_period 10000) on one row of `heads` heads of width dh. */
 void ptts_rope(float *x, int heads, int dh, int pos);
