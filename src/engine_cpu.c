@@ -30,6 +30,14 @@
  * precision and batch size. More than 2 threads were not measured here (2-core machine): the
  * backbone then starts on threads-1 cores and gets all of them after the codecs, which should
  * not be slower than codec and backbone on all threads in turn.
+ *
+ * Batched codec (2+ slots decoded in one call): the codec's 16-row stages of every decoded slot
+ * run together (ptts_codec_dec_frames_low: transformer, dec_in, up[0], each weight read once
+ * for all the slots), then each slot's high-rate stages (ptts_codec_dec_frame_high). In the
+ * overlap region that is task 1 (on its own borrowed pool) and one high-rate task per slot after
+ * it; a high task claimed before task 1 ends lends its thread to task 1's pool until it does
+ * (overlap_task_batched). One slot keeps the single-stream path above. Bit-identical to the
+ * lone decode (test_codec_batch; test_batch / test_overlap end to end).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +87,14 @@ typedef struct cpu_engine {
     const int *r_slots;
     float *r_pcm;
     int r_n_codec;
+    /* batched codec (2+ slots): the low-rate stages of every decoded stream at once */
+    ptts_codec_batch *cb;   /* sized for n_slots; NULL with one slot */
+    ptts_codec_dec **decs;  /* [slots]: the decoded slots' decoders, in pick order */
+    const float **lats;     /* [slots]: their latents */
+    ptts_pool *csub;        /* borrowed pool of the batched low-rate task: a high-rate task
+                               waiting for it lends its thread (NULL with one thread) */
+    ptts_ctx cctx;          /* the model's kernels on `csub` */
+    int low_done;           /* set (atomically) when the batched low-rate task is done */
 } cpu_engine;
 
 static void cpu_destroy(void *p) {
@@ -104,6 +120,10 @@ static void cpu_destroy(void *p) {
     ptts_free_aligned(g->eos_pre);
     free(g->pick);
     ptts_pool_free(g->sub);
+    ptts_codec_batch_free(g->cb);
+    free(g->decs);
+    free(g->lats);
+    ptts_pool_free(g->csub);
     free(g);
 }
 
@@ -134,15 +154,22 @@ static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e)
     if (threads > 1) g->sub = ptts_pool_create_borrowed(threads);
     g->bbctx.k = m->ctx.k;
     g->bbctx.pool = g->sub;
+    g->decs = calloc((size_t)slots, sizeof *g->decs);
+    g->lats = calloc((size_t)slots, sizeof *g->lats);
+    if (threads > 1) g->csub = ptts_pool_create_borrowed(threads);
+    g->cctx.k = m->ctx.k;
+    g->cctx.pool = g->csub;
     int rc = 0;
     if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs ||
-        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || (threads > 1 && !g->sub))
+        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || (threads > 1 && !g->sub) ||
+        !g->decs || !g->lats || (threads > 1 && !g->csub))
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
     for (int i = 0; !rc && i < slots; i++) {
         rc = ptts_backbone_init(&g->slot[i].bb, m->w, 512, e);
         if (!rc) rc = ptts_codec_dec_create(&g->slot[i].dec, m->w, e);
     }
+    if (!rc && slots > 1) rc = ptts_codec_batch_create(&g->cb, m->w, slots, e);
     if (!rc) rc = ptts_flow_create(&g->flow, m->w, 1, slots, e);
     if (rc) {
         cpu_destroy(g);
@@ -274,6 +301,45 @@ static void overlap_task(void *ctx, int task, int tid) {
                          g->r_pcm + (size_t)i * a->frame_samples, NULL);
 }
 
+/* The batched variant (2+ codecs): task 0 the backbone as above; task 1 the low-rate codec
+ * stages of all the decoded streams at once (ptts_codec_dec_frames_low, on the borrowed pool
+ * `csub`); task 2 + j the high-rate stages of the j-th stream, which first waits for task 1 by
+ * lending its thread to csub (so a thread that gets there early works on the batched part
+ * instead of idling); then threads - 1 backbone help tasks. Claimed in index order: by the time
+ * a high task runs, task 1 is running or done (no wait on an unclaimed task). */
+static void overlap_task_batched(void *ctx, int task, int tid) {
+    cpu_engine *g = ctx;
+    const ptts_arch *a = &g->m->w->arch;
+    const int nc = g->r_n_codec;
+    if (task == 0) {
+        overlap_task(ctx, 0, tid);
+        return;
+    }
+    if (task == 1) {
+        ptts_codec_dec_frames_low(g->cb, g->decs, nc, &g->cctx, g->lats);
+        __atomic_store_n(&g->low_done, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    if (task > nc + 1) {
+        ptts_pool_help(g->sub, &g->help_stop);
+        return;
+    }
+    if (!__atomic_load_n(&g->low_done, __ATOMIC_ACQUIRE)) ptts_pool_help(g->csub, &g->low_done);
+    int i = g->pick[task - 2];
+    ptts_codec_dec_frame_high(g->decs[task - 2], &g->solo,
+                              g->r_pcm + (size_t)i * a->frame_samples);
+}
+
+/* decs, lats for the n_codec slots at call positions pick[0..nc) of `slots`. */
+static void gather_codecs(cpu_engine *g, const int *slots, int nc) {
+    const ptts_arch *a = &g->m->w->arch;
+    for (int j = 0; j < nc; j++) {
+        int slot = slots[g->pick[j]];
+        g->decs[j] = g->slot[slot].dec;
+        g->lats[j] = g->latent + (size_t)slot * a->ld;
+    }
+}
+
 static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
                       ptts_error *e) {
     (void)e;
@@ -294,8 +360,23 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         g->r_n_codec = nc;
         g->help_stop = 0;
         int threads = ptts_pool_threads(g->m->ctx.pool);
-        ptts_pool_run(g->m->ctx.pool, 1 + nc + threads - 1, overlap_task, g);
+        if (g->cb && nc >= 2) {
+            gather_codecs(g, slots, nc);
+            g->low_done = 0;
+            ptts_pool_run(g->m->ctx.pool, 2 + nc + threads - 1, overlap_task_batched, g);
+        } else {
+            ptts_pool_run(g->m->ctx.pool, 1 + nc + threads - 1, overlap_task, g);
+        }
         for (int j = 0; j < nc; j++) g->slot[slots[g->pick[j]]].pre = 1;
+        return 0;
+    }
+    if (g->cb && nc >= 2) {
+        /* batched low-rate stages on every thread, then each stream's high-rate stages */
+        gather_codecs(g, slots, nc);
+        ptts_codec_dec_frames_low(g->cb, g->decs, nc, &g->m->ctx, g->lats);
+        for (int j = 0; j < nc; j++)
+            ptts_codec_dec_frame_high(g->decs[j], &g->m->ctx,
+                                      pcm + (size_t)g->pick[j] * a->frame_samples);
         return 0;
     }
     for (int i = 0; i < n; i++)
