@@ -6,6 +6,7 @@
  * the GPU memory held. Figures only, never assertions.
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
+ *                     [--precision f32|bf16]
  * (PTTS_VK_DEVICE=N picks the device.)
  */
 #include <stdio.h>
@@ -29,12 +30,13 @@ static void die(const char *what, const ptts_error *e) {
 
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
-    int frames = 64, kk = 8;
+    int frames = 64, kk = 8, bf16 = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--arch")) arch = argv[i + 1];
         else if (!strcmp(argv[i], "--streams")) streams = argv[i + 1];
         else if (!strcmp(argv[i], "--frames")) frames = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--k")) kk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--precision")) bf16 = !strcmp(argv[i + 1], "bf16");
     }
     ptts_error e = {0};
     const ptts_engine_ops *ops = ptts_vulkan_engine();
@@ -48,6 +50,7 @@ int main(int argc, char **argv) {
     }
     ptts_weights *w;
     ptts_weights_options wo = {0};
+    if (bf16) wo.mode = PTTS_WMODE_BF16; /* bf16 backbone/codec storage (stepk streams it) */
     if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
     /* the engine needs only the weights (and the arch): a model shell around them */
     ptts_model m;
@@ -66,8 +69,10 @@ int main(int argc, char **argv) {
     int ids[40];
     for (int i = 0; i < n_ids; i++) ids[i] = (i * 37 + 11) % a.nb;
     printf("device: %s (%s); model: %s (d %d, %d layers, codec C %d), %d frames per stream, "
-           "k = %d steps per call\n",
-           dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk);
+           "k = %d steps per call, %s weights\n",
+           dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk,
+           bf16 ? "bf16 (stored as float32 for the multi-dispatch kernels, bf16 for stepk)"
+                : "float32");
     printf("%8s %10s %10s %10s %12s %12s %10s %10s\n", "streams", "ms/frame", "step ms", "codec ms",
            "RTF/stream", "RTF total", "TTFA ms", "GPU MiB");
     for (const char *sp = streams; *sp;) {

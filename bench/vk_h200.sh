@@ -16,6 +16,15 @@ tests)
 stepk)
   for G in ${GS:-0 132}; do echo "== PTTS_VK_STEPK=$G"; PTTS_VK_STEPK=$G timeout 60 $B --streams 1 --frames 64 2>&1 | grep -E '^ +[0-9]|checksum'; done
   for E in 1 2 3; do echo "== skip $E (1 matvec, 2 attn, 3 both)"; PTTS_VK_STEPK_EMPTY=$E PTTS_VK_STEPK=132 timeout 60 $B --streams 1 --frames 64 2>&1 | grep -E '^ +[0-9]'; done ;;
+bf16)
+  timeout 60 $B --streams 1,2 --frames 64 --precision bf16 2>&1 | grep -E '^ +[0-9]|checksum|device'
+  PTTS_VK_STEPK_F32=1 timeout 60 $B --streams 1 --frames 64 --precision bf16 2>&1 | grep -E '^ +[0-9]'
+  timeout 60 $B --streams 1,2 --frames 64 2>&1 | grep -E '^ +[0-9]' ;;
+modes)
+  nproc
+  for BK in cpu vulkan vulkan-codec; do
+    timeout 150 build-vk2/pocket-tts bench --backend $BK --precision ${PREC:-f32} --threads ${THR:-16} --only loop,ttfa,batch --streams 1,8 --frames 40 --reps 3 2>&1 | grep -v "^$" | tail -8
+  done ;;
 all)
   timeout 100 $B --streams 1,8,32,128 --frames 64 2>&1 | tail -12
   timeout 60 $B --streams 1 --frames 32 --k 1 2>&1 | grep -E '^ +[0-9]' ;;

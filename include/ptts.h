@@ -65,7 +65,14 @@ void ptts_set_log_callback(ptts_log_fn fn, void *user);
 typedef struct ptts_model ptts_model;
 
 enum { PTTS_PRECISION_F32 = 0, PTTS_PRECISION_BF16 = 1, PTTS_PRECISION_INT8 = 2 };
-enum { PTTS_BACKEND_AUTO = 0, PTTS_BACKEND_CPU = 1, PTTS_BACKEND_VULKAN = 2 };
+/* VULKAN_CODEC: backbone and flow head on the CPU, the codec on the GPU (--backend
+ * vulkan-codec; bench/RESULTS.md says where each mode is faster). */
+enum {
+    PTTS_BACKEND_AUTO = 0,
+    PTTS_BACKEND_CPU = 1,
+    PTTS_BACKEND_VULKAN = 2,
+    PTTS_BACKEND_VULKAN_CODEC = 3
+};
 /* CPU engine: run the codec of frame t on some threads while the others compute the backbone
  * of frame t+1 (same results bit for bit; a chunk's first frame is never overlapped, so the
  * time to first audio does not change). AUTO: on with 2+ threads, where it was measured

@@ -20,6 +20,16 @@ int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e
 /* Workgroups of the one-dispatch step (stepk.comp) of an engine instance, 0 when it is off. */
 int ptts_vulkan_engine_stepk(void *eng);
 
+/* Codec-only use of an engine instance (the hybrid engine: backbone and flow head on the CPU,
+ * the codec on the GPU): a slot's codec state made fresh, and the codec run on host latents
+ * [n][k][ld] (then as the engine's decode: counts[i] frames of slot i -> pcm [n][k][1920]). */
+int ptts_vulkan_codec_reset(void *eng, int slot, ptts_error *e);
+int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const int *counts,
+                               const float *latents, float *pcm, ptts_error *e);
+
+/* The hybrid engine's operations (engine_hybrid.c), or NULL without Vulkan. */
+const ptts_engine_ops *ptts_hybrid_engine(void);
+
 /* Bytes of GPU buffers an engine instance holds (weights, caches, scratch, I/O). */
 size_t ptts_vulkan_engine_bytes(void *eng);
 

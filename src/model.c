@@ -69,7 +69,8 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
 static int select_engine(ptts_model *m, int backend, ptts_error *e) {
     m->engine = NULL;
     if (backend == PTTS_BACKEND_CPU) return 0;
-    if (backend != PTTS_BACKEND_AUTO && backend != PTTS_BACKEND_VULKAN)
+    if (backend != PTTS_BACKEND_AUTO && backend != PTTS_BACKEND_VULKAN &&
+        backend != PTTS_BACKEND_VULKAN_CODEC)
         return ptts_fail(e, PTTS_E_INVALID, "unknown backend %d", backend);
     const ptts_engine_ops *vk = ptts_vulkan_engine();
     char name[256];
@@ -77,10 +78,14 @@ static int select_engine(ptts_model *m, int backend, ptts_error *e) {
     ptts_error pe = {0};
     int rc = vk ? ptts_vulkan_probe(name, sizeof name, &discrete, &pe)
                 : ptts_fail(&pe, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
-    if (backend == PTTS_BACKEND_VULKAN) {
-        if (rc) return ptts_fail(e, PTTS_E_BACKEND, "backend vulkan: %s", pe.msg);
-        m->engine = vk;
-        ptts_log(PTTS_LOG_INFO, "backend: Vulkan on %s", name);
+    if (backend == PTTS_BACKEND_VULKAN || backend == PTTS_BACKEND_VULKAN_CODEC) {
+        const int codec = backend == PTTS_BACKEND_VULKAN_CODEC;
+        if (rc)
+            return ptts_fail(e, PTTS_E_BACKEND, "backend %s: %s", codec ? "vulkan-codec" : "vulkan",
+                             pe.msg);
+        m->engine = codec ? ptts_hybrid_engine() : vk;
+        ptts_log(PTTS_LOG_INFO, codec ? "backend: CPU, codec on Vulkan (%s)" : "backend: Vulkan on %s",
+                 name);
         return 0;
     }
     if (!rc && discrete) {

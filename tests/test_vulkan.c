@@ -7,11 +7,14 @@
  * 1e-3 relative L2; the eos_case gives exactly 16 frames; a batch of 3 streams (different
  * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
  * The replays and the batch run again with PTTS_VK_STEPK=1 (the whole step as one persistent
- * dispatch of one workgroup).
+ * dispatch of one workgroup) and with the hybrid engine (codec only on the GPU); a bf16 model's
+ * one-dispatch step (bf16 weight copies) against its multi-dispatch step.
  * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
  * device exists.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include <math.h>
+
 #include "engine_vulkan.h"
 #include "replay.h"
 
@@ -99,6 +102,62 @@ static void batch_vs_cpu(ptts_model *m) {
     }
 }
 
+/* A seeded stream's PCM (n samples into *out, malloc'd). */
+static int gen_pcm(ptts_model *m, const char *text, float **out) {
+    ptts_error e = {0};
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    ptts_gen_options o = ptts_gen_options_default();
+    o.seed_set = 1;
+    o.seed = 7;
+    o.eos_threshold = 1e9f;
+    o.max_tokens = 40;
+    ptts_stream *s;
+    REQUIRE(ptts_stream_create(&s, m, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    CHECKF(ptts_stream_start(s, v, text, &o, &e) == 0, "%s", e.msg);
+    int cap = 64 * 1920, n = 0, r;
+    float *pcm = calloc((size_t)cap, sizeof(float));
+    while (pcm && n + 1920 <= cap && (r = ptts_stream_next(s, pcm + n, &e)) > 0) n += r;
+    ptts_stream_free(s);
+    ptts_voice_free(v);
+    *out = pcm;
+    return n;
+}
+
+/* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
+ * multi-dispatch path their exact float32 widening; the two must agree to rounding order. */
+static void bf16_stepk(void) {
+    ptts_error e = {0};
+    ptts_model_options mo = ptts_model_options_default();
+    mo.config_path = fixture_path("tiny/manifest.json");
+    mo.weights_path = fixture_path("tiny/model.safetensors");
+    mo.threads = 2;
+    mo.precision = PTTS_PRECISION_BF16;
+    mo.backend = PTTS_BACKEND_CPU;
+    ptts_model *m;
+    REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    m->engine = ptts_vulkan_engine();
+    float *a, *b;
+    setenv("PTTS_VK_STEPK", "0", 1);
+    int na = gen_pcm(m, "Hello there, one more sentence.", &a);
+    setenv("PTTS_VK_STEPK", "1", 1);
+    int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
+    unsetenv("PTTS_VK_STEPK");
+    CHECKF(na == nb && na > 0, "bf16: %d vs %d samples", na, nb);
+    double d2 = 0, r2 = 0;
+    for (int i = 0; i < na && i < nb; i++) {
+        d2 += (double)(a[i] - b[i]) * (a[i] - b[i]);
+        r2 += (double)a[i] * a[i];
+    }
+    double rel = sqrt(d2 / (r2 > 0 ? r2 : 1));
+    printf("bf16 model, stepk (bf16 weights) vs multi-dispatch (f32 copies): %d samples, rel %.3g\n",
+           na, rel);
+    CHECKF(rel <= 1e-4, "bf16 stepk vs multi-dispatch: rel %.3g", rel);
+    free(a);
+    free(b);
+    ptts_model_free(m);
+}
+
 int main(void) {
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
@@ -130,6 +189,13 @@ int main(void) {
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
     unsetenv("PTTS_VK_STEPK");
+    /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
+    m->engine = ptts_hybrid_engine();
+    printf("vulkan-codec (hybrid):\n");
+    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+    batch_vs_cpu(m);
     ptts_model_free(m);
+    bf16_stepk();
     return test_summary();
 }

@@ -120,8 +120,11 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
             a->mo.backend = PTTS_BACKEND_CPU;
         else if (!strcmp(v, "vulkan"))
             a->mo.backend = PTTS_BACKEND_VULKAN;
+        else if (!strcmp(v, "vulkan-codec"))
+            a->mo.backend = PTTS_BACKEND_VULKAN_CODEC;
         else {
-            fprintf(stderr, "pocket-tts: --backend is auto, cpu or vulkan, got '%s'\n", v);
+            fprintf(stderr, "pocket-tts: --backend is auto, cpu, vulkan or vulkan-codec, got '%s'\n",
+                    v);
             return -1;
         }
     } else if (cli_is(arg, "--overlap")) {

@@ -33,6 +33,7 @@
 #include "flow.h"
 #include "model.h"
 #include "text.h"
+#include "engine_vulkan.h"
 
 #define MAXLIST 16
 #define DEFAULT_TOKENIZER "tests/fixtures/tokenizer/sp_unigram.model"
@@ -47,6 +48,7 @@ typedef struct bench_args {
     int streams[MAXLIST], n_streams;
     int overlap[MAXLIST], n_overlap;
     int parts;
+    int backend; /* PTTS_BACKEND_CPU (default), _VULKAN or _VULKAN_CODEC: the loop, ttfa, batch */
     int frames, reps;
     const char *tokenizer, *text;
 } bench_args;
@@ -61,6 +63,8 @@ static void usage(FILE *f) {
             "  --streams LIST     batch sizes for `batch` (default 1,2,4,8)\n"
             "  --overlap LIST     auto,on,off: codec/backbone overlap modes for loop, ttfa and\n"
             "                     batch, run in turn (default: auto)\n"
+            "  --backend B        cpu (default), vulkan or vulkan-codec (codec on the GPU): the\n"
+            "                     engine of loop, ttfa and batch (the parts stay on the CPU)\n"
             "  --frames N         frames (steps) per timed run (default 40)\n"
             "  --reps N           timed runs per figure; the median is printed (default 3)\n"
             "  --tokenizer PATH   SentencePiece model (default %s)\n"
@@ -315,9 +319,16 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
         fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
         return 1;
     }
-    printf("\n== %s, %d thread%s (kernels %s, weights %.0f MB, built in %.1f s)\n",
+    if (ba->backend == PTTS_BACKEND_VULKAN) m->engine = ptts_vulkan_engine();
+    if (ba->backend == PTTS_BACKEND_VULKAN_CODEC) m->engine = ptts_hybrid_engine();
+    if (ba->backend != PTTS_BACKEND_CPU && !m->engine) {
+        fprintf(stderr, "pocket-tts bench: this build has no Vulkan backend\n");
+        ptts_model_free(m);
+        return 1;
+    }
+    printf("\n== %s, %d thread%s (kernels %s, weights %.0f MB, built in %.1f s, engine %s)\n",
            prec_name(prec), threads, threads > 1 ? "s" : "", m->ctx.k->isa,
-           (double)m->w->bytes / 1e6, ptts_now() - t0);
+           (double)m->w->bytes / 1e6, ptts_now() - t0, m->engine ? m->engine->name : "cpu");
     fflush(stdout);
 
     /* the voice: cloned from a synthetic 10 s clip (timed as `encode`) */
@@ -426,7 +437,8 @@ int cmd_bench(int argc, char **argv) {
                      .frames = 40,
                      .reps = 3,
                      .tokenizer = DEFAULT_TOKENIZER,
-                     .text = DEFAULT_TEXT};
+                     .text = DEFAULT_TEXT,
+                     .backend = PTTS_BACKEND_CPU};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     ba.threads[0] = 1;
     ba.n_threads = 1;
@@ -453,6 +465,15 @@ int cmd_bench(int argc, char **argv) {
             if (!(v = cli_value(argc, argv, &i)) ||
                 (ba.n_overlap = parse_list("--overlap", v, ba.overlap, MAXLIST, conv_overlap)) < 0)
                 return 2;
+        } else if (cli_is(a, "--backend")) {
+            if (!(v = cli_value(argc, argv, &i))) return 2;
+            if (!strcmp(v, "cpu")) ba.backend = PTTS_BACKEND_CPU;
+            else if (!strcmp(v, "vulkan")) ba.backend = PTTS_BACKEND_VULKAN;
+            else if (!strcmp(v, "vulkan-codec")) ba.backend = PTTS_BACKEND_VULKAN_CODEC;
+            else {
+                fprintf(stderr, "pocket-tts bench: --backend is cpu, vulkan or vulkan-codec\n");
+                return 2;
+            }
         } else if (cli_is(a, "--only")) {
             int parts[MAXLIST], n;
             if (!(v = cli_value(argc, argv, &i)) ||

@@ -23,3 +23,21 @@ size_t ptts_vulkan_engine_bytes(void *eng) {
     (void)eng;
     return 0;
 }
+
+int ptts_vulkan_codec_reset(void *eng, int slot, ptts_error *e) {
+    (void)eng;
+    (void)slot;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+}
+
+int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const int *counts,
+                               const float *latents, float *pcm, ptts_error *e) {
+    (void)eng;
+    (void)slots;
+    (void)n;
+    (void)k;
+    (void)counts;
+    (void)latents;
+    (void)pcm;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+}

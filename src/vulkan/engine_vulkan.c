@@ -50,6 +50,10 @@
 typedef struct glin {
     uint32_t w, b;
     uint32_t in, out;
+    /* the same matrix as packed bf16 pairs (float offset, NONE: none), for stepk: kept where
+     * the model stores the matrix in bf16 (--precision bf16), so the one-stream step streams
+     * half the bytes with exactly the values the float32 copy holds */
+    uint32_t h;
 } glin;
 
 typedef struct gtl {
@@ -163,7 +167,7 @@ static void wb_widen(float *dst, const ptts_lin *L) {
 }
 
 static glin wb_lin(wbuild *b, const ptts_lin *L) {
-    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out};
+    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out, NONE};
     g.w = wb_reserve(b, (size_t)L->in * L->out);
     if (b->fail) return g;
     wb_widen(b->p + g.w, L);
@@ -180,7 +184,7 @@ static glin wb_lin_cat(wbuild *b, const ptts_lin *const *L, int n) {
         out += (size_t)L[i]->out;
         bias |= L[i]->bias != NULL;
     }
-    glin g = {NONE, NONE, (uint32_t)in, (uint32_t)out};
+    glin g = {NONE, NONE, (uint32_t)in, (uint32_t)out, NONE};
     g.w = wb_reserve(b, in * out);
     if (b->fail) return g;
     for (int i = 0, r = 0; i < n; r += L[i]->out, i++) wb_widen(b->p + g.w + (size_t)r * in, L[i]);
@@ -194,11 +198,29 @@ static glin wb_lin_cat(wbuild *b, const ptts_lin *const *L, int n) {
     return g;
 }
 
-static void wb_tl(wbuild *b, const ptts_tlayer *L, int d, gtl *g) {
-    g->qkv = wb_lin(b, &L->in_proj);
-    g->out = wb_lin(b, &L->out_proj);
-    g->l1 = wb_lin(b, &L->linear1);
-    g->l2 = wb_lin(b, &L->linear2);
+/* The bf16 copy of a matrix the model stores in bf16 (rows of whole 16-byte groups). */
+static void wb_half(wbuild *b, glin *g, const ptts_lin *const *L, int n) {
+    if (g->in % 8) return;
+    for (int i = 0; i < n; i++)
+        if (L[i]->type != PTTS_W_BF16 || !L[i]->wh) return;
+    uint32_t off = wb_reserve(b, (size_t)g->out * g->in / 2);
+    if (b->fail) return;
+    for (int i = 0, r = 0; i < n; r += L[i]->out, i++)
+        memcpy((uint16_t *)(b->p + off) + (size_t)r * g->in, L[i]->wh,
+               (size_t)L[i]->out * L[i]->in * sizeof(uint16_t));
+    g->h = off;
+}
+static glin wb_lin_h(wbuild *b, const ptts_lin *L) {
+    glin g = wb_lin(b, L);
+    if (!b->fail) wb_half(b, &g, &L, 1);
+    return g;
+}
+
+static void wb_tl(wbuild *b, const ptts_tlayer *L, int d, gtl *g, int half) {
+    g->qkv = half ? wb_lin_h(b, &L->in_proj) : wb_lin(b, &L->in_proj);
+    g->out = half ? wb_lin_h(b, &L->out_proj) : wb_lin(b, &L->out_proj);
+    g->l1 = half ? wb_lin_h(b, &L->linear1) : wb_lin(b, &L->linear1);
+    g->l2 = half ? wb_lin_h(b, &L->linear2) : wb_lin(b, &L->linear2);
     g->n1w = wb_vec(b, L->norm1_w, (size_t)d);
     g->n1b = wb_vec(b, L->norm1_b, (size_t)d);
     g->n2w = wb_vec(b, L->norm2_w, (size_t)d);
@@ -520,6 +542,7 @@ static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf, uint32_t xoff,
     w[20] = yoff;
     w[21] = yld;
     w[22] = (uint32_t)accum;
+    w[23] = getenv("PTTS_VK_STEPK_F32") ? NONE : L->h; /* bf16 copy (A/B: _F32=1 ignores it) */
     return w;
 }
 static void ph_ln(uint32_t *w, uint32_t lnw, uint32_t lnb, float eps, uint32_t mod, uint32_t mld) {
@@ -872,34 +895,36 @@ static int upload_weights(vk_engine *g, ptts_error *e) {
     g->cd = calloc((size_t)cw->dec_tr.layers, sizeof *g->cd);
     g->fb = calloc((size_t)(a->flow_depth > 0 ? a->flow_depth : 1), sizeof *g->fb);
     if (!g->bb || !g->cd || !g->fb) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    for (int l = 0; l < a->layers; l++) wb_tl(&b, &w->backbone.layer[l], a->d, &g->bb[l]);
-    g->input_linear = wb_lin(&b, &w->input_linear);
-    g->out_eos = wb_lin(&b, &w->out_eos);
+    for (int l = 0; l < a->layers; l++) wb_tl(&b, &w->backbone.layer[l], a->d, &g->bb[l], 1);
+    g->input_linear = wb_lin_h(&b, &w->input_linear);
+    g->out_eos = wb_lin_h(&b, &w->out_eos);
     g->out_nw = wb_vec(&b, w->out_norm_w, (size_t)a->d);
     g->out_nb = wb_vec(&b, w->out_norm_b, (size_t)a->d);
     g->bos = wb_vec(&b, w->bos_emb, (size_t)a->ld);
     g->embed = wb_vec(&b, w->embed, (size_t)(a->nb + 1) * a->d);
     g->bb_freq = wb_freqs(&b, a->d / a->heads);
     const ptts_flow_weights *fw = &w->flow;
-    g->cond = wb_lin(&b, &fw->cond_embed);
-    g->input_proj = wb_lin(&b, &fw->input_proj);
+    g->cond = wb_lin_h(&b, &fw->cond_embed);
+    g->input_proj = wb_lin_h(&b, &fw->input_proj);
     for (int i = 0; i < a->flow_depth; i++) {
         g->fb[i].ln_w = wb_vec(&b, fw->block[i].ln_w, (size_t)a->fd);
         g->fb[i].ln_b = wb_vec(&b, fw->block[i].ln_b, (size_t)a->fd);
-        g->fb[i].mlp0 = wb_lin(&b, &fw->block[i].mlp0);
-        g->fb[i].mlp2 = wb_lin(&b, &fw->block[i].mlp2);
+        g->fb[i].mlp0 = wb_lin_h(&b, &fw->block[i].mlp0);
+        g->fb[i].mlp2 = wb_lin_h(&b, &fw->block[i].mlp2);
     }
     const ptts_lin *ada[65];
     int nada = 0;
     for (int i = 0; i < a->flow_depth && nada < 64; i++) ada[nada++] = &fw->block[i].ada;
     ada[nada++] = &fw->final_ada;
     g->ada_all = wb_lin_cat(&b, ada, nada);
-    g->final_linear = wb_lin(&b, &fw->final_linear);
+    if (!b.fail) wb_half(&b, &g->ada_all, ada, nada);
+    g->final_linear = wb_lin_h(&b, &fw->final_linear);
     g->emb_std = wb_vec(&b, cw->emb_std, (size_t)a->ld);
     g->emb_mean = wb_vec(&b, cw->emb_mean, (size_t)a->ld);
     g->quant = wb_lin(&b, &cw->quant_out);
     g->up_w = wb_vec(&b, cw->upsample_w, (size_t)a->C * cw->upsample_k);
-    for (int l = 0; l < cw->dec_tr.layers; l++) wb_tl(&b, &cw->dec_tr.layer[l], a->C, &g->cd[l]);
+    for (int l = 0; l < cw->dec_tr.layers; l++)
+        wb_tl(&b, &cw->dec_tr.layer[l], a->C, &g->cd[l], 0);
     g->cd_freq = wb_freqs(&b, cw->dec_tr.d / cw->dec_tr.heads);
     g->dec_in = wb_conv(&b, &cw->dec_in);
     for (int s = 0; s < 3; s++) {
@@ -1101,6 +1126,27 @@ typedef struct state_region {
     size_t n; /* floats per slot */
 } state_region;
 
+/* Fresh codec state for a slot (every state region's rows of it; the ring's position is the
+ * caller's: iv[i_cdlen + slot] = 0). Recorded into cb; the caller orders what follows. */
+static void rec_codec_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
+    const ptts_arch *a = &g->m->w->arch;
+    const ptts_codec_weights *cw = &g->m->w->codec;
+    state_region st[9];
+    int ns = 0;
+    st[ns++] = (state_region){g->st_up, (size_t)(cw->upsample_k - cw->upsample_stride) * a->C};
+    st[ns++] = (state_region){g->st_in, (size_t)g->hist_in * a->C};
+    for (int s = 0; s < 3; s++) {
+        const ptts_convtr *ct = &cw->dec_up[s];
+        st[ns++] = (state_region){g->st_tail[s], (size_t)(ct->k - ct->stride) * ct->cout};
+        st[ns++] = (state_region){g->st_r[s], (size_t)g->hist_r[s] * ct->cout};
+    }
+    st[ns++] = (state_region){g->st_out, (size_t)g->hist_out * cw->dec_out.cin};
+    for (int i = 0; i < ns; i++)
+        if (st[i].n)
+            vkCmdFillBuffer(cb, g->arena.buf, ((size_t)st[i].off + slot * st[i].n) * 4,
+                            st[i].n * 4, 0);
+}
+
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids,
                           int n_ids, int max_steps, ptts_error *e) {
     vk_engine *g = p;
@@ -1126,7 +1172,6 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
     iv[g->i_bblen + slot] = (uint32_t)P;
     iv[g->i_cdlen + slot] = 0;
     iv[g->i_plist] = (uint32_t)slot;
-    const ptts_codec_weights *cw = &g->m->w->codec;
     for (int done = 0; done < n_ids || done == 0; done += IDS_MAX) {
         int cnt = n_ids - done < IDS_MAX ? n_ids - done : IDS_MAX;
         for (int i = 0; i < cnt; i++) iv[g->i_ids + i] = (uint32_t)ids[done + i];
@@ -1138,22 +1183,7 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
                 pvk_copy(cb, &g->stage, (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
                 pvk_copy(cb, &g->stage, (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
             }
-            /* fresh codec state: every state region's rows of this slot */
-            state_region st[9];
-            int ns = 0;
-            st[ns++] = (state_region){g->st_up, (size_t)(cw->upsample_k - cw->upsample_stride) * a->C};
-            st[ns++] = (state_region){g->st_in, (size_t)g->hist_in * a->C};
-            for (int s = 0; s < 3; s++) {
-                const ptts_convtr *ct = &cw->dec_up[s];
-                st[ns++] = (state_region){g->st_tail[s], (size_t)(ct->k - ct->stride) * ct->cout};
-                st[ns++] = (state_region){g->st_r[s], (size_t)g->hist_r[s] * ct->cout};
-            }
-            st[ns++] = (state_region){g->st_out, (size_t)g->hist_out * cw->dec_out.cin};
-            for (int i = 0; i < ns; i++)
-                if (st[i].n) {
-                    vkCmdFillBuffer(cb, g->arena.buf, ((size_t)st[i].off + slot * st[i].n) * 4,
-                                    st[i].n * 4, 0);
-                }
+            rec_codec_reset(g, cb, slot);
             pvk_copy(cb, &g->wbuf, (size_t)g->bos * 4, &g->arena,
                      ((size_t)g->lat + (size_t)slot * a->ld) * 4, (size_t)a->ld * 4);
         }
@@ -1315,6 +1345,41 @@ int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e
 }
 
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->stepk_G; }
+
+/* ---- codec-only use (engine_hybrid.c: backbone and flow on the CPU) ---------------------- */
+
+int ptts_vulkan_codec_reset(void *p, int slot, ptts_error *e) {
+    vk_engine *g = p;
+    if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
+    ((uint32_t *)g->ints.map)[g->i_cdlen + slot] = 0;
+    VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+    if (!cb) return PTTS_E_BACKEND;
+    rec_codec_reset(g, cb, slot);
+    int rc = pvk_cmd_end(&g->c, cb, e);
+    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+    pvk_cmd_free(&g->c, cb);
+    return rc;
+}
+
+int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const int *counts,
+                               const float *latents, float *pcm, ptts_error *e) {
+    vk_engine *g = p;
+    const uint32_t ld = (uint32_t)g->m->w->arch.ld;
+    if (k < 1 || k > KMAX || n < 1 || n > g->S)
+        return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
+    /* the latents [n][k][ld] into the slots' step rows, where decode reads them */
+    memcpy((float *)g->io.map + g->o_lat, latents, (size_t)n * k * ld * sizeof(float));
+    uint32_t *iv = g->ints.map;
+    for (int i = 0; i < n; i++) iv[g->i_step + i] = (uint32_t)slots[i];
+    VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+    if (!cb) return PTTS_E_BACKEND;
+    rec_rowop(g, cb, (uint32_t)(n * k), ld, OP_COPY, g->i_step, SB(BUF_IO, RC(g->o_lat, ld)),
+              SS(BUF_ARENA, RG(g->steplat, (uint32_t)k, KMAX * ld, ld)), 0, 0);
+    int rc = pvk_cmd_end(&g->c, cb, e);
+    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+    pvk_cmd_free(&g->c, cb);
+    return rc ? rc : vk_decode(p, slots, n, k, counts, pcm, e);
+}
 
 size_t ptts_vulkan_engine_bytes(void *p) {
     vk_engine *g = p;

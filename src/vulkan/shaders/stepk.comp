@@ -24,6 +24,7 @@
 #include "funcs.glsl"
 layout(std430, set = 0, binding = 0) readonly buffer Weights { float wt[]; };
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
+layout(std430, set = 0, binding = 0) readonly buffer WeightsH { uvec4 wh4[]; }; // bf16 pairs
 // written and read across workgroups within the dispatch: coherent (no stale L1 lines)
 layout(std430, set = 0, binding = 1) coherent buffer Arena { float ar[]; };
 layout(std430, set = 0, binding = 1) coherent buffer ArenaU { uint au[]; };
@@ -128,6 +129,16 @@ void copies() {
     }
 }
 
+// eight bf16 weights (a uvec4 of pairs, low half first) . staged x[8 k8 .. 8 k8 + 7] of the row
+// starting at vec4 index row4
+float dot8(uvec4 u, uint k8, uint row4) {
+    vec4 lo = vec4(uintBitsToFloat(u.x << 16), uintBitsToFloat(u.x & 0xffff0000u),
+                   uintBitsToFloat(u.y << 16), uintBitsToFloat(u.y & 0xffff0000u));
+    vec4 hi = vec4(uintBitsToFloat(u.z << 16), uintBitsToFloat(u.z & 0xffff0000u),
+                   uintBitsToFloat(u.w << 16), uintBitsToFloat(u.w & 0xffff0000u));
+    return dot(lo, xs4[row4 + 2u * k8]) + dot(hi, xs4[row4 + 2u * k8 + 1u]);
+}
+
 void matvec() {
     uint K = ph[1], M = ph[2], xbuf = ph[3], xoff = ph[4], xld = ph[5], stage = ph[6];
     // stage the n input rows in shared memory: each invocation loads its <= 16 values of a
@@ -182,7 +193,37 @@ void matvec() {
     for (uint m0 = 0u; m0 < M; m0 += nlg) { // uniform over the workgroup
         uint m = m0 + lg;
         float a0 = 0.0, a1 = 0.0;
-        if (m < M) {
+        if (m < M && ph[23] != NONE) { // bf16 weights: 8 a load, eight loads at once
+            uint K8 = K >> 3, wb = (ph[23] >> 2) + m * K8, k = lane;
+            float b0 = 0.0, b1 = 0.0;
+            for (; k + 224u < K8; k += 256u) {
+                uvec4 u[8];
+                for (uint i = 0u; i < 8u; i++) u[i] = wh4[wb + k + 32u * i];
+                for (uint i = 0u; i < 8u; i++) {
+                    uint kk = k + 32u * i;
+                    if ((i & 1u) == 0u) a0 += dot8(u[i], kk, 0u);
+                    else b0 += dot8(u[i], kk, 0u);
+                    if (p.n > 1u) a1 += dot8(u[i], kk, K4);
+                }
+            }
+            for (; k + 96u < K8; k += 128u) {
+                uvec4 u[4];
+                for (uint i = 0u; i < 4u; i++) u[i] = wh4[wb + k + 32u * i];
+                for (uint i = 0u; i < 4u; i++) {
+                    uint kk = k + 32u * i;
+                    if ((i & 1u) == 0u) a0 += dot8(u[i], kk, 0u);
+                    else b0 += dot8(u[i], kk, 0u);
+                    if (p.n > 1u) a1 += dot8(u[i], kk, K4);
+                }
+            }
+            for (; k < K8; k += 32u) {
+                uvec4 u0 = wh4[wb + k];
+                a0 += dot8(u0, k, 0u);
+                if (p.n > 1u) a1 += dot8(u0, k, K4);
+            }
+            a0 += b0;
+            a1 += b1;
+        } else if (m < M) {
             uint wb = (ph[13] >> 2) + m * K4;
             uint k = lane;
             float b0 = 0.0, b1 = 0.0;
