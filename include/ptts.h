@@ -100,6 +100,9 @@ typedef struct ptts_model_options {
 
 ptts_model_options ptts_model_options_default(void);
 int ptts_model_load(ptts_model **out, const ptts_model_options *o, ptts_error *e);
+/* Free streams and batches first. The model keeps the engines of up to two freed streams or
+ * batches for the next ones of the same size (on a GPU an engine holds the uploaded weights:
+ * the next stream starts without uploading them again); they are released here. */
 void ptts_model_free(ptts_model *m);
 
 typedef struct ptts_model_info {

@@ -308,6 +308,7 @@ struct ptts_stream {
     rng_state *after;                   /* [kmax] */
     int n_ready, next_out;
     ptts_step_record rec;
+    int failed; /* an engine operation failed: the engine is not reused */
 };
 
 int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
@@ -316,7 +317,7 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
     if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     s->m = m;
     s->ops = m->engine ? m->engine : &ptts_engine_cpu;
-    int rc = s->ops->create(&s->eng, m, 1, e);
+    int rc = ptts_engine_acquire(m, s->ops, 1, &s->eng, e);
     if (!rc) {
         const ptts_arch *a = &m->w->arch;
         s->kmax = s->ops->max_steps_per_call(s->eng);
@@ -340,7 +341,7 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
 void ptts_stream_free(ptts_stream *s) {
     if (!s) return;
     utt_clear(&s->u);
-    if (s->eng) s->ops->destroy(s->eng);
+    ptts_engine_release(s->m, s->ops, 1, s->eng, s->failed);
     ptts_free_aligned(s->noise);
     ptts_free_aligned(s->eos);
     ptts_free_aligned(s->latents);
@@ -353,7 +354,7 @@ int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e) {
     s->n_ready = s->next_out = 0;
     int rc = utt_start(&s->u, s->m, v, text, o, e);
-    if (!rc) rc = s->ops->set_lsd_steps(s->eng, s->u.o.lsd_steps, e);
+    if (!rc && (rc = s->ops->set_lsd_steps(s->eng, s->u.o.lsd_steps, e))) s->failed = 1;
     if (rc) utt_clear(&s->u);
     return rc;
 }
@@ -364,17 +365,20 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
         int rc = utt_ready(&s->u, s->m, s->ops, s->eng, 0, e);
         if (rc <= 0) {
             s->u.voice = NULL; /* finished or failed: the utterance is over */
+            if (rc < 0) s->failed = 1;
             return rc;
         }
         int k = utt_plan(&s->u, s->kmax), slot = 0;
         if ((rc = utt_noise(&s->u, a->ld, k, s->noise, s->after, e)) ||
             (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos, s->latents, e))) {
             s->u.voice = NULL;
+            s->failed = 1;
             return rc;
         }
         int emit = utt_consume(&s->u, k, s->eos, s->after);
         if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
             s->u.voice = NULL;
+            s->failed = 1;
             return rc;
         }
         s->rec.chunk = s->u.in_chunk ? s->u.chunk : s->u.chunk - 1;
@@ -444,6 +448,7 @@ struct ptts_batch {
     int *counts;         /* frames to emit per stepped slot */
     float *noise, *eos, *latents, *pcm;
     rng_state *after;    /* [n_slots][kmax] */
+    int failed;          /* an engine operation failed: the engine is not reused */
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
@@ -457,7 +462,7 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     b->ops = m->engine ? m->engine : &ptts_engine_cpu;
     b->n_slots = max_streams;
     b->lsd_steps = 1;
-    int rc = b->ops->create(&b->eng, m, max_streams, e);
+    int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);
     if (!rc) {
         const ptts_arch *a = &m->w->arch;
         b->kmax = b->ops->max_steps_per_call(b->eng);
@@ -485,7 +490,7 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
 void ptts_batch_free(ptts_batch *b) {
     if (!b) return;
     for (int i = 0; b->u && i < b->n_slots; i++) utt_clear(&b->u[i]);
-    if (b->eng) b->ops->destroy(b->eng);
+    ptts_engine_release(b->m, b->ops, b->n_slots, b->eng, b->failed);
     free(b->u);
     free(b->active);
     free(b->counts);
@@ -516,6 +521,7 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
     if (rc) return rc;
     if (steps != b->lsd_steps) {
         if ((rc = b->ops->set_lsd_steps(b->eng, steps, e))) {
+            b->failed = 1;
             utt_clear(&b->u[slot]);
             return rc;
         }
@@ -547,7 +553,10 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         if (rc <= 0) {
             utt_clear(u);
             if (fn) fn(user, i, NULL, rc < 0 ? rc : 0);
-            if (rc < 0) ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+            if (rc < 0) {
+                ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+                b->failed = 1;
+            }
             continue;
         }
         k = PTTS_MIN(k, utt_plan(u, b->kmax));
@@ -561,11 +570,17 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         if (rc) return rc;
     }
     int rc = b->ops->step(b->eng, b->active, n, k, b->noise, b->eos, b->latents, e);
-    if (rc) return rc;
+    if (rc) {
+        b->failed = 1;
+        return rc;
+    }
     for (int j = 0; j < n; j++)
         b->counts[j] = utt_consume(&b->u[b->active[j]], k, b->eos + (size_t)j * k,
                                    b->after + (size_t)j * b->kmax);
-    if ((rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e))) return rc;
+    if ((rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e))) {
+        b->failed = 1;
+        return rc;
+    }
     int left = 0;
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];

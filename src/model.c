@@ -54,6 +54,9 @@ static ptts_wmode wmode_of(int precision) {
 }
 
 static int finish_model(ptts_model *m, int threads, ptts_error *e) {
+    if (pthread_mutex_init(&m->engine_mu, NULL))
+        return ptts_fail(e, PTTS_E_NOMEM, "cannot create a mutex");
+    m->engine_mu_ok = 1;
     m->pool = ptts_pool_create(threads);
     if (!m->pool) return ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", threads);
     m->ctx.k = ptts_kernels_best();
@@ -221,8 +224,45 @@ int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *t
     return 0;
 }
 
+int ptts_engine_acquire(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void **eng,
+                        ptts_error *e) {
+    ptts_model *m = (ptts_model *)cm; /* the cache is the one mutable part, under its mutex */
+    *eng = NULL;
+    if (m->engine_mu_ok) {
+        pthread_mutex_lock(&m->engine_mu);
+        for (int i = 0; i < 2 && !*eng; i++)
+            if (m->idle[i].eng && m->idle[i].ops == ops && m->idle[i].slots == slots &&
+                m->idle[i].overlap == m->overlap) {
+                *eng = m->idle[i].eng;
+                m->idle[i].eng = NULL;
+            }
+        pthread_mutex_unlock(&m->engine_mu);
+    }
+    return *eng ? 0 : ops->create(eng, m, slots, e);
+}
+
+void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void *eng,
+                         int failed) {
+    ptts_model *m = (ptts_model *)cm;
+    if (!eng) return;
+    const ptts_engine_ops *drop_ops = ops;
+    if (!failed && m->engine_mu_ok) { /* a free place, else the least recently kept one */
+        pthread_mutex_lock(&m->engine_mu);
+        int at = !m->idle[0].eng ? 0 : !m->idle[1].eng ? 1 : m->idle[0].age > m->idle[1].age;
+        void *old = m->idle[at].eng;
+        drop_ops = m->idle[at].ops;
+        m->idle[at] = (struct ptts_idle_engine){ops, eng, slots, m->overlap, ++m->idle_clock};
+        eng = old;
+        pthread_mutex_unlock(&m->engine_mu);
+    }
+    if (eng) drop_ops->destroy(eng);
+}
+
 void ptts_model_free(ptts_model *m) {
     if (!m) return;
+    for (int i = 0; i < 2; i++)
+        if (m->idle[i].eng) m->idle[i].ops->destroy(m->idle[i].eng);
+    if (m->engine_mu_ok) pthread_mutex_destroy(&m->engine_mu);
     ptts_pool_free(m->pool);
     ptts_tokenizer_free(m->tok);
     ptts_weights_free(m->w);

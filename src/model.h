@@ -4,6 +4,8 @@
 #ifndef PTTS_MODEL_H
 #define PTTS_MODEL_H
 
+#include <pthread.h>
+
 #include "config.h"
 #include "engine.h"
 #include "ops.h"
@@ -21,7 +23,28 @@ struct ptts_model {
     int recommended_frames_after_eos; /* -1: none */
     const ptts_engine_ops *engine;    /* NULL: the CPU engine */
     int overlap;                      /* PTTS_OVERLAP_*: read when an engine is created */
+    /* Idle engines kept for the next stream or batch: creating one allocates its caches and,
+     * on a GPU, uploads the weights (0.5-1.5 s for the full model on the H200), which a
+     * library creating a stream per utterance would otherwise pay every time. Keyed by
+     * (ops, slots, overlap); guarded by engine_mu (streams are created from any thread). */
+    struct ptts_idle_engine {
+        const ptts_engine_ops *ops;
+        void *eng;
+        int slots, overlap;
+        unsigned long age; /* idle_clock when kept */
+    } idle[2];
+    unsigned long idle_clock;
+    pthread_mutex_t engine_mu;
+    int engine_mu_ok;
 };
+
+/* An engine for `slots` streams: an idle one of the same kind when the model has one, else a new
+ * one. ptts_engine_release gives it back (kept when there is room, else destroyed); failed is
+ * nonzero when an operation on it failed (then it is destroyed). */
+int ptts_engine_acquire(const ptts_model *m, const ptts_engine_ops *ops, int slots, void **eng,
+                        ptts_error *e);
+void ptts_engine_release(const ptts_model *m, const ptts_engine_ops *ops, int slots, void *eng,
+                         int failed);
 
 struct ptts_voice {
     ptts_voice_state *st;
