@@ -27,5 +27,6 @@ modes)
   done ;;
 all)
   timeout 100 $B --streams 1,8,32,128 --frames 64 2>&1 | tail -12
+  PTTS_VK_NO_GROUP_ATTN=1 timeout 100 $B --streams 128 --frames 32 2>&1 | grep -E "^ +[0-9]"
   timeout 60 $B --streams 1 --frames 32 --k 1 2>&1 | grep -E '^ +[0-9]' ;;
 esac

@@ -434,6 +434,11 @@ typedef struct pc_att {
     float scale;
     uint32_t v4; /* d, dh and every cache offset multiples of 4: vec4 key loads */
 } pc_att;
+typedef struct pc_attg {
+    uint32_t rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
+    float scale;
+    uint32_t nqb;
+} pc_attg;
 typedef struct pc_adv {
     uint32_t groups, list, len, inc;
 } pc_adv;
@@ -465,7 +470,16 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
                      1.0f / sqrtf((float)dh), 0};
         pa.v4 = d % 4 == 0 && dh % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
                 kvlayer % 4 == 0;
-        pvk_dispatch(&g->c, cb, PVK_ATTENTION, &pa, sizeof pa, n, (uint32_t)t->heads, 1);
+        if (rps > 1 && dh <= 64 && pa.v4 && !getenv("PTTS_VK_NO_GROUP_ATTN")) {
+            /* groups of rows of one slot: keys and values read once per 16 query rows */
+            pc_attg pg = {rps,     d,      dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
+                          kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att, pa.scale,
+                          (rps + 15) / 16};
+            pvk_dispatch(&g->c, cb, PVK_ATTN_GROUP, &pg, sizeof pg, n / rps * pg.nqb,
+                         (uint32_t)t->heads, 1);
+        } else {
+            pvk_dispatch(&g->c, cb, PVK_ATTENTION, &pa, sizeof pa, n, (uint32_t)t->heads, 1);
+        }
         rec_linear(g, cb, &L->out, n, RC(t->att, d), RC(t->x, d), ACT_NONE, 1, 1.f, L->ls1,
                    RC(0, 0), L->ls1 == NONE ? 0 : 1);
         rec_ln(g, cb, n, d, t->x, t->h, L->n2w, L->n2b, NONE, 0, 1e-5f);

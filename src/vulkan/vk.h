@@ -27,6 +27,7 @@ enum {
     PVK_MGEMM,
     PVK_SKINNY,
     PVK_STEPK,
+    PVK_ATTN_GROUP,
     PVK_N_PIPELINES
 };
 
