@@ -258,10 +258,22 @@ void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int s
     if (eng) drop_ops->destroy(eng);
 }
 
+void ptts_engine_cache_clear(const ptts_model *cm) {
+    ptts_model *m = (ptts_model *)cm;
+    struct ptts_idle_engine drop[2] = {{0}};
+    if (m->engine_mu_ok) pthread_mutex_lock(&m->engine_mu);
+    for (int i = 0; i < 2; i++) {
+        drop[i] = m->idle[i];
+        m->idle[i].eng = NULL;
+    }
+    if (m->engine_mu_ok) pthread_mutex_unlock(&m->engine_mu);
+    for (int i = 0; i < 2; i++)
+        if (drop[i].eng) drop[i].ops->destroy(drop[i].eng);
+}
+
 void ptts_model_free(ptts_model *m) {
     if (!m) return;
-    for (int i = 0; i < 2; i++)
-        if (m->idle[i].eng) m->idle[i].ops->destroy(m->idle[i].eng);
+    ptts_engine_cache_clear(m);
     if (m->engine_mu_ok) pthread_mutex_destroy(&m->engine_mu);
     ptts_pool_free(m->pool);
     ptts_tokenizer_free(m->tok);

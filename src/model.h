@@ -45,6 +45,9 @@ int ptts_engine_acquire(const ptts_model *m, const ptts_engine_ops *ops, int slo
                         ptts_error *e);
 void ptts_engine_release(const ptts_model *m, const ptts_engine_ops *ops, int slots, void *eng,
                          int failed);
+/* Destroy the idle engines (tests that change what a new engine reads from the environment,
+ * such as PTTS_VK_STEPK, clear them so that the next stream gets a new one). */
+void ptts_engine_cache_clear(const ptts_model *m);
 
 struct ptts_voice {
     ptts_voice_state *st;

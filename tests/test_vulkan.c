@@ -141,6 +141,7 @@ static void bf16_stepk(void) {
     setenv("PTTS_VK_STEPK", "0", 1);
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
     setenv("PTTS_VK_STEPK", "1", 1);
+    ptts_engine_cache_clear(m); /* engines read PTTS_VK_STEPK when created */
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
     unsetenv("PTTS_VK_STEPK");
     CHECKF(na == nb && na > 0, "bf16: %d vs %d samples", na, nb);
@@ -184,11 +185,20 @@ int main(void) {
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     setenv("PTTS_VK_STEPK", "1", 1);
+    ptts_engine_cache_clear(m); /* engines read PTTS_VK_STEPK when created */
+    {
+        void *eng;
+        REQUIRE(ops->create(&eng, m, 1, &e) == 0);
+        CHECKF(ptts_vulkan_engine_stepk(eng) == 1, "stepk workgroups %d, not 1",
+               ptts_vulkan_engine_stepk(eng));
+        ops->destroy(eng);
+    }
     printf("stepk, one workgroup:\n");
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
     unsetenv("PTTS_VK_STEPK");
+    ptts_engine_cache_clear(m);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
     m->engine = ptts_hybrid_engine();
     printf("vulkan-codec (hybrid):\n");
