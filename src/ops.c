@@ -278,16 +278,29 @@ static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1,
         int first = j->t->window > 0 ? PTTS_MAX(0, p - j->t->window + 1) : 0;
         int nk = p - first + 1;
         const float *q = j->qkv + (size_t)i * 3 * d + (size_t)h * dh;
-        for (int kk = 0; kk < nk; kk++) {
-            int row = (first + kk) % cap;
-            s[kk] = k->dot(q, K + (size_t)row * d + (size_t)h * dh, dh) * scale;
+        float *o = j->att + (size_t)i * d + (size_t)h * dh;
+        /* the keys first .. p are ring rows first % cap onwards, wrapping at most once: two runs
+         * of consecutive rows for the row kernels (same values as a dot / axpy per key) */
+        const int r0 = first % cap, n0 = PTTS_MIN(nk, cap - r0);
+        if (k->dot_rows) {
+            k->dot_rows(q, K + (size_t)r0 * d + (size_t)h * dh, d, n0, dh, scale, s);
+            k->dot_rows(q, K + (size_t)h * dh, d, nk - n0, dh, scale, s + n0);
+        } else {
+            for (int kk = 0; kk < nk; kk++) {
+                int row = (first + kk) % cap;
+                s[kk] = k->dot(q, K + (size_t)row * d + (size_t)h * dh, dh) * scale;
+            }
         }
         k->softmax(s, nk);
-        float *o = j->att + (size_t)i * d + (size_t)h * dh;
         memset(o, 0, (size_t)dh * sizeof(float));
-        for (int kk = 0; kk < nk; kk++) {
-            int row = (first + kk) % cap;
-            k->axpy(o, s[kk], V + (size_t)row * d + (size_t)h * dh, dh);
+        if (k->axpy_rows) {
+            k->axpy_rows(o, s, V + (size_t)r0 * d + (size_t)h * dh, d, n0, dh);
+            k->axpy_rows(o, s + n0, V + (size_t)h * dh, d, nk - n0, dh);
+        } else {
+            for (int kk = 0; kk < nk; kk++) {
+                int row = (first + kk) % cap;
+                k->axpy(o, s[kk], V + (size_t)row * d + (size_t)h * dh, dh);
+            }
         }
     }
 }

@@ -462,6 +462,41 @@ static void test_dot(const ptts_kernels *k) {
     }
 }
 
+/* dot_rows / axpy_rows: bit for bit the table's own dot / axpy in a loop (the attention's
+ * results must not depend on which is used), strided rows, head widths 64 and others. */
+static void test_rows(const ptts_kernels *k) {
+    static const int NS[] = {64, 16, 63, 100};
+    static const int ROWS[] = {0, 1, 7, 300};
+    for (size_t ni = 0; ni < sizeof NS / sizeof NS[0]; ni++)
+        for (size_t ri = 0; ri < sizeof ROWS / sizeof ROWS[0]; ri++) {
+            const int n = NS[ni], rows = ROWS[ri], ld = n + 37;
+            float *q = malloc((size_t)n * sizeof(float));
+            float *K = malloc(((size_t)rows * ld + 1) * sizeof(float));
+            float *p = malloc(((size_t)rows + 1) * sizeof(float));
+            float *o1 = malloc(((size_t)rows + 1) * sizeof(float));
+            float *o2 = malloc(((size_t)rows + 1) * sizeof(float));
+            float *y1 = malloc((size_t)n * sizeof(float)), *y2 = malloc((size_t)n * sizeof(float));
+            REQUIRE(q && K && p && o1 && o2 && y1 && y2);
+            for (int i = 0; i < n; i++) q[i] = frand(-1.f, 1.f);
+            for (int i = 0; i < rows * ld; i++) K[i] = frand(-1.f, 1.f);
+            for (int r = 0; r < rows; r++) p[r] = frand(0.f, 1.f);
+            for (int i = 0; i < n; i++) y1[i] = y2[i] = frand(-1.f, 1.f);
+            if (k->dot_rows) {
+                k->dot_rows(q, K, ld, rows, n, 0.125f, o1);
+                for (int r = 0; r < rows; r++) o2[r] = k->dot(q, K + (size_t)r * ld, n) * 0.125f;
+                CHECKF(!memcmp(o1, o2, (size_t)rows * sizeof(float)),
+                       "%s dot_rows n=%d rows=%d differs from dot", k->isa, n, rows);
+            }
+            if (k->axpy_rows) {
+                k->axpy_rows(y1, p, K, ld, rows, n);
+                for (int r = 0; r < rows; r++) k->axpy(y2, p[r], K + (size_t)r * ld, n);
+                CHECKF(!memcmp(y1, y2, (size_t)n * sizeof(float)),
+                       "%s axpy_rows n=%d rows=%d differs from axpy", k->isa, n, rows);
+            }
+            free(q), free(K), free(p), free(o1), free(o2), free(y1), free(y2);
+        }
+}
+
 /* GELU's erf against double-precision erf: errors in units of 2^-24 on (1 + erf). */
 static void report_gelu_accuracy(const ptts_kernels *k) {
     enum { G = 200001 };
@@ -806,6 +841,7 @@ int main(void) {
         test_softmax_rows(all[i]);
         test_layernorm(all[i]);
         test_dot(all[i]);
+        test_rows(all[i]);
         report_gelu_accuracy(all[i]);
     }
     ptts_pool_free(pool);

@@ -101,6 +101,14 @@ typedef struct ptts_kernels {
     void (*silu)(float *y, const float *x, int n);
     void (*elu)(float *y, const float *x, int n); /* alpha 1 */
     float (*dot)(const float *a, const float *b, int n);
+    /* out[r] = dot(q, K + r * ldk, n) * scale for r < rows: each value exactly what dot gives
+     * (attention scores over consecutive cache rows without a call per key). NULL: callers
+     * loop over dot. */
+    void (*dot_rows)(const float *q, const float *K, int ldk, int rows, int n, float scale,
+                     float *out);
+    /* y += p[r] * V[r * ldv ..] for r = 0 .. rows-1 in that order: exactly `rows` axpy calls
+     * (y kept in registers between rows). NULL: callers loop over axpy. */
+    void (*axpy_rows)(float *y, const float *p, const float *V, int ldv, int rows, int n);
     /* y += a * x */
     void (*axpy)(float *y, float a, const float *x, int n);
 } ptts_kernels;

@@ -202,6 +202,16 @@ static void axpy_ref(float *y, float a, const float *x, int n) {
     for (int i = 0; i < n; i++) y[i] += a * x[i];
 }
 
+/* the specification of the row versions: the single-row kernels in a loop */
+static void dot_rows_ref(const float *q, const float *K, int ldk, int rows, int n, float scale,
+                         float *out) {
+    for (int r = 0; r < rows; r++) out[r] = dot_ref(q, K + (size_t)r * ldk, n) * scale;
+}
+
+static void axpy_rows_ref(float *y, const float *p, const float *V, int ldv, int rows, int n) {
+    for (int r = 0; r < rows; r++) axpy_ref(y, p[r], V + (size_t)r * ldv, n);
+}
+
 static const ptts_kernels k_ref = {
     .isa = "ref",
     .gemm_f32 = gemm_f32_ref,
@@ -216,7 +226,9 @@ static const ptts_kernels k_ref = {
     .silu = silu_ref,
     .elu = elu_ref,
     .dot = dot_ref,
+    .dot_rows = dot_rows_ref,
     .axpy = axpy_ref,
+    .axpy_rows = axpy_rows_ref,
 };
 
 const ptts_kernels *ptts_kernels_ref(void) { return &k_ref; }
