@@ -106,7 +106,9 @@ typedef struct vk_engine {
     uint32_t o_noise, o_eos, o_lat, o_pcm;
     cached step_cb[KMAX + 1];
     cached dec_cb;
+    cached lat_cb; /* codec-only mode: host latents into the slots' step rows */
     int *sorted, *orig, *scount;
+    int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
     int FG; /* slot-frames per codec pass (scratch rows) */
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
      * its phase count, the grid barrier's counter */
@@ -827,6 +829,7 @@ static void drop_cached(vk_engine *g, cached *c) {
 static void drop_all_cached(vk_engine *g) {
     for (int i = 0; i <= KMAX; i++) drop_cached(g, &g->step_cb[i]);
     drop_cached(g, &g->dec_cb);
+    drop_cached(g, &g->lat_cb);
 }
 
 /* (Re)allocate the K and V caches for `cap` backbone positions per slot, keeping contents. */
@@ -897,6 +900,7 @@ static void vk_destroy(void *p) {
     free(g->sorted);
     free(g->orig);
     free(g->scount);
+    free(g->dkey);
     free(g);
 }
 
@@ -1087,8 +1091,10 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     g->sorted = calloc((size_t)slots, sizeof(int));
     g->orig = calloc((size_t)slots, sizeof(int));
     g->scount = calloc((size_t)slots, sizeof(int));
-    int rc = (!g->sorted || !g->orig || !g->scount) ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
-                                                    : 0;
+    g->dkey = calloc((size_t)3 * slots, sizeof(int));
+    int rc = (!g->sorted || !g->orig || !g->scount || !g->dkey)
+                 ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
+                 : 0;
     if (!rc) rc = pvk_create(&g->c, e);
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA); elsewhere off unless PTTS_VK_STEPK=N asks for N workgroups (the
@@ -1296,8 +1302,7 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
         iv[g->i_dec + i] = (uint32_t)g->sorted[i];
         iv[g->i_orig + i] = (uint32_t)g->orig[i];
     }
-    int *key = malloc((size_t)3 * m * sizeof(int));
-    if (!key) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    int *key = g->dkey; /* no allocation per call */
     memcpy(key, g->sorted, (size_t)m * sizeof(int));
     memcpy(key + m, g->scount, (size_t)m * sizeof(int));
     memcpy(key + 2 * m, g->orig, (size_t)m * sizeof(int));
@@ -1322,7 +1327,6 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
         if (rc) pvk_cmd_free(&g->c, cb);
         else c->cb = cb;
     }
-    free(key);
     if (!rc) rc = pvk_submit_wait(&g->c, c->cb, e);
     if (rc) return rc;
     const size_t fs = (size_t)a->frame_samples;
@@ -1385,13 +1389,23 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
     memcpy((float *)g->io.map + g->o_lat, latents, (size_t)n * k * ld * sizeof(float));
     uint32_t *iv = g->ints.map;
     for (int i = 0; i < n; i++) iv[g->i_step + i] = (uint32_t)slots[i];
-    VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
-    if (!cb) return PTTS_E_BACKEND;
-    rec_rowop(g, cb, (uint32_t)(n * k), ld, OP_COPY, g->i_step, SB(BUF_IO, RC(g->o_lat, ld)),
-              SS(BUF_ARENA, RG(g->steplat, (uint32_t)k, KMAX * ld, ld)), 0, 0);
-    int rc = pvk_cmd_end(&g->c, cb, e);
-    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
-    pvk_cmd_free(&g->c, cb);
+    cached *c = &g->lat_cb; /* recorded once per (slots, k), replayed: nothing per frame */
+    int rc = 0;
+    if (!same_key(c, n, k, slots, n)) {
+        drop_cached(g, c);
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        if (!cb) return PTTS_E_BACKEND;
+        rec_rowop(g, cb, (uint32_t)(n * k), ld, OP_COPY, g->i_step, SB(BUF_IO, RC(g->o_lat, ld)),
+                  SS(BUF_ARENA, RG(g->steplat, (uint32_t)k, KMAX * ld, ld)), 0, 0);
+        rc = pvk_cmd_end(&g->c, cb, e);
+        if (!rc && set_key(c, n, k, slots, n)) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        if (rc) {
+            pvk_cmd_free(&g->c, cb);
+            return rc;
+        }
+        c->cb = cb;
+    }
+    rc = pvk_submit_wait(&g->c, c->cb, e);
     return rc ? rc : vk_decode(p, slots, n, k, counts, pcm, e);
 }
 
