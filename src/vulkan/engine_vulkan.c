@@ -113,7 +113,13 @@ typedef struct vk_engine {
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
      * its phase count, the grid barrier's counter */
     int stepk_G;
+    /* benchmark knobs, read once at creation: PTTS_VK_STEPK_EMPTY (stepk phases skip their work:
+     * 1 matrix-vector, 2 attention, 3 both), PTTS_VK_STEPK_F32 (stepk ignores bf16 copies),
+     * PTTS_VK_NO_GROUP_ATTN (attention.comp for grouped rows too) */
+    uint32_t stepk_empty;
+    int stepk_f32, no_group_attn;
     uint32_t prog[KMAX + 1], prog_n[KMAX + 1], sync_off;
+    int prog_ok[KMAX + 1]; /* prog[k] is uploaded for the current caches and LSD steps */
     int prog_ph;
 } vk_engine;
 
@@ -472,7 +478,7 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
                      1.0f / sqrtf((float)dh), 0};
         pa.v4 = d % 4 == 0 && dh % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
                 kvlayer % 4 == 0;
-        if (rps > 1 && dh <= 64 && pa.v4 && !getenv("PTTS_VK_NO_GROUP_ATTN")) {
+        if (rps > 1 && dh <= 64 && pa.v4 && !g->no_group_attn) {
             /* groups of rows of one slot: keys and values read once per 16 query rows */
             pc_attg pg = {rps,     d,      dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
                           kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att, pa.scale,
@@ -539,7 +545,7 @@ static uint32_t fbits(float f) {
 
 /* y (=|+=) gate * alpha * act(stage(x) W^T + b): x rows at xoff (stride xld, buffer 0 arena /
  * 2 io), y rows at yoff (stride yld) in the arena. */
-static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf, uint32_t xoff, uint32_t xld,
+static uint32_t *ph_mv(const vk_engine *g, uint32_t *w, const glin *L, uint32_t xbuf, uint32_t xoff, uint32_t xld,
                        uint32_t yoff, uint32_t yld, int act, int accum, float alpha) {
     memset(w, 0, PH_WORDS * 4);
     w[0] = PH_MATVEC;
@@ -558,7 +564,7 @@ static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf, uint32_t xoff,
     w[20] = yoff;
     w[21] = yld;
     w[22] = (uint32_t)accum;
-    w[23] = getenv("PTTS_VK_STEPK_F32") ? NONE : L->h; /* bf16 copy (A/B: _F32=1 ignores it) */
+    w[23] = g->stepk_f32 ? NONE : L->h; /* the bf16 copy, if any */
     return w;
 }
 static void ph_ln(uint32_t *w, uint32_t lnw, uint32_t lnb, float eps, uint32_t mod, uint32_t mld) {
@@ -600,25 +606,25 @@ static int stepk_ok(const vk_engine *g, int n) {
            g->ada_all.out % 4 == 0;
 }
 
-/* The program of k frames for n rows (the step list's slots): returns the phase count. */
-static uint32_t stepk_program(const vk_engine *g, uint32_t n, uint32_t k, uint32_t *P) {
+/* The program of k frames (the rows and their slots come with the dispatch: push constants and
+ * the step list), so one program per k serves any slot list: returns the phase count. */
+static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
     const ptts_weights *w = g->m->w;
     const ptts_arch *a = &w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, fd = (uint32_t)a->fd;
     const uint32_t ffn = (uint32_t)a->ffn, dh = d / (uint32_t)a->heads;
     const uint32_t mld = g->ada_all.out;
     uint32_t np = 0;
-    (void)n;
 #define NEXT (P + (size_t)(np++) * PH_WORDS)
     for (uint32_t j = 0; j < k; j++) {
-        uint32_t *q = ph_mv(NEXT, &g->input_linear, 0, g->latc, ld, g->bx, d, ACT_NONE, 0, 1.f);
+        uint32_t *q = ph_mv(g, NEXT, &g->input_linear, 0, g->latc, ld, g->bx, d, ACT_NONE, 0, 1.f);
         if (j > 0) { /* the previous frame's latent out */
             ph_copy(q, 0, 0, g->latc, ld, 2, g->o_lat + (j - 1) * ld, k * ld, 0, ld);
             ph_copy(q, 1, 0, g->latc, ld, 0, g->steplat + (j - 1) * ld, KMAX * ld, 1, ld);
         }
         for (int l = 0; l < a->layers; l++) {
             const gtl *L = &g->bb[l];
-            q = ph_mv(NEXT, &L->qkv, 0, g->bx, d, g->bqkv, 3 * d, ACT_NONE, 0, 1.f);
+            q = ph_mv(g, NEXT, &L->qkv, 0, g->bx, d, g->bqkv, 3 * d, ACT_NONE, 0, 1.f);
             ph_ln(q, L->n1w, L->n1b, 1e-5f, NONE, 0);
             q = NEXT;
             memset(q, 0, PH_WORDS * 4);
@@ -636,32 +642,32 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t n, uint32_t k, uint32
             q[11] = g->bb_freq;
             q[12] = j;
             q[13] = fbits(1.0f / sqrtf((float)dh));
-            q = ph_mv(NEXT, &L->out, 0, g->batt, d, g->bx, d, ACT_NONE, 1, 1.f);
+            q = ph_mv(g, NEXT, &L->out, 0, g->batt, d, g->bx, d, ACT_NONE, 1, 1.f);
             if (L->ls1 != NONE) ph_gate(q, L->ls1, 1, 0);
-            q = ph_mv(NEXT, &L->l1, 0, g->bx, d, g->bff, ffn, ACT_GELU, 0, 1.f);
+            q = ph_mv(g, NEXT, &L->l1, 0, g->bx, d, g->bff, ffn, ACT_GELU, 0, 1.f);
             ph_ln(q, L->n2w, L->n2b, 1e-5f, NONE, 0);
-            q = ph_mv(NEXT, &L->l2, 0, g->bff, ffn, g->bx, d, ACT_NONE, 1, 1.f);
+            q = ph_mv(g, NEXT, &L->l2, 0, g->bff, ffn, g->bx, d, ACT_NONE, 1, 1.f);
             if (L->ls2 != NONE) ph_gate(q, L->ls2, 1, 0);
         }
         /* EOS logit; the frame's noise into latc (input_linear read it two phases ago) */
-        q = ph_mv(NEXT, &g->out_eos, 0, g->bx, d, g->eosc + j, KMAX, ACT_NONE, 0, 1.f);
+        q = ph_mv(g, NEXT, &g->out_eos, 0, g->bx, d, g->eosc + j, KMAX, ACT_NONE, 0, 1.f);
         ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
         ph_copy(q, 0, 2, g->o_noise + j * ld, k * ld, 0, g->latc, ld, 0, ld);
-        q = ph_mv(NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
+        q = ph_mv(g, NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
         ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
         for (int i = 0; i < g->steps; i++) {
-            ph_mv(NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
-            q = ph_mv(NEXT, &g->ada_all, 0, g->ce, fd, g->mod, mld, ACT_NONE, 0, 1.f);
+            ph_mv(g, NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
+            q = ph_mv(g, NEXT, &g->ada_all, 0, g->ce, fd, g->mod, mld, ACT_NONE, 0, 1.f);
             q[6] = ST_SILU_ADD;
             q[12] = g->te + (uint32_t)i * fd;
             for (int b = 0; b < a->flow_depth; b++) {
                 const uint32_t mb = g->mod + (uint32_t)b * 3 * fd;
-                q = ph_mv(NEXT, &g->fb[b].mlp0, 0, g->xh, fd, g->ub, fd, ACT_SILU, 0, 1.f);
+                q = ph_mv(g, NEXT, &g->fb[b].mlp0, 0, g->xh, fd, g->ub, fd, ACT_SILU, 0, 1.f);
                 ph_ln(q, g->fb[b].ln_w, g->fb[b].ln_b, 1e-6f, mb, mld);
-                q = ph_mv(NEXT, &g->fb[b].mlp2, 0, g->ub, fd, g->xh, fd, ACT_NONE, 1, 1.f);
+                q = ph_mv(g, NEXT, &g->fb[b].mlp2, 0, g->ub, fd, g->xh, fd, ACT_NONE, 1, 1.f);
                 ph_gate(q, mb + 2 * fd, 0, mld);
             }
-            q = ph_mv(NEXT, &g->final_linear, 0, g->xh, fd, g->latc, ld, ACT_NONE, 1,
+            q = ph_mv(g, NEXT, &g->final_linear, 0, g->xh, fd, g->latc, ld, ACT_NONE, 1,
                       1.0f / (float)g->steps);
             ph_ln(q, NONE, NONE, 1e-6f, g->mod + (uint32_t)a->flow_depth * 3 * fd, mld);
         }
@@ -683,18 +689,15 @@ typedef struct pc_stepk {
     uint32_t prog, nph, sync, n, list, len, empty;
 } pc_stepk;
 
-/* Record the step as stepk (the program for (n, k) already uploaded to prog[k]). */
+/* Record the step as stepk (the program for k already uploaded to prog[k]). */
 static void rec_stepk(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
     const uint32_t ld = (uint32_t)g->m->w->arch.ld;
     rec_rowop(g, cb, n, ld, OP_COPY, g->i_step, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)),
               SA(RC(g->latc, ld)), 0, 0);
     pvk_fill(cb, &g->arena, (size_t)g->sync_off * 4, 8, 0); /* the barrier's count and epoch */
     pvk_weights_window(&g->c, 0, g->c.wsize);
-    /* PTTS_VK_STEPK_EMPTY=1|2|3 (benchmarks only: wrong results): the MATVEC (1), ATTN (2)
-     * or all (3) phases skip their work, so the step's time shows what each kind costs */
-    const char *em = getenv("PTTS_VK_STEPK_EMPTY");
     pc_stepk p = {g->prog[k], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen,
-                  em ? (uint32_t)atoi(em) & 3u : 0};
+                  g->stepk_empty};
     pvk_dispatch(&g->c, cb, PVK_STEPK, &p, sizeof p, (uint32_t)g->stepk_G, 1, 1);
 }
 
@@ -827,7 +830,10 @@ static void drop_cached(vk_engine *g, cached *c) {
 }
 
 static void drop_all_cached(vk_engine *g) {
-    for (int i = 0; i <= KMAX; i++) drop_cached(g, &g->step_cb[i]);
+    for (int i = 0; i <= KMAX; i++) {
+        drop_cached(g, &g->step_cb[i]);
+        g->prog_ok[i] = 0; /* programs hold cache sizes and LSD steps */
+    }
     drop_cached(g, &g->dec_cb);
     drop_cached(g, &g->lat_cb);
 }
@@ -1103,6 +1109,10 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         const char *ev = getenv("PTTS_VK_STEPK");
         g->stepk_G = ev && *ev ? atoi(ev) : g->c.sm_count;
         if (g->stepk_G < 0) g->stepk_G = 0;
+        const char *em = getenv("PTTS_VK_STEPK_EMPTY");
+        g->stepk_empty = em ? (uint32_t)atoi(em) & 3u : 0;
+        g->stepk_f32 = getenv("PTTS_VK_STEPK_F32") != NULL;
+        g->no_group_attn = getenv("PTTS_VK_NO_GROUP_ATTN") != NULL;
     }
     if (!rc) rc = upload_weights(g, e);
     if (!rc) rc = layout_arena(g, e);
@@ -1251,15 +1261,16 @@ static int vk_step(void *p, const int *slots, int n, int k, const float *noise, 
     cached *c = &g->step_cb[k];
     if (!same_key(c, n, k, slots, n)) {
         drop_cached(g, c);
-        if (stepk_ok(g, n)) { /* this k's program, before recording (an upload submits) */
+        if (stepk_ok(g, n) && !g->prog_ok[k]) { /* before recording: an upload submits */
             size_t words = ((size_t)k * g->prog_ph + 1) * PH_WORDS;
             uint32_t *P = calloc(words, 4);
             if (!P) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-            g->prog_n[k] = stepk_program(g, (uint32_t)n, (uint32_t)k, P);
+            g->prog_n[k] = stepk_program(g, (uint32_t)k, P);
             int rc = upload(g, &g->arena, (size_t)g->prog[k] * 4, P,
                             (size_t)g->prog_n[k] * PH_WORDS * 4, e);
             free(P);
             if (rc) return rc;
+            g->prog_ok[k] = 1;
         }
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
