@@ -7,7 +7,8 @@
  * 1e-3 relative L2; the eos_case gives exactly 16 frames; a batch of 3 streams (different
  * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
  * The replays and the batch run again with PTTS_VK_STEPK=1 (the whole step as one persistent
- * dispatch of one workgroup) and with the hybrid engine (codec only on the GPU); a bf16 model's
+ * dispatch of one workgroup), with each register-tiled gemm forced (PTTS_VK_GEMM_FORCE) and
+ * with the hybrid engine (codec only on the GPU); a bf16 model's
  * one-dispatch step (bf16 weight copies) against its multi-dispatch step.
  * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
  * device exists.
@@ -198,6 +199,18 @@ int main(void) {
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
     unsetenv("PTTS_VK_STEPK");
+    ptts_engine_cache_clear(m);
+    /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
+     * whatever its shape (partial tiles, short K, few rows), against the reference and the CPU */
+    static const char *const tiles[] = {"l", "r64", "r32", "sk"};
+    for (int i = 0; i < 4; i++) {
+        setenv("PTTS_VK_GEMM_FORCE", tiles[i], 1);
+        ptts_engine_cache_clear(m); /* engines read PTTS_VK_GEMM_FORCE when created */
+        printf("gemm tile %s everywhere:\n", tiles[i]);
+        replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
+        batch_vs_cpu(m);
+    }
+    unsetenv("PTTS_VK_GEMM_FORCE");
     ptts_engine_cache_clear(m);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
     m->engine = ptts_hybrid_engine();

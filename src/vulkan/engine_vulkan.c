@@ -109,6 +109,14 @@ typedef struct vk_engine {
     cached lat_cb; /* codec-only mode: host latents into the slots' step rows */
     int *sorted, *orig, *scount;
     int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
+    /* the register-tiled gemm_*.comp (rec_linear), knobs read once at creation:
+     * PTTS_VK_GEMM_OLD=1 (gemm.comp / mgemm.comp only, as before them), PTTS_VK_GEMM_FORCE=
+     * l|r64|r32|sk (that tile for every linear with vec4 operands but the skinny ones: tests),
+     * PTTS_VK_GEMM_UNITS=N (the compute units a grid should fill; default the SM count, else
+     * 8), PTTS_VK_GEMM_MINWG=N (the fewest workgroups a large tile may have; default 2 per
+     * unit) */
+    int gemm_old, gemm_force;
+    uint32_t gemm_units, gemm_minwg;
     int FG; /* slot-frames per codec pass (scratch rows) */
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
      * its phase count, the grid barrier's counter */
@@ -326,6 +334,35 @@ typedef struct pc_lin {
 
 enum { ACT_NONE, ACT_GELU, ACT_SILU, ACT_ELU };
 
+/* The gemm_tile.glsl variants: rows x outputs of a workgroup's tile. */
+enum { GT_L, GT_R64, GT_R32, GT_SK, GT_N };
+static const struct {
+    const char *name;
+    int pipe;
+    uint32_t bm, bn;
+} gemm_tiles[GT_N] = {{"l", PVK_GEMM_L, 128, 128},
+                      {"r64", PVK_GEMM_R64, 256, 64},
+                      {"r32", PVK_GEMM_R32, 256, 32},
+                      {"sk", PVK_GEMM_SK, 64, 64}};
+
+static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
+    return ((M + gemm_tiles[t].bn - 1) / gemm_tiles[t].bn) * ((N + gemm_tiles[t].bm - 1) / gemm_tiles[t].bm);
+}
+
+/* The tile for N rows of K inputs -> M outputs (vec4 operands), -1: none (gemm.comp and
+ * mgemm.comp decide). The largest tile whose outputs fit (128, 64 or 32: few outputs get tall
+ * tiles) while its grid has gemm_minwg workgroups; else, for K >= 64, 64x64 tiles with K split
+ * inside the workgroup (8x8 sums an invocation however long K is) while that grid has a
+ * workgroup per unit; else none. */
+static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
+    if (g->gemm_force >= 0) return g->gemm_force;
+    if (g->gemm_old || N < 32 || M < 16) return -1;
+    const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
+    if (gemm_wgs(big, N, M) >= g->gemm_minwg) return big;
+    if (K >= 64 && gemm_wgs(GT_SK, N, M) >= g->gemm_units) return GT_SK;
+    return -1;
+}
+
 /* Y (=|+=) gate * alpha * act(X W^T + b); gate: rows in the arena (gbuf 0) or a weight vector
  * (gbuf 1, goff a weight offset, every row the same). */
 static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
@@ -349,10 +386,17 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
         p.ggs = 0;
         p.gld = 0;
     }
-    /* the 64x64-tile gemm once it fills the GPU (>= 256 workgroups); below that, from 16 rows,
-     * the register-blocked mgemm (32 outputs x 8 rows a workgroup) when operands are vec4s */
+    /* with vec4 operands, the register-tiled gemm_tile.glsl kernels where a grid fills the GPU
+     * (gemm_pick); else the 64x64-tile gemm once it fills the GPU (>= 256 workgroups); below
+     * that, from 16 rows, the register-blocked mgemm (32 outputs x 8 rows a workgroup) when
+     * operands are vec4s */
     const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
-    if (L->out <= 8 && N >= 256) /* a few outputs of many rows: an invocation per row */
+    const int gt = p.v4 && !(L->out <= 8 && N >= 256) ? gemm_pick(g, N, L->in, L->out) : -1;
+    if (gt >= 0)
+        pvk_dispatch(&g->c, cb, gemm_tiles[gt].pipe, &p, sizeof p,
+                     (L->out + gemm_tiles[gt].bn - 1) / gemm_tiles[gt].bn,
+                     (N + gemm_tiles[gt].bm - 1) / gemm_tiles[gt].bm, 1);
+    else if (L->out <= 8 && N >= 256) /* a few outputs of many rows: an invocation per row */
         pvk_dispatch_flat(&g->c, cb, PVK_SKINNY, &p, sizeof p, N);
     else if (p.v4 && N >= 16 && L->out >= 32 && tiles < 256)
         pvk_dispatch(&g->c, cb, PVK_MGEMM, &p, sizeof p, (N + 7) / 8, (L->out + 31) / 32, 1);
@@ -1102,6 +1146,18 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
     if (!rc) rc = pvk_create(&g->c, e);
+    if (!rc) { /* gemm knobs (vk_engine) */
+        const char *gf = getenv("PTTS_VK_GEMM_FORCE"), *go = getenv("PTTS_VK_GEMM_OLD");
+        const char *gu = getenv("PTTS_VK_GEMM_UNITS"), *gm = getenv("PTTS_VK_GEMM_MINWG");
+        g->gemm_force = -1;
+        for (int i = 0; gf && i < GT_N; i++)
+            if (!strcmp(gf, gemm_tiles[i].name)) g->gemm_force = i;
+        g->gemm_old = go && *go && strcmp(go, "0") != 0;
+        g->gemm_units = gu && atoi(gu) > 0 ? (uint32_t)atoi(gu)
+                        : g->c.sm_count > 0 ? (uint32_t)g->c.sm_count
+                                            : 8;
+        g->gemm_minwg = gm && atoi(gm) > 0 ? (uint32_t)atoi(gm) : 2 * g->gemm_units;
+    }
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA); elsewhere off unless PTTS_VK_STEPK=N asks for N workgroups (the
      * tests run it with 1 on lavapipe) or 0 turns it off */

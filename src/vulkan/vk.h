@@ -28,6 +28,10 @@ enum {
     PVK_SKINNY,
     PVK_STEPK,
     PVK_ATTN_GROUP,
+    PVK_GEMM_L,
+    PVK_GEMM_R64,
+    PVK_GEMM_R32,
+    PVK_GEMM_SK,
     PVK_N_PIPELINES
 };
 

@@ -1,0 +1,187 @@
+// gemm_tile.glsl - the contract of gemm.comp (linear.comp for many rows, vec4 operands only:
+// p.v4) as a register-tiled GEMM, included by gemm_*.comp after they define the tile:
+//   BM x BN   rows x outputs of a workgroup's tile,
+//   TM x TN   rows x outputs of an invocation (multiples of 4: vec4 groups spread over the tile,
+//             group i of the rows at vec4 index ty + i * TY, so that neighbouring invocations
+//             read neighbouring vec4s of shared memory),
+//   KS        K slices: the 256 invocations are KS groups of BM/TM * BN/TN, group s takes the
+//             BK-wide K steps s, s + KS, ..; their sums are added at the end through shared
+//             memory in slice order (deterministic), slice 0 writes,
+//   BK        K per step and slice (4 or 8).
+// X and W tiles are held k-major in shared memory ([k][row] with one vec4 of padding per k, so
+// the transposing stores of a warp hit 32 banks), two stages: the next step's global loads go
+// into registers before the current step's math, then into the other stage, one barrier per
+// step. The epilogue (bias, activation, alpha, gate, accumulate) is gemm.comp's, with vec4
+// stores where Y's offsets allow.
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
+layout(std430, set = 0, binding = 1) buffer Arena4 { vec4 ar4[]; };
+layout(local_size_x = 256) in;
+layout(push_constant) uniform P {
+    uint N, K, M;
+    uint xoff, xrps, xgs, xld;
+    uint yoff, yrps, ygs, yld;
+    uint goff, grps, ggs, gld, gbuf;
+    uint woff, boff;
+    uint act, accum;
+    float alpha;
+    uint v4;
+} p;
+
+#define TX (BN / TN)
+#define TY (BM / TM)
+#define TS (TX * TY) // invocations per slice
+#define KQ (BK / 4)  // vec4s of a row per step
+#define BM4 (BM / 4 + 1)
+#define BN4 (BN / 4 + 1)
+#define XS (BK * BM4)
+#define STAGE (XS + BK * BN4)
+#define SLICE (2 * STAGE)
+#define NXV (BM * KQ) // vec4 loads of an X tile step
+#define NWV (BN * KQ)
+#define LX ((NXV + TS - 1) / TS)
+#define LW ((NWV + TS - 1) / TS)
+#define RED (KS > 1 ? BM * BN / 4 : 0)
+#define SM (KS * SLICE > RED ? KS * SLICE : RED)
+shared vec4 sm[SM];
+
+uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x, s = tid / TS, t = tid % TS;
+    const uint tx = t % TX, ty = t / TX;
+    const uint m0 = gl_WorkGroupID.x * BN, r0 = gl_WorkGroupID.y * BM;
+    const uint K4 = p.K / 4u;
+    // this invocation's loads: X row / W output q / KQ, vec4 q % KQ of the step, q = t + l TS
+    uint xa[LX], wa[LW];
+    [[unroll]] for (uint l = 0u; l < LX; l++) {
+        uint q = t + l * TS, r = r0 + q / KQ;
+        xa[l] = (q < NXV && r < p.N) ? addr(p.xoff, p.xrps, p.xgs, p.xld, r) / 4u + q % KQ : NONE;
+    }
+    [[unroll]] for (uint l = 0u; l < LW; l++) {
+        uint q = t + l * TS, m = m0 + q / KQ;
+        wa[l] = (q < NWV && m < p.M) ? (p.woff + m * p.K) / 4u + q % KQ : NONE;
+    }
+    vec4 acc[TM][TN / 4];
+    [[unroll]] for (uint i = 0u; i < TM; i++)
+        [[unroll]] for (uint j = 0u; j < TN / 4u; j++) acc[i][j] = vec4(0.0);
+    vec4 rx[LX], rw[LW];
+    const uint nst = (K4 + KQ * KS - 1u) / (KQ * KS);
+    // step 0 into registers, then stage 0
+    {
+        uint kq = s * KQ;
+        [[unroll]] for (uint l = 0u; l < LX; l++) {
+            uint q = t + l * TS;
+            rx[l] = (xa[l] != NONE && kq + q % KQ < K4) ? ar4[xa[l] + kq] : vec4(0.0);
+        }
+        [[unroll]] for (uint l = 0u; l < LW; l++) {
+            uint q = t + l * TS;
+            rw[l] = (wa[l] != NONE && kq + q % KQ < K4) ? wt4[wa[l] + kq] : vec4(0.0);
+        }
+    }
+    const uint sb = s * SLICE;
+    [[unroll]] for (uint l = 0u; l < LX; l++) {
+        uint q = t + l * TS;
+        if (q < NXV) {
+            uint row = q / KQ, k = (q % KQ) * 4u;
+            [[unroll]] for (uint c = 0u; c < 4u; c++) sm[sb + (k + c) * BM4 + (row >> 2)][row & 3u] = rx[l][c];
+        }
+    }
+    [[unroll]] for (uint l = 0u; l < LW; l++) {
+        uint q = t + l * TS;
+        if (q < NWV) {
+            uint row = q / KQ, k = (q % KQ) * 4u;
+            [[unroll]] for (uint c = 0u; c < 4u; c++) sm[sb + XS + (k + c) * BN4 + (row >> 2)][row & 3u] = rw[l][c];
+        }
+    }
+    barrier();
+    for (uint st = 0u; st < nst; st++) {
+        const bool more = st + 1u < nst;
+        if (more) { // the next step's global loads, in flight during this step's math
+            uint kq = ((st + 1u) * KS + s) * KQ;
+            [[unroll]] for (uint l = 0u; l < LX; l++) {
+                uint q = t + l * TS;
+                rx[l] = (xa[l] != NONE && kq + q % KQ < K4) ? ar4[xa[l] + kq] : vec4(0.0);
+            }
+            [[unroll]] for (uint l = 0u; l < LW; l++) {
+                uint q = t + l * TS;
+                rw[l] = (wa[l] != NONE && kq + q % KQ < K4) ? wt4[wa[l] + kq] : vec4(0.0);
+            }
+        }
+        const uint xb = sb + (st & 1u) * STAGE, wb = xb + XS;
+        [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
+            vec4 a[TM / 4], b[TN / 4];
+            [[unroll]] for (uint i = 0u; i < TM / 4u; i++) a[i] = sm[xb + kk * BM4 + ty + i * TY];
+            [[unroll]] for (uint j = 0u; j < TN / 4u; j++) b[j] = sm[wb + kk * BN4 + tx + j * TX];
+            [[unroll]] for (uint i = 0u; i < TM / 4u; i++)
+                [[unroll]] for (uint c = 0u; c < 4u; c++)
+                    [[unroll]] for (uint j = 0u; j < TN / 4u; j++)
+                        acc[i * 4u + c][j] += a[i][c] * b[j];
+        }
+        if (more) {
+            const uint nb = sb + ((st + 1u) & 1u) * STAGE;
+            [[unroll]] for (uint l = 0u; l < LX; l++) {
+                uint q = t + l * TS;
+                if (q < NXV) {
+                    uint row = q / KQ, k = (q % KQ) * 4u;
+                    [[unroll]] for (uint c = 0u; c < 4u; c++) sm[nb + (k + c) * BM4 + (row >> 2)][row & 3u] = rx[l][c];
+                }
+            }
+            [[unroll]] for (uint l = 0u; l < LW; l++) {
+                uint q = t + l * TS;
+                if (q < NWV) {
+                    uint row = q / KQ, k = (q % KQ) * 4u;
+                    [[unroll]] for (uint c = 0u; c < 4u; c++) sm[nb + XS + (k + c) * BN4 + (row >> 2)][row & 3u] = rw[l][c];
+                }
+            }
+        }
+        barrier();
+    }
+#if KS > 1
+    // slice sums into slice 0, in slice order
+    for (uint z = 1u; z < KS; z++) {
+        if (s == z)
+            [[unroll]] for (uint i = 0u; i < TM; i++)
+                [[unroll]] for (uint j = 0u; j < TN / 4u; j++) sm[(i * (TN / 4u) + j) * TS + t] = acc[i][j];
+        barrier();
+        if (s == 0u)
+            [[unroll]] for (uint i = 0u; i < TM; i++)
+                [[unroll]] for (uint j = 0u; j < TN / 4u; j++) acc[i][j] += sm[(i * (TN / 4u) + j) * TS + t];
+        barrier();
+    }
+    if (s != 0u) return;
+#endif
+    const bool yv4 = ((p.yoff | p.ygs | p.yld) & 3u) == 0u;
+    [[unroll]] for (uint i = 0u; i < TM / 4u; i++) {
+        [[unroll]] for (uint c = 0u; c < 4u; c++) {
+            uint r = r0 + (ty + i * TY) * 4u + c;
+            if (r >= p.N) continue;
+            uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, r);
+            uint ga = p.goff != NONE ? addr(p.goff, p.grps, p.ggs, p.gld, r) : 0u;
+            [[unroll]] for (uint j = 0u; j < TN / 4u; j++) {
+                uint m = m0 + (tx + j * TX) * 4u;
+                vec4 sv = acc[i * 4u + c][j];
+                if (yv4 && m + 3u < p.M) {
+                    if (p.boff != NONE)
+                        sv += vec4(wt[p.boff + m], wt[p.boff + m + 1u], wt[p.boff + m + 2u], wt[p.boff + m + 3u]);
+                    vec4 v = vec4(act_(p.act, sv.x), act_(p.act, sv.y), act_(p.act, sv.z), act_(p.act, sv.w)) * p.alpha;
+                    if (p.goff != NONE)
+                        v *= p.gbuf == 1u ? vec4(wt[ga + m], wt[ga + m + 1u], wt[ga + m + 2u], wt[ga + m + 3u])
+                                          : vec4(ar[ga + m], ar[ga + m + 1u], ar[ga + m + 2u], ar[ga + m + 3u]);
+                    uint y4 = (ya + m) / 4u;
+                    ar4[y4] = p.accum != 0u ? ar4[y4] + v : v;
+                } else {
+                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                        if (m + e >= p.M) continue;
+                        float sc = sv[e];
+                        if (p.boff != NONE) sc += wt[p.boff + m + e];
+                        float v = act_(p.act, sc) * p.alpha;
+                        if (p.goff != NONE) v *= p.gbuf == 1u ? wt[ga + m + e] : ar[ga + m + e];
+                        ar[ya + m + e] = p.accum != 0u ? ar[ya + m + e] + v : v;
+                    }
+                }
+            }
+        }
+    }
+}
