@@ -352,14 +352,14 @@ static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
 /* The tile for N rows of K inputs -> M outputs (vec4 operands), -1: none (gemm.comp and
  * mgemm.comp decide). The largest tile whose outputs fit (128, 64 or 32: few outputs get tall
  * tiles) while its grid has gemm_minwg workgroups; else, for K >= 64, 64x64 tiles with K split
- * inside the workgroup (8x8 sums an invocation however long K is) while that grid has a
- * workgroup per unit; else none. */
+ * inside the workgroup (8x8 sums an invocation however long K is) for more than 32 outputs
+ * (fewer would leave half a tile idle) while that grid has a workgroup per unit; else none. */
 static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     if (g->gemm_force >= 0) return g->gemm_force;
     if (g->gemm_old || N < 32 || M < 16) return -1;
     const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
     if (gemm_wgs(big, N, M) >= g->gemm_minwg) return big;
-    if (K >= 64 && gemm_wgs(GT_SK, N, M) >= g->gemm_units) return GT_SK;
+    if (K >= 64 && M > 32 && gemm_wgs(GT_SK, N, M) >= g->gemm_units) return GT_SK;
     return -1;
 }
 
