@@ -35,6 +35,39 @@ static const size_t spv_size[PVK_N_PIPELINES] = {
                              (int)r_);                                                       \
     } while (0)
 
+/* PTTS_VK_PIPE_STATS=1 (a diagnostic, printed to stderr): the driver's statistics of every
+ * compiled pipeline (registers, spills, shared memory...), VK_KHR_pipeline_executable_properties */
+static const char *const pipe_names[PVK_N_PIPELINES];
+static void print_pipe_stats(pvk_ctx *c, int i) {
+    PFN_vkGetPipelineExecutablePropertiesKHR props = (PFN_vkGetPipelineExecutablePropertiesKHR)
+        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutablePropertiesKHR");
+    PFN_vkGetPipelineExecutableStatisticsKHR stats = (PFN_vkGetPipelineExecutableStatisticsKHR)
+        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutableStatisticsKHR");
+    if (!props || !stats) return;
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = c->pipe[i]};
+    uint32_t ne = 0;
+    if (props(c->dev, &pi, &ne, NULL) != VK_SUCCESS) return;
+    for (uint32_t x = 0; x < ne; x++) {
+        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                          .pipeline = c->pipe[i],
+                                          .executableIndex = x};
+        VkPipelineExecutableStatisticKHR st[32];
+        uint32_t ns = 32;
+        for (uint32_t k = 0; k < ns; k++)
+            st[k] = (VkPipelineExecutableStatisticKHR){
+                .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        if (stats(c->dev, &ei, &ns, st) != VK_SUCCESS && ns == 0) continue;
+        fprintf(stderr, "pipeline %-11s", pipe_names[i]);
+        for (uint32_t k = 0; k < ns; k++) {
+            if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR)
+                fprintf(stderr, " | %s %llu", st[k].name, (unsigned long long)st[k].value.u64);
+            else if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR)
+                fprintf(stderr, " | %s %lld", st[k].name, (long long)st[k].value.i64);
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
 static int make_instance(VkInstance *inst, ptts_error *e) {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "pocket-tts-c",
@@ -140,11 +173,13 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
                       .module = mod,
                       .pName = "main"},
             .layout = c->layout};
+        if (c->pipe_stats) cp.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
         VkResult r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cp, NULL, &c->pipe[i]);
         vkDestroyShaderModule(c->dev, mod, NULL);
         if (r != VK_SUCCESS)
             return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: pipeline %d failed (VkResult %d)", i,
                              (int)r);
+        if (c->pipe_stats) print_pipe_stats(c, i);
     }
     return 0;
 }
@@ -181,8 +216,8 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
     uint32_t next = 0;
     vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, NULL);
     VkExtensionProperties *ext = next ? calloc(next, sizeof *ext) : NULL;
-    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS)
-        for (uint32_t i = 0; i < next; i++)
+    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS) {
+        for (uint32_t i = 0; i < next; i++) {
             if (!strcmp(ext[i].extensionName, "VK_NV_shader_sm_builtins")) {
                 VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
                     .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
@@ -190,7 +225,11 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
                     .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
                 vkGetPhysicalDeviceProperties2(c->phys, &p2);
                 c->sm_count = (int)sm.shaderSMCount;
+            } else if (!strcmp(ext[i].extensionName, "VK_KHR_pipeline_executable_properties")) {
+                c->pipe_stats = getenv("PTTS_VK_PIPE_STATS") != NULL;
             }
+        }
+    }
     free(ext);
     vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
     uint32_t nq = 0;
@@ -214,9 +253,16 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
                                   .queueFamilyIndex = c->qfamily,
                                   .queueCount = 1,
                                   .pQueuePriorities = &prio};
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pef = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pipelineExecutableInfo = VK_TRUE};
+    const char *pe_ext = "VK_KHR_pipeline_executable_properties";
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = c->pipe_stats ? &pef : NULL,
                              .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qi};
+                             .pQueueCreateInfos = &qi,
+                             .enabledExtensionCount = c->pipe_stats ? 1u : 0u,
+                             .ppEnabledExtensionNames = &pe_ext};
     VkResult r = vkCreateDevice(c->phys, &di, NULL, &c->dev);
     if (r != VK_SUCCESS) {
         pvk_destroy(c);

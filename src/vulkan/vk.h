@@ -68,6 +68,7 @@ typedef struct pvk_ctx {
     VkDeviceSize wsize, wrange, wbase, bound_wbase;
     int wfail;
     int sm_count; /* streaming multiprocessors (VK_NV_shader_sm_builtins), 0 when unknown */
+    int pipe_stats; /* PTTS_VK_PIPE_STATS: print every pipeline's compiler statistics */
     /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
      * included) summed over the replays of recorded command buffers (their first submit and
      * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
