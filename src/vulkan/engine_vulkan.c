@@ -110,12 +110,15 @@ typedef struct vk_engine {
     int *sorted, *orig, *scount;
     int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
     /* the register-tiled gemm_*.comp (rec_linear), knobs read once at creation:
-     * PTTS_VK_GEMM_OLD=1 (gemm.comp / mgemm.comp only, as before them), PTTS_VK_GEMM_FORCE=
+     * off by default until timed on the H200 (gemm.comp / mgemm.comp as before them);
+     * PTTS_VK_GEMM_NEW=1 turns gemm_pick's selection on, PTTS_VK_GEMM_NEW=big only its large
+     * tiles (l, r64, r32; no K-split sk); PTTS_VK_GEMM_OLD=1 keeps them off whatever NEW says;
+     * PTTS_VK_GEMM_FORCE=
      * l|r64|r32|sk (that tile for every linear with vec4 operands but the skinny ones: tests),
      * PTTS_VK_GEMM_UNITS=N (the compute units a grid should fill; default the SM count, else
      * 8), PTTS_VK_GEMM_MINWG=N (the fewest workgroups a large tile may have; default 2 per
      * unit) */
-    int gemm_old, gemm_force;
+    int gemm_old, gemm_force, gemm_new; /* gemm_new: 0 off, 1 all tiles, 2 no sk */
     uint32_t gemm_units, gemm_minwg;
     int FG; /* slot-frames per codec pass (scratch rows) */
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
@@ -353,13 +356,16 @@ static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
  * mgemm.comp decide). The largest tile whose outputs fit (128, 64 or 32: few outputs get tall
  * tiles) while its grid has gemm_minwg workgroups; else, for K >= 64, 64x64 tiles with K split
  * inside the workgroup (8x8 sums an invocation however long K is) for more than 32 outputs
- * (fewer would leave half a tile idle) while that grid has a workgroup per unit; else none. */
+ * (fewer would leave half a tile idle) while that grid has a workgroup per unit (not with
+ * PTTS_VK_GEMM_NEW=big); else none. None at all unless PTTS_VK_GEMM_NEW asks (the tiles were
+ * 5-10x slower than gemm.comp on the H200 while their sums sat in local memory; the default
+ * follows the timing). */
 static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     if (g->gemm_force >= 0) return g->gemm_force;
-    if (g->gemm_old || N < 32 || M < 16) return -1;
+    if (g->gemm_old || !g->gemm_new || N < 32 || M < 16) return -1;
     const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
     if (gemm_wgs(big, N, M) >= g->gemm_minwg) return big;
-    if (K >= 64 && M > 32 && gemm_wgs(GT_SK, N, M) >= g->gemm_units) return GT_SK;
+    if (g->gemm_new == 1 && K >= 64 && M > 32 && gemm_wgs(GT_SK, N, M) >= g->gemm_units) return GT_SK;
     return -1;
 }
 
@@ -1153,6 +1159,8 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         for (int i = 0; gf && i < GT_N; i++)
             if (!strcmp(gf, gemm_tiles[i].name)) g->gemm_force = i;
         g->gemm_old = go && *go && strcmp(go, "0") != 0;
+        const char *gn = getenv("PTTS_VK_GEMM_NEW");
+        g->gemm_new = !gn || !*gn || !strcmp(gn, "0") ? 0 : !strcmp(gn, "big") ? 2 : 1;
         g->gemm_units = gu && atoi(gu) > 0 ? (uint32_t)atoi(gu)
                         : g->c.sm_count > 0 ? (uint32_t)g->c.sm_count
                                             : 8;

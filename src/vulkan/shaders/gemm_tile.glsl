@@ -48,6 +48,53 @@ shared vec4 sm[SM];
 
 uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
 
+// vec4 v of an X row / W output `row` (k = k0 .. k0 + 3 of the step) into stage memory at b,
+// k-major: stride BM4 or BN4 vec4s per k
+void put4(uint b, uint stride, uint q, vec4 v) {
+    const uint row = q / KQ, k = (q % KQ) * 4u, o = b + k * stride + (row >> 2), e = row & 3u;
+    sm[o][e] = v.x;
+    sm[o + stride][e] = v.y;
+    sm[o + 2u * stride][e] = v.z;
+    sm[o + 3u * stride][e] = v.w;
+}
+// this invocation's registered loads into the stage at b (no loop: LX, LW <= 2, constant
+// indices only, so that the registers never become local memory)
+void stage(uint b, vec4 rx[LX], vec4 rw[LW]) {
+    const uint t = gl_LocalInvocationID.x % TS;
+    if (NXV % TS == 0u || t < NXV) put4(b, BM4, t, rx[0]);
+#if LX > 1
+    if (NXV % TS == 0u || t + TS < NXV) put4(b, BM4, t + TS, rx[1]);
+#endif
+    if (NWV % TS == 0u || t < NWV) put4(b + XS, BN4, t, rw[0]);
+#if LW > 1
+    if (NWV % TS == 0u || t + TS < NWV) put4(b + XS, BN4, t + TS, rw[1]);
+#endif
+}
+
+float gate(uint i) { return p.gbuf == 1u ? wt[i] : ar[i]; }
+// outputs m .. m + 3 of one row (Y at ya, gate at ga): gemm.comp's epilogue, one copy of the
+// activation for both paths, a vec4 store where Y's offsets allow
+void out4(uint ya, uint ga, uint m, vec4 sv, bool yv4) {
+    const bool full = m + 3u < p.M;
+    const bvec4 ok = bvec4(true, full || m + 1u < p.M, full || m + 2u < p.M, full);
+    if (p.boff != NONE) sv += vec4(wt[p.boff + m], ok.y ? wt[p.boff + m + 1u] : 0.0,
+                                   ok.z ? wt[p.boff + m + 2u] : 0.0, ok.w ? wt[p.boff + m + 3u] : 0.0);
+    vec4 v = vec4(act_(p.act, sv.x), act_(p.act, sv.y), act_(p.act, sv.z), act_(p.act, sv.w)) * p.alpha;
+    if (p.goff != NONE)
+        v *= vec4(gate(ga + m), ok.y ? gate(ga + m + 1u) : 0.0, ok.z ? gate(ga + m + 2u) : 0.0,
+                  ok.w ? gate(ga + m + 3u) : 0.0);
+    if (yv4 && full) {
+        const uint y4 = (ya + m) / 4u;
+        ar4[y4] = p.accum != 0u ? ar4[y4] + v : v;
+    } else {
+        const uint y = ya + m; // m < M (the caller)
+        ar[y] = p.accum != 0u ? ar[y] + v.x : v.x;
+        if (ok.y) ar[y + 1u] = p.accum != 0u ? ar[y + 1u] + v.y : v.y;
+        if (ok.z) ar[y + 2u] = p.accum != 0u ? ar[y + 2u] + v.z : v.z;
+        if (ok.w) ar[y + 3u] = p.accum != 0u ? ar[y + 3u] + v.w : v.w;
+    }
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x, s = tid / TS, t = tid % TS;
     const uint tx = t % TX, ty = t / TX;
@@ -81,20 +128,7 @@ void main() {
         }
     }
     const uint sb = s * SLICE;
-    [[unroll]] for (uint l = 0u; l < LX; l++) {
-        uint q = t + l * TS;
-        if (q < NXV) {
-            uint row = q / KQ, k = (q % KQ) * 4u;
-            [[unroll]] for (uint c = 0u; c < 4u; c++) sm[sb + (k + c) * BM4 + (row >> 2)][row & 3u] = rx[l][c];
-        }
-    }
-    [[unroll]] for (uint l = 0u; l < LW; l++) {
-        uint q = t + l * TS;
-        if (q < NWV) {
-            uint row = q / KQ, k = (q % KQ) * 4u;
-            [[unroll]] for (uint c = 0u; c < 4u; c++) sm[sb + XS + (k + c) * BN4 + (row >> 2)][row & 3u] = rw[l][c];
-        }
-    }
+    stage(sb, rx, rw);
     barrier();
     for (uint st = 0u; st < nst; st++) {
         const bool more = st + 1u < nst;
@@ -120,21 +154,7 @@ void main() {
                         acc[i * 4u + c][j] += a[i][c] * b[j];
         }
         if (more) {
-            const uint nb = sb + ((st + 1u) & 1u) * STAGE;
-            [[unroll]] for (uint l = 0u; l < LX; l++) {
-                uint q = t + l * TS;
-                if (q < NXV) {
-                    uint row = q / KQ, k = (q % KQ) * 4u;
-                    [[unroll]] for (uint c = 0u; c < 4u; c++) sm[nb + (k + c) * BM4 + (row >> 2)][row & 3u] = rx[l][c];
-                }
-            }
-            [[unroll]] for (uint l = 0u; l < LW; l++) {
-                uint q = t + l * TS;
-                if (q < NWV) {
-                    uint row = q / KQ, k = (q % KQ) * 4u;
-                    [[unroll]] for (uint c = 0u; c < 4u; c++) sm[nb + XS + (k + c) * BN4 + (row >> 2)][row & 3u] = rw[l][c];
-                }
-            }
+            stage(sb + ((st + 1u) & 1u) * STAGE, rx, rw);
         }
         barrier();
     }
@@ -152,36 +172,20 @@ void main() {
     }
     if (s != 0u) return;
 #endif
+    // the epilogue a row at a time in a loop that stays a loop (the code of 8 activations, not
+    // 8 TM TN / 4), taking row 0 of acc and moving the others up: constant indices only
     const bool yv4 = ((p.yoff | p.ygs | p.yld) & 3u) == 0u;
-    [[unroll]] for (uint i = 0u; i < TM / 4u; i++) {
-        [[unroll]] for (uint c = 0u; c < 4u; c++) {
-            uint r = r0 + (ty + i * TY) * 4u + c;
-            if (r >= p.N) continue;
-            uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, r);
-            uint ga = p.goff != NONE ? addr(p.goff, p.grps, p.ggs, p.gld, r) : 0u;
+    [[dont_unroll]] for (uint n = 0u; n < TM; n++) {
+        const uint r = r0 + (ty + (n / 4u) * TY) * 4u + n % 4u;
+        if (r < p.N) {
+            const uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, r);
+            const uint ga = p.goff != NONE ? addr(p.goff, p.grps, p.ggs, p.gld, r) : 0u;
             [[unroll]] for (uint j = 0u; j < TN / 4u; j++) {
-                uint m = m0 + (tx + j * TX) * 4u;
-                vec4 sv = acc[i * 4u + c][j];
-                if (yv4 && m + 3u < p.M) {
-                    if (p.boff != NONE)
-                        sv += vec4(wt[p.boff + m], wt[p.boff + m + 1u], wt[p.boff + m + 2u], wt[p.boff + m + 3u]);
-                    vec4 v = vec4(act_(p.act, sv.x), act_(p.act, sv.y), act_(p.act, sv.z), act_(p.act, sv.w)) * p.alpha;
-                    if (p.goff != NONE)
-                        v *= p.gbuf == 1u ? vec4(wt[ga + m], wt[ga + m + 1u], wt[ga + m + 2u], wt[ga + m + 3u])
-                                          : vec4(ar[ga + m], ar[ga + m + 1u], ar[ga + m + 2u], ar[ga + m + 3u]);
-                    uint y4 = (ya + m) / 4u;
-                    ar4[y4] = p.accum != 0u ? ar4[y4] + v : v;
-                } else {
-                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
-                        if (m + e >= p.M) continue;
-                        float sc = sv[e];
-                        if (p.boff != NONE) sc += wt[p.boff + m + e];
-                        float v = act_(p.act, sc) * p.alpha;
-                        if (p.goff != NONE) v *= p.gbuf == 1u ? wt[ga + m + e] : ar[ga + m + e];
-                        ar[ya + m + e] = p.accum != 0u ? ar[ya + m + e] + v : v;
-                    }
-                }
+                const uint m = m0 + (tx + j * TX) * 4u;
+                if (m < p.M) out4(ya, ga, m, acc[0][j], yv4);
             }
         }
+        [[unroll]] for (uint i = 0u; i < TM - 1u; i++)
+            [[unroll]] for (uint j = 0u; j < TN / 4u; j++) acc[i][j] = acc[i + 1u][j];
     }
 }
