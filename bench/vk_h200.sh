@@ -30,24 +30,18 @@ all)
   PTTS_VK_NO_GROUP_ATTN=1 timeout 100 $B --streams 128 --frames 32 2>&1 | grep -E "^ +[0-9]"
   timeout 60 $B --streams 1 --frames 32 --k 1 2>&1 | grep -E '^ +[0-9]' ;;
 ab)
-  # A/B of stepk knobs at one stream, interleaved: KNOBS="NONE PTTS_VK_STEPK_NOPF=1 ..."
+  # A/B of stepk knobs at one stream, interleaved: KNOBS="NONE PTTS_VK_STEPK_F32=1 ..."
   # (OLD: build-vk2/bench_vulkan_old, a binary of an earlier commit copied there by hand)
   for R in 1 2; do for K in ${KNOBS:-NONE}; do
     echo "== $K (round $R)"
-    if [ "$K" = NONE ]; then E=""; else E="$K"; fi
-    BB=$B; case "$K" in OLD) BB=${B}_old; E="" ;; gemm)
-  # the tiled gemm kernels (gemm_tile.glsl) against gemm.comp / mgemm: 128 streams profiled, 1-32
-  for E in X=1 PTTS_VK_GEMM_OLD=1 PTTS_VK_GEMM_MINWG=132; do echo "== $E"
-    env $E PTTS_VK_PROFILE=1 timeout 100 $B --streams 128 --frames 32 2>&1 | grep -E "^  (gemm|mgemm)|^ +[0-9]"; done
-  for E in X=1 PTTS_VK_GEMM_OLD=1; do echo "== $E"; env $E timeout 100 $B --streams 1,8,32 --frames 64 2>&1 | grep -E "^ +[0-9]"; done
-  PTTS_VK_PIPE_STATS=1 timeout 60 $B --streams 1 --frames 1 2>&1 | grep -E "gemm|stepk" ;;
-esac
+    if [ "$K" = NONE ]; then E="X=1"; else E="$K"; fi
+    BB=$B; if [ "$K" = OLD ]; then BB=${B}_old; E="X=1"; fi
     env $E timeout 60 $BB --streams 1 --frames ${FRAMES:-64} ${PRECARG:-} 2>&1 | grep -E '^ +[0-9]'
   done; done ;;
 gemm)
-  # the tiled gemm kernels (gemm_tile.glsl) against gemm.comp / mgemm: 128 streams profiled, 1-32
-  for E in X=1 PTTS_VK_GEMM_OLD=1 PTTS_VK_GEMM_MINWG=132; do echo "== $E"
+  # the tiled gemm kernels (gemm_tile.glsl, PTTS_VK_GEMM_NEW=1|big) against gemm.comp / mgemm
+  PTTS_VK_PIPE_STATS=1 timeout 60 $B --streams 1 --frames 4 2>&1 | grep -E "pipeline (gemm|mgemm)"
+  for E in X=1 PTTS_VK_GEMM_NEW=1 PTTS_VK_GEMM_NEW=big "PTTS_VK_GEMM_NEW=1 PTTS_VK_GEMM_MINWG=132"; do echo "== $E"
     env $E PTTS_VK_PROFILE=1 timeout 100 $B --streams 128 --frames 32 2>&1 | grep -E "^  (gemm|mgemm)|^ +[0-9]"; done
-  for E in X=1 PTTS_VK_GEMM_OLD=1; do echo "== $E"; env $E timeout 100 $B --streams 1,8,32 --frames 64 2>&1 | grep -E "^ +[0-9]"; done
-  PTTS_VK_PIPE_STATS=1 timeout 60 $B --streams 1 --frames 1 2>&1 | grep -E "gemm|stepk" ;;
+  for E in X=1 PTTS_VK_GEMM_NEW=1 PTTS_VK_GEMM_NEW=big; do echo "== $E"; env $E timeout 100 $B --streams 1,8,32 --frames 64 2>&1 | grep -E "^ +[0-9]"; done ;;
 esac

@@ -110,9 +110,9 @@ typedef struct vk_engine {
     int *sorted, *orig, *scount;
     int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
     /* the register-tiled gemm_*.comp (rec_linear), knobs read once at creation:
-     * off by default until timed on the H200 (gemm.comp / mgemm.comp as before them);
-     * PTTS_VK_GEMM_NEW=1 turns gemm_pick's selection on, PTTS_VK_GEMM_NEW=big only its large
-     * tiles (l, r64, r32; no K-split sk); PTTS_VK_GEMM_OLD=1 keeps them off whatever NEW says;
+     * by default the large tiles (l, r64, r32) where their grid fills the GPU (the H200
+     * timing in bench/RESULTS.md: the K-split sk lost to gemm.comp / mgemm.comp there);
+     * PTTS_VK_GEMM_NEW=1 adds sk, PTTS_VK_GEMM_NEW=0 or PTTS_VK_GEMM_OLD=1 turns them off;
      * PTTS_VK_GEMM_FORCE=
      * l|r64|r32|sk (that tile for every linear with vec4 operands but the skinny ones: tests),
      * PTTS_VK_GEMM_UNITS=N (the compute units a grid should fill; default the SM count, else
@@ -357,9 +357,9 @@ static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
  * tiles) while its grid has gemm_minwg workgroups; else, for K >= 64, 64x64 tiles with K split
  * inside the workgroup (8x8 sums an invocation however long K is) for more than 32 outputs
  * (fewer would leave half a tile idle) while that grid has a workgroup per unit (not with
- * PTTS_VK_GEMM_NEW=big); else none. None at all unless PTTS_VK_GEMM_NEW asks (the tiles were
- * 5-10x slower than gemm.comp on the H200 while their sums sat in local memory; the default
- * follows the timing). */
+ * PTTS_VK_GEMM_NEW=1 only: on the H200 it took 180 us where gemm.comp / mgemm took 160); else
+ * none. On the H200 the large tile takes 229 us where gemm.comp took 338 on the codec's 512 x
+ * 61440-row case; 128 streams 1440x -> 1462x, fewer streams unchanged. */
 static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     if (g->gemm_force >= 0) return g->gemm_force;
     if (g->gemm_old || !g->gemm_new || N < 32 || M < 16) return -1;
@@ -1160,7 +1160,7 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
             if (!strcmp(gf, gemm_tiles[i].name)) g->gemm_force = i;
         g->gemm_old = go && *go && strcmp(go, "0") != 0;
         const char *gn = getenv("PTTS_VK_GEMM_NEW");
-        g->gemm_new = !gn || !*gn || !strcmp(gn, "0") ? 0 : !strcmp(gn, "big") ? 2 : 1;
+        g->gemm_new = !gn || !*gn || !strcmp(gn, "big") ? 2 : !strcmp(gn, "0") ? 0 : 1;
         g->gemm_units = gu && atoi(gu) > 0 ? (uint32_t)atoi(gu)
                         : g->c.sm_count > 0 ? (uint32_t)g->c.sm_count
                                             : 8;
