@@ -6,7 +6,7 @@
 // head) as ONE dispatch of a persistent grid. At one stream every stage is a few microseconds
 // of work and the multi-dispatch path spends most of a frame in launch + barrier latency (~75
 // dispatches a frame); here the stages are phases of a program (built by the host, stored in
-// the arena, 64 words a phase) separated by grid-wide barriers: every workgroup must be resident
+// the arena, 128 words a phase) separated by grid-wide barriers: every workgroup must be resident
 // at once, so the host launches at most as many workgroups as the GPU holds (1 on devices it
 // cannot size, e.g. lavapipe in the tests).
 //
@@ -48,7 +48,9 @@ shared float red[256];
 shared float sc[256];
 shared float part[256];
 shared vec4 qs4[64];
-shared uint ph[64];
+shared uint phb[2][128]; // the phase's words (PH_WORDS), double-buffered: the next phase's are
+                         // loaded while this one runs and stored before its grid barrier
+uint pb_ = 0u;
 shared uint slot_[2], len_[2];
 
 uint t_;
@@ -116,14 +118,14 @@ float ld_(uint buf, uint a) { return buf == 2u ? io[a] : ar[a]; }
 void copies() {
     uint gsz = gl_NumWorkGroups.x * 256u, me = gl_WorkGroupID.x * 256u + t_;
     for (uint j = 0u; j < 4u; j++) {
-        uint b = 32u + 8u * j, w = ph[b + 7u];
+        uint b = 32u + 8u * j, w = phb[pb_][b + 7u];
         if (w == 0u) continue;
         for (uint i = me; i < p.n * w; i += gsz) {
             uint r = i / w, c = i % w;
-            float v = ld_(ph[b], ph[b + 1u] + r * ph[b + 2u] + c);
-            uint drow = ph[b + 6u] != 0u ? slot_[r] : r;
-            uint da = ph[b + 4u] + drow * ph[b + 5u] + c;
-            if (ph[b + 3u] == 2u) io[da] = v;
+            float v = ld_(phb[pb_][b], phb[pb_][b + 1u] + r * phb[pb_][b + 2u] + c);
+            uint drow = phb[pb_][b + 6u] != 0u ? slot_[r] : r;
+            uint da = phb[pb_][b + 4u] + drow * phb[pb_][b + 5u] + c;
+            if (phb[pb_][b + 3u] == 2u) io[da] = v;
             else ar[da] = v;
         }
     }
@@ -139,8 +141,10 @@ float dot8(uvec4 u, uint k8, uint row4) {
     return dot(lo, xs4[row4 + 2u * k8]) + dot(hi, xs4[row4 + 2u * k8 + 1u]);
 }
 
-void matvec() {
-    uint K = ph[1], M = ph[2], xbuf = ph[3], xoff = ph[4], xld = ph[5], stage = ph[6];
+// J: the job's first word (0, 64 or 96: a phase may hold up to three independent jobs, run
+// one after the other with no grid barrier between them)
+void matvec(uint J) {
+    uint K = phb[pb_][J + 1], M = phb[pb_][J + 2], xbuf = phb[pb_][J + 3], xoff = phb[pb_][J + 4], xld = phb[pb_][J + 5], stage = phb[pb_][J + 6];
     // stage the n input rows in shared memory: each invocation loads its <= 16 values of a
     // row once (one round trip to L2), LayerNorm statistics from those registers
     const uint cnt = (K + 255u) >> 8;
@@ -162,7 +166,7 @@ void matvec() {
                 float q = (i < cnt && c < K) ? xv[i] - mean : 0.0;
                 v += q * q;
             }
-            inv = 1.0 / sqrt(block_sum(v) / float(K) + uintBitsToFloat(ph[9]));
+            inv = 1.0 / sqrt(block_sum(v) / float(K) + uintBitsToFloat(phb[pb_][J + 9]));
         }
         for (uint i = 0u; i < cnt; i++) {
             uint c = t_ + (i << 8);
@@ -170,14 +174,14 @@ void matvec() {
             float y = xv[i];
             if (stage == 1u) {
                 y = (y - mean) * inv;
-                if (ph[7] != NONE) y = y * wt[ph[7] + c];
-                if (ph[8] != NONE) y = y + wt[ph[8] + c];
-                if (ph[10] != NONE) {
-                    uint mb = ph[10] + r * ph[11];
+                if (phb[pb_][J + 7] != NONE) y = y * wt[phb[pb_][J + 7] + c];
+                if (phb[pb_][J + 8] != NONE) y = y + wt[phb[pb_][J + 8] + c];
+                if (phb[pb_][J + 10] != NONE) {
+                    uint mb = phb[pb_][J + 10] + r * phb[pb_][J + 11];
                     y = y * (1.0 + ar[mb + K + c]) + ar[mb + c];
                 }
             } else if (stage == 2u) {
-                y = silu_(y + ar[ph[12] + c]);
+                y = silu_(y + ar[phb[pb_][J + 12] + c]);
             }
             uint j = r * K + c;
             xs4[j >> 2][j & 3u] = y;
@@ -189,12 +193,12 @@ void matvec() {
     // weight loads per lane are issued before they are used (K = 1024: a row in one round trip).
     uint lane = t_ & 31u, nlg = gl_NumWorkGroups.x * 8u;
     uint lg = gl_WorkGroupID.x * 8u + (t_ >> 5), K4 = K >> 2;
-    float alpha = uintBitsToFloat(ph[16]);
+    float alpha = uintBitsToFloat(phb[pb_][J + 16]);
     for (uint m0 = 0u; m0 < M; m0 += nlg) { // uniform over the workgroup
         uint m = m0 + lg;
         float a0 = 0.0, a1 = 0.0;
-        if (m < M && ph[23] != NONE) { // bf16 weights: 8 a load, eight loads at once
-            uint K8 = K >> 3, wb = (ph[23] >> 2) + m * K8, k = lane;
+        if (m < M && phb[pb_][J + 23] != NONE) { // bf16 weights: 8 a load, eight loads at once
+            uint K8 = K >> 3, wb = (phb[pb_][J + 23] >> 2) + m * K8, k = lane;
             float b0 = 0.0, b1 = 0.0;
             for (; k + 224u < K8; k += 256u) {
                 uvec4 u[8];
@@ -224,7 +228,7 @@ void matvec() {
             a0 += b0;
             a1 += b1;
         } else if (m < M) {
-            uint wb = (ph[13] >> 2) + m * K4;
+            uint wb = (phb[pb_][J + 13] >> 2) + m * K4;
             uint k = lane;
             float b0 = 0.0, b1 = 0.0;
             for (; k + 224u < K4; k += 256u) {
@@ -275,11 +279,11 @@ void matvec() {
         float s1 = p.n > 1u ? lg_sum(a1) : 0.0;
         if (m < M && lane < p.n) {
             float s = lane == 0u ? s0 : s1;
-            if (ph[14] != NONE) s += wt[ph[14] + m];
-            float v = act_(ph[15], s) * alpha;
-            if (ph[17] != NONE) v *= ph[18] == 1u ? wt[ph[17] + m] : ar[ph[17] + lane * ph[19] + m];
-            uint ya = ph[20] + lane * ph[21] + m;
-            ar[ya] = ph[22] != 0u ? ar[ya] + v : v;
+            if (phb[pb_][J + 14] != NONE) s += wt[phb[pb_][J + 14] + m];
+            float v = act_(phb[pb_][J + 15], s) * alpha;
+            if (phb[pb_][J + 17] != NONE) v *= phb[pb_][J + 18] == 1u ? wt[phb[pb_][J + 17] + m] : ar[phb[pb_][J + 17] + lane * phb[pb_][J + 19] + m];
+            uint ya = phb[pb_][J + 20] + lane * phb[pb_][J + 21] + m;
+            ar[ya] = phb[pb_][J + 22] != 0u ? ar[ya] + v : v;
         }
     }
 }
@@ -289,20 +293,20 @@ const float P2 = 0.0019353071795864769;
 const float P3 = 2.5303012e-12;
 
 void attn() {
-    uint d = ph[1], dh = ph[2], heads = ph[3], qoff = ph[4], ooff = ph[5];
-    uint cap = ph[9], window = ph[10];
-    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (ph[6] & 3u) == 0u && (ph[7] & 3u) == 0u &&
-              (ph[8] & 3u) == 0u;
-    float scale = uintBitsToFloat(ph[13]);
+    uint d = phb[pb_][1], dh = phb[pb_][2], heads = phb[pb_][3], qoff = phb[pb_][4], ooff = phb[pb_][5];
+    uint cap = phb[pb_][9], window = phb[pb_][10];
+    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][6] & 3u) == 0u && (phb[pb_][7] & 3u) == 0u &&
+              (phb[pb_][8] & 3u) == 0u;
+    float scale = uintBitsToFloat(phb[pb_][13]);
     for (uint item = gl_WorkGroupID.x; item < p.n * heads; item += gl_NumWorkGroups.x) {
         uint r = item / heads, h = item % heads;
-        uint slot = slot_[r], pos = len_[r] + ph[12];
-        uint base = ph[6] + slot * ph[7] + ph[8] + h * dh;
+        uint slot = slot_[r], pos = len_[r] + phb[pb_][12];
+        uint base = phb[pb_][6] + slot * phb[pb_][7] + phb[pb_][8] + h * dh;
         uint qb = qoff + r * 3u * d + h * dh;
         if (t_ < 64u) qs4[t_] = vec4(0.0);
         barrier();
         if (t_ < dh / 2u) { // RoPE pair t_ of this head, k and v into the cache
-            float a = float(pos) * wt[ph[11] + t_];
+            float a = float(pos) * wt[phb[pb_][11] + t_];
             float kk = floor(a / 6.2831853071795864769 + 0.5);
             float rd = ((a - kk * P1) - kk * P2) - kk * P3;
             float cs = cos(rd), sn = sin(rd);
@@ -392,14 +396,30 @@ void main() {
         slot_[t_] = iv[p.list + t_];
         len_[t_] = iv[p.len + slot_[t_]];
     }
+    if (t_ < 128u) phb[0][t_] = au[p.prog + t_];
     barrier();
     for (uint q = 0u; q < p.nph; q++) {
-        if (t_ < 64u) ph[t_] = au[p.prog + q * 64u + t_];
-        barrier();
-        if (ph[0] == 0u && (p.empty & 1u) == 0u) matvec();
-        else if (ph[0] == 1u && (p.empty & 2u) == 0u) attn();
+        pb_ = q & 1u;
+        uint nw = (t_ < 128u && q + 1u < p.nph) ? au[p.prog + (q + 1u) * 128u + t_] : 0u;
+        if (phb[pb_][0] == 0u && (p.empty & 1u) == 0u) {
+            matvec(0u);
+            if (phb[pb_][64] != 0u) { // more jobs: their inputs are not this phase's outputs
+                barrier(); // xs4 is staged again
+                matvec(64u);
+                if (phb[pb_][96] != 0u) {
+                    barrier();
+                    matvec(96u);
+                }
+            }
+        } else if (phb[pb_][0] == 1u && (p.empty & 2u) == 0u) {
+            attn();
+        }
         copies();
-        if (ph[31] != 0u && gl_WorkGroupID.x == 0u && t_ < p.n) iv[p.len + slot_[t_]] += ph[31];
-        if (q + 1u < p.nph) grid_sync();
+        if (phb[pb_][31] != 0u && gl_WorkGroupID.x == 0u && t_ < p.n)
+            iv[p.len + slot_[t_]] += phb[pb_][31];
+        if (q + 1u < p.nph) {
+            if (t_ < 128u) phb[pb_ ^ 1u][t_] = nw;
+            grid_sync();
+        }
     }
 }
