@@ -202,8 +202,8 @@ int main(void) {
     ptts_engine_cache_clear(m);
     /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
      * whatever its shape (partial tiles, short K, few rows), against the reference and the CPU */
-    static const char *const tiles[] = {"l", "r64", "r32", "sk"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const tiles[] = {"l", "r64", "r32", "sk", "s16", "s32"};
+    for (int i = 0; i < 6; i++) {
         setenv("PTTS_VK_GEMM_FORCE", tiles[i], 1);
         ptts_engine_cache_clear(m); /* engines read PTTS_VK_GEMM_FORCE when created */
         printf("gemm tile %s everywhere:\n", tiles[i]);

@@ -114,7 +114,8 @@ typedef struct vk_engine {
      * timing in bench/RESULTS.md: the K-split sk lost to gemm.comp / mgemm.comp there);
      * PTTS_VK_GEMM_NEW=1 adds sk, PTTS_VK_GEMM_NEW=0 or PTTS_VK_GEMM_OLD=1 turns them off;
      * PTTS_VK_GEMM_FORCE=
-     * l|r64|r32|sk (that tile for every linear with vec4 operands but the skinny ones: tests),
+     * l|r64|r32|sk|s16|s32 (that tile for every linear with vec4 operands but the skinny ones:
+     * tests),
      * PTTS_VK_GEMM_UNITS=N (the compute units a grid should fill; default the SM count, else
      * 8), PTTS_VK_GEMM_MINWG=N (the fewest workgroups a large tile may have; default 2 per
      * unit) */
@@ -339,7 +340,7 @@ typedef struct pc_lin {
 enum { ACT_NONE, ACT_GELU, ACT_SILU, ACT_ELU };
 
 /* The gemm_tile.glsl variants: rows x outputs of a workgroup's tile. */
-enum { GT_L, GT_R64, GT_R32, GT_SK, GT_N };
+enum { GT_L, GT_R64, GT_R32, GT_SK, GT_S16, GT_S32, GT_N };
 static const struct {
     const char *name;
     int pipe;
@@ -347,7 +348,9 @@ static const struct {
 } gemm_tiles[GT_N] = {{"l", PVK_GEMM_L, 128, 128},
                       {"r64", PVK_GEMM_R64, 256, 64},
                       {"r32", PVK_GEMM_R32, 256, 32},
-                      {"sk", PVK_GEMM_SK, 64, 64}};
+                      {"sk", PVK_GEMM_SK, 64, 64},
+                      {"s16", PVK_GEMM_S16, 16, 32},
+                      {"s32", PVK_GEMM_S32, 32, 64}};
 
 static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
     return ((M + gemm_tiles[t].bn - 1) / gemm_tiles[t].bn) * ((N + gemm_tiles[t].bm - 1) / gemm_tiles[t].bm);

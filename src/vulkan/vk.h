@@ -32,6 +32,8 @@ enum {
     PVK_GEMM_R64,
     PVK_GEMM_R32,
     PVK_GEMM_SK,
+    PVK_GEMM_S16,
+    PVK_GEMM_S32,
     PVK_N_PIPELINES
 };
 

@@ -42,6 +42,9 @@ layout(push_constant) uniform P {
 #define NWV (BN * KQ)
 #define LX ((NXV + TS - 1) / TS)
 #define LW ((NWV + TS - 1) / TS)
+#if TM % 4 != 0 || TN % 4 != 0 || TS * KS != 256 || LX > 2 || LW > 2 || BM % TM != 0 || BN % TN != 0
+#error "gemm_tile.glsl: TM, TN multiples of 4, KS slices of BM/TM * BN/TN filling 256 invocations, at most 2 X and 2 W vec4s staged an invocation"
+#endif
 #define RED (KS > 1 ? BM * BN / 4 : 0)
 #define SM (KS * SLICE > RED ? KS * SLICE : RED)
 shared vec4 sm[SM];
