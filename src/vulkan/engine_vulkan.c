@@ -115,11 +115,12 @@ typedef struct vk_engine {
      * PTTS_VK_GEMM_NEW=1 adds sk, PTTS_VK_GEMM_NEW=0 or PTTS_VK_GEMM_OLD=1 turns them off;
      * PTTS_VK_GEMM_FORCE=
      * l|r64|r32|sk|s16|s32 (that tile for every linear with vec4 operands but the skinny ones:
-     * tests),
+     * tests), PTTS_VK_GEMM_SMALL=1 (the few-row tiles s16 / s32 where mgemm.comp would run),
      * PTTS_VK_GEMM_UNITS=N (the compute units a grid should fill; default the SM count, else
      * 8), PTTS_VK_GEMM_MINWG=N (the fewest workgroups a large tile may have; default 2 per
      * unit) */
     int gemm_old, gemm_force, gemm_new; /* gemm_new: 0 off, 1 all tiles, 2 no sk */
+    int gemm_small;
     uint32_t gemm_units, gemm_minwg;
     int FG; /* slot-frames per codec pass (scratch rows) */
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
@@ -363,13 +364,25 @@ static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
  * (fewer would leave half a tile idle) while that grid has a workgroup per unit (not with
  * PTTS_VK_GEMM_NEW=1 only: on the H200 it took 180 us where gemm.comp / mgemm took 160); else
  * none. On the H200 the large tile takes 229 us where gemm.comp took 338 on the codec's 512 x
- * 61440-row case; 128 streams 1440x -> 1462x, fewer streams unchanged. */
+ * 61440-row case; 128 streams 1440x -> 1462x, fewer streams unchanged.
+ * With PTTS_VK_GEMM_SMALL=1, where rec_linear would take mgemm.comp (16 rows or more, 32
+ * outputs or more, fewer than 256 64x64 tiles: the 1-stream codec, where mgemm is
+ * latency-bound), the few-row tiles: 32x64 with K in 2 slices (more than 32 outputs) while its
+ * grid has a workgroup per unit (768 x 1280, 3840 x 128, 15360 x 64), else 16x32 with K in 8
+ * slices (128 x 512: 128 workgroups where mgemm has 256 of 8 rows that each read all K). */
 static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     if (g->gemm_force >= 0) return g->gemm_force;
-    if (g->gemm_old || !g->gemm_new || N < 32 || M < 16) return -1;
-    const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
-    if (gemm_wgs(big, N, M) >= g->gemm_minwg) return big;
-    if (g->gemm_new == 1 && K >= 64 && M > 32 && gemm_wgs(GT_SK, N, M) >= g->gemm_units) return GT_SK;
+    if (g->gemm_old) return -1;
+    if (g->gemm_new && N >= 32 && M >= 16) {
+        const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
+        if (gemm_wgs(big, N, M) >= g->gemm_minwg) return big;
+        if (g->gemm_new == 1 && K >= 64 && M > 32 && gemm_wgs(GT_SK, N, M) >= g->gemm_units)
+            return GT_SK;
+    }
+    if (g->gemm_small && N >= 16 && M >= 32 && ((M + 63) / 64) * ((N + 63) / 64) < 256) {
+        if (M > 32 && gemm_wgs(GT_S32, N, M) >= g->gemm_units) return GT_S32;
+        return GT_S16;
+    }
     return -1;
 }
 
@@ -1194,6 +1207,8 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         for (int i = 0; gf && i < GT_N; i++)
             if (!strcmp(gf, gemm_tiles[i].name)) g->gemm_force = i;
         g->gemm_old = go && *go && strcmp(go, "0") != 0;
+        const char *gs = getenv("PTTS_VK_GEMM_SMALL");
+        g->gemm_small = gs && *gs && strcmp(gs, "0") != 0;
         const char *gn = getenv("PTTS_VK_GEMM_NEW");
         g->gemm_new = !gn || !*gn || !strcmp(gn, "big") ? 2 : !strcmp(gn, "0") ? 0 : 1;
         g->gemm_units = gu && atoi(gu) > 0 ? (uint32_t)atoi(gu)
