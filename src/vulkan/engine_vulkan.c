@@ -43,7 +43,7 @@
  * streams) and LSD step counts up to STEPK_LSD (the program grows with both). */
 #define STEPK_N 2
 #define STEPK_LSD 4
-#define PH_WORDS 128 /* stepk.comp ph[] */
+#define PH_WORDS 64 /* stepk.glsl phb[][] */
 #define NONE 0xffffffffu
 #define COMPACT 0x7fffffffu
 
@@ -126,12 +126,14 @@ typedef struct vk_engine {
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
      * its phase count, the grid barrier's counter */
     int stepk_G;
+    int stepk_pipe; /* PVK_STEPK512 where it exists, else PVK_STEPK (256 invocations);
+                     * PTTS_VK_STEPK_WGS=256|512|1024 chooses */
     /* benchmark knobs, read once at creation: PTTS_VK_STEPK_EMPTY (stepk phases skip their work:
      * 1 matrix-vector, 2 attention, 3 both), PTTS_VK_STEPK_F32 (stepk ignores bf16 copies),
-     * PTTS_VK_STEPK_NOFUSE (one job a phase), PTTS_VK_NO_GROUP_ATTN (attention.comp for
-     * grouped rows too) */
+     * PTTS_VK_STEPK_WGS=512|1024 (stepk512 / stepk1024), PTTS_VK_NO_GROUP_ATTN (attention.comp
+     * for grouped rows too) */
     uint32_t stepk_empty;
-    int stepk_f32, stepk_nofuse, no_group_attn;
+    int stepk_f32, no_group_attn;
     uint32_t prog[KMAX + 1], prog_n[KMAX + 1], sync_off;
     int prog_ok[KMAX + 1]; /* prog[k] is uploaded for the current caches and LSD steps */
     int prog_ph;
@@ -641,16 +643,6 @@ static uint32_t *ph_mv(const vk_engine *g, uint32_t *w, const glin *L, uint32_t 
     w[0] = PH_MATVEC;
     return w;
 }
-/* job j (1 or 2) of a MATVEC phase: its words at 64 / 96 (word 0 marks it present); the jobs
- * of a phase run one after the other with no grid barrier between them, so none may read
- * another's output */
-static uint32_t *ph_more(const vk_engine *g, uint32_t *w, int j, const glin *L, uint32_t xbuf,
-                         uint32_t xoff, uint32_t xld, uint32_t yoff, uint32_t yld, int act,
-                         int accum, float alpha) {
-    uint32_t *q = ph_job(g, w + 32 + 32 * j, L, xbuf, xoff, xld, yoff, yld, act, accum, alpha);
-    q[0] = 1;
-    return q;
-}
 static void ph_ln(uint32_t *w, uint32_t lnw, uint32_t lnb, float eps, uint32_t mod, uint32_t mld) {
     w[6] = ST_LN;
     w[7] = lnw;
@@ -699,10 +691,6 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
     const uint32_t ffn = (uint32_t)a->ffn, dh = d / (uint32_t)a->heads;
     const uint32_t mld = g->ada_all.out;
     uint32_t np = 0;
-    /* fused: the EOS head, the cond linear and the first LSD step's input projection (of the
-     * noise, copied in during the first layer) are the three jobs of one phase: two grid
-     * barriers less a frame (H200, 1 stream: step 0.517 -> 0.50x ms, bench/RESULTS.md) */
-    const int fuse = !g->stepk_nofuse;
 #define NEXT (P + (size_t)(np++) * PH_WORDS)
     for (uint32_t j = 0; j < k; j++) {
         uint32_t *q = ph_mv(g, NEXT, &g->input_linear, 0, g->latc, ld, g->bx, d, ACT_NONE, 0, 1.f);
@@ -714,8 +702,6 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
             const gtl *L = &g->bb[l];
             q = ph_mv(g, NEXT, &L->qkv, 0, g->bx, d, g->bqkv, 3 * d, ACT_NONE, 0, 1.f);
             ph_ln(q, L->n1w, L->n1b, 1e-5f, NONE, 0);
-            if (fuse && l == 0) /* the frame's noise into latc (input_linear read it) */
-                ph_copy(q, 0, 2, g->o_noise + j * ld, k * ld, 0, g->latc, ld, 0, ld);
             q = NEXT;
             memset(q, 0, PH_WORDS * 4);
             q[0] = PH_ATTN;
@@ -739,22 +725,14 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
             q = ph_mv(g, NEXT, &L->l2, 0, g->bff, ffn, g->bx, d, ACT_NONE, 1, 1.f);
             if (L->ls2 != NONE) ph_gate(q, L->ls2, 1, 0);
         }
-        /* EOS logit (and unfused: the frame's noise into latc, input_linear read it two phases
-         * ago; the cond linear) */
+        /* EOS logit; the frame's noise into latc (input_linear read it two phases ago) */
         q = ph_mv(g, NEXT, &g->out_eos, 0, g->bx, d, g->eosc + j, KMAX, ACT_NONE, 0, 1.f);
         ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
-        if (fuse) {
-            uint32_t *q1 = ph_more(g, q, 1, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
-            ph_ln(q1, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
-            ph_more(g, q, 2, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
-        } else {
-            ph_copy(q, 0, 2, g->o_noise + j * ld, k * ld, 0, g->latc, ld, 0, ld);
-            q = ph_mv(g, NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
-            ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
-        }
+        ph_copy(q, 0, 2, g->o_noise + j * ld, k * ld, 0, g->latc, ld, 0, ld);
+        q = ph_mv(g, NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
+        ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
         for (int i = 0; i < g->steps; i++) {
-            if (i > 0 || !fuse)
-                ph_mv(g, NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
+            ph_mv(g, NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
             q = ph_mv(g, NEXT, &g->ada_all, 0, g->ce, fd, g->mod, mld, ACT_NONE, 0, 1.f);
             q[6] = ST_SILU_ADD;
             q[12] = g->te + (uint32_t)i * fd;
@@ -796,7 +774,7 @@ static void rec_stepk(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) 
     pvk_weights_window(&g->c, 0, g->c.wsize);
     pc_stepk p = {g->prog[k], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen,
                   g->stepk_empty};
-    pvk_dispatch(&g->c, cb, PVK_STEPK, &p, sizeof p, (uint32_t)g->stepk_G, 1, 1);
+    pvk_dispatch(&g->c, cb, g->stepk_pipe, &p, sizeof p, (uint32_t)g->stepk_G, 1, 1);
 }
 
 /* The step command buffer: k frames for the n slots of the step list. */
@@ -1225,7 +1203,13 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         if (g->stepk_G < 0) g->stepk_G = 0;
         const char *em = getenv("PTTS_VK_STEPK_EMPTY");
         g->stepk_empty = em ? (uint32_t)atoi(em) & 3u : 0;
-        g->stepk_nofuse = getenv("PTTS_VK_STEPK_NOFUSE") != NULL;
+        const char *ew = getenv("PTTS_VK_STEPK_WGS");
+        /* 512 invocations where the device has the shared memory: H200, one stream, step 0.527
+         * -> 0.432 ms (1024: 0.470, the registers a thread drop to 64 and spill) */
+        const int wgs = ew && *ew ? atoi(ew) : 512;
+        g->stepk_pipe = wgs == 512 && g->c.pipe[PVK_STEPK512]     ? PVK_STEPK512
+                        : wgs == 1024 && g->c.pipe[PVK_STEPK1024] ? PVK_STEPK1024
+                                                                  : PVK_STEPK;
         g->stepk_f32 = getenv("PTTS_VK_STEPK_F32") != NULL;
         g->no_group_attn = getenv("PTTS_VK_NO_GROUP_ATTN") != NULL;
     }

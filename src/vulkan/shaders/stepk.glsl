@@ -1,0 +1,422 @@
+// stepk.glsl - the body of stepk.comp, stepk512.comp and stepk1024.comp, which define WGS (the
+// invocations of a workgroup) before including it.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+// stepk - the whole generation step (k frames of n <= 2 rows: backbone, EOS head, flow
+// head) as ONE dispatch of a persistent grid. At one stream every stage is a few microseconds
+// of work and the multi-dispatch path spends most of a frame in launch + barrier latency (~75
+// dispatches a frame); here the stages are phases of a program (built by the host, stored in
+// the arena, 64 words a phase) separated by grid-wide barriers: every workgroup must be resident
+// at once, so the host launches at most as many workgroups as the GPU holds (1 on devices it
+// cannot size, e.g. lavapipe in the tests).
+//
+// Phase kinds:
+//  MATVEC  y[r, m] (=|+=) gate * alpha * act(x~[r, :K] . W[m, :K] + b[m]) for r < n, m < M,
+//          x~ staged in shared memory as the raw rows, LN(rows) [* w + b] [* (1 + scale) +
+//          shift] (the flow head's modulation) or silu(rows + vector); outputs spread over
+//          every 32-lane group of the grid.
+//  ATTN    per (row, head), spread over workgroups: RoPE on q and k at the row's position, k and
+//          v appended to the slot's cache, causal (windowed) attention over the cache.
+//  and in any phase up to four element-wise copies (noise in, latents and EOS out; words 32..63)
+//  and, in the last, the positions advanced by k (word 31).
+// Arithmetic follows linear.comp / layernorm.comp / rope_kv.comp / attention.comp; sums run in
+// another order (parity 1e-3 as the rest of the GPU path).
+#include "funcs.glsl"
+layout(std430, set = 0, binding = 0) readonly buffer Weights { float wt[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
+layout(std430, set = 0, binding = 0) readonly buffer WeightsH { uvec4 wh4[]; }; // bf16 pairs
+// written and read across workgroups within the dispatch: coherent (no stale L1 lines)
+layout(std430, set = 0, binding = 1) coherent buffer Arena { float ar[]; };
+layout(std430, set = 0, binding = 1) coherent buffer ArenaU { uint au[]; };
+// The caches are not coherent: item (row, head) of every ATTN phase runs on workgroup
+// item % G, so a workgroup only reads keys and values written before the dispatch or by itself
+// (coherent loads are not pipelined: they cost a frame ~0.3 ms at one stream).
+layout(std430, set = 0, binding = 2) buffer KCache { float kc[]; };
+layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
+layout(std430, set = 0, binding = 3) buffer VCache { float vc[]; };
+layout(std430, set = 0, binding = 4) coherent buffer Ints { uint iv[]; };
+layout(std430, set = 0, binding = 5) coherent buffer Io { float io[]; };
+// WGS: invocations of a workgroup (stepk.comp 256, stepk512.comp 512: more lane groups a
+// grid, fewer output rows each; the register budget a thread halves)
+#ifndef WGS
+#define WGS 256u
+#endif
+#define NLG (WGS / 32u) // 32-lane groups a workgroup
+#define XV ((6144u + WGS - 1u) / WGS) // staged values an invocation holds (n K <= 6144)
+layout(local_size_x = WGS) in;
+layout(push_constant) uniform P {
+    uint prog, nph, sync, n, list, len;
+    uint empty; // benchmarks: bit 0 skips the MATVEC phases' work, bit 1 the ATTN phases'
+} p;
+
+const uint XS4 = 1536u; // staged input: n * K <= 6144 floats (24 KiB: lavapipe allows 32 in all)
+shared vec4 xs4[XS4];
+shared float red[WGS];
+shared float sc[WGS];
+shared float part[WGS];
+shared vec4 qs4[64];
+shared uint phb[2][64];  // the phase's words (PH_WORDS), double-buffered: the next phase's are
+                         // loaded while this one runs and stored before its grid barrier
+uint pb_ = 0u;
+shared uint slot_[2], len_[2];
+
+uint t_;
+
+// sum / max over the workgroup: subgroup reductions, then one value per subgroup in shared
+// memory (two barriers whatever the subgroup size)
+float block_sum(float v) {
+    v = subgroupAdd(v);
+    if (subgroupElect()) red[gl_SubgroupID] = v;
+    barrier();
+    float r = 0.0;
+    for (uint i = 0u; i < gl_NumSubgroups; i++) r += red[i];
+    barrier();
+    return r;
+}
+float block_max(float v) {
+    v = subgroupMax(v);
+    if (subgroupElect()) red[gl_SubgroupID] = v;
+    barrier();
+    float r = -1e30;
+    for (uint i = 0u; i < gl_NumSubgroups; i++) r = max(r, red[i]);
+    barrier();
+    return r;
+}
+
+// sum over the 32 lanes of a lane group (every invocation calls it)
+float lg_sum(float v) {
+    if (gl_SubgroupSize == 32u) return subgroupAdd(v);
+    red[t_] = v;
+    barrier();
+    for (uint s = 16u; s > 0u; s >>= 1) {
+        if ((t_ & 31u) < s) red[t_] += red[t_ + s];
+        barrier();
+    }
+    float r = red[t_ & ~31u];
+    barrier();
+    return r;
+}
+
+// Grid barrier: arrivals counted in au[sync]; the last to arrive publishes the epoch in
+// au[sync + 1], which the others poll (not the arrival counter itself).
+uint epoch_ = 0u;
+void grid_sync() {
+    memoryBarrierBuffer();
+    barrier();
+    epoch_++;
+    if (t_ == 0u) {
+        uint prev = atomicAdd(au[p.sync], 1u);
+        if (prev + 1u == epoch_ * gl_NumWorkGroups.x) {
+            memoryBarrierBuffer();
+            atomicExchange(au[p.sync + 1u], epoch_);
+        } else {
+            // polled by an atomic: a loop of plain loads has no side effect and a compiler may
+            // drop it (Mesa's lavapipe does; volatile loads gave wrong results on the H200)
+            while (atomicOr(au[p.sync + 1u], 0u) < epoch_) {
+            }
+        }
+    }
+    barrier();
+    memoryBarrierBuffer();
+}
+
+float ld_(uint buf, uint a) { return buf == 2u ? io[a] : ar[a]; }
+
+void copies() {
+    uint gsz = gl_NumWorkGroups.x * WGS, me = gl_WorkGroupID.x * WGS + t_;
+    for (uint j = 0u; j < 4u; j++) {
+        uint b = 32u + 8u * j, w = phb[pb_][b + 7u];
+        if (w == 0u) continue;
+        for (uint i = me; i < p.n * w; i += gsz) {
+            uint r = i / w, c = i % w;
+            float v = ld_(phb[pb_][b], phb[pb_][b + 1u] + r * phb[pb_][b + 2u] + c);
+            uint drow = phb[pb_][b + 6u] != 0u ? slot_[r] : r;
+            uint da = phb[pb_][b + 4u] + drow * phb[pb_][b + 5u] + c;
+            if (phb[pb_][b + 3u] == 2u) io[da] = v;
+            else ar[da] = v;
+        }
+    }
+}
+
+// eight bf16 weights (a uvec4 of pairs, low half first) . staged x[8 k8 .. 8 k8 + 7] of the row
+// starting at vec4 index row4
+float dot8(uvec4 u, uint k8, uint row4) {
+    vec4 lo = vec4(uintBitsToFloat(u.x << 16), uintBitsToFloat(u.x & 0xffff0000u),
+                   uintBitsToFloat(u.y << 16), uintBitsToFloat(u.y & 0xffff0000u));
+    vec4 hi = vec4(uintBitsToFloat(u.z << 16), uintBitsToFloat(u.z & 0xffff0000u),
+                   uintBitsToFloat(u.w << 16), uintBitsToFloat(u.w & 0xffff0000u));
+    return dot(lo, xs4[row4 + 2u * k8]) + dot(hi, xs4[row4 + 2u * k8 + 1u]);
+}
+
+void matvec() {
+    uint K = phb[pb_][1], M = phb[pb_][2], xbuf = phb[pb_][3], xoff = phb[pb_][4], xld = phb[pb_][5], stage = phb[pb_][6];
+    // stage the n input rows in shared memory: each invocation loads its <= 16 values of a
+    // row once (one round trip to L2), LayerNorm statistics from those registers
+    const uint cnt = (K + WGS - 1u) / WGS;
+    for (uint r = 0u; r < p.n; r++) {
+        uint xb = xoff + r * xld;
+        float xv[XV];
+        for (uint i = 0u; i < XV; i++) {
+            uint c = t_ + i * WGS;
+            xv[i] = (i < cnt && c < K) ? ld_(xbuf, xb + c) : 0.0;
+        }
+        float mean = 0.0, inv = 1.0;
+        if (stage == 1u) {
+            float s = 0.0;
+            for (uint i = 0u; i < XV; i++) s += xv[i];
+            mean = block_sum(s) / float(K);
+            float v = 0.0;
+            for (uint i = 0u; i < XV; i++) {
+                uint c = t_ + i * WGS;
+                float q = (i < cnt && c < K) ? xv[i] - mean : 0.0;
+                v += q * q;
+            }
+            inv = 1.0 / sqrt(block_sum(v) / float(K) + uintBitsToFloat(phb[pb_][9]));
+        }
+        for (uint i = 0u; i < cnt; i++) {
+            uint c = t_ + i * WGS;
+            if (c >= K) break;
+            float y = xv[i];
+            if (stage == 1u) {
+                y = (y - mean) * inv;
+                if (phb[pb_][7] != NONE) y = y * wt[phb[pb_][7] + c];
+                if (phb[pb_][8] != NONE) y = y + wt[phb[pb_][8] + c];
+                if (phb[pb_][10] != NONE) {
+                    uint mb = phb[pb_][10] + r * phb[pb_][11];
+                    y = y * (1.0 + ar[mb + K + c]) + ar[mb + c];
+                }
+            } else if (stage == 2u) {
+                y = silu_(y + ar[phb[pb_][12] + c]);
+            }
+            uint j = r * K + c;
+            xs4[j >> 2][j & 3u] = y;
+        }
+    }
+    barrier();
+    // Outputs over every 32-lane group of the grid; the lanes of a group split K. The grid is
+    // one workgroup per SM, so bandwidth comes from loads in flight: up to eight 16-byte
+    // weight loads per lane are issued before they are used (K = 1024: a row in one round trip).
+    uint lane = t_ & 31u, nlg = gl_NumWorkGroups.x * NLG;
+    uint lg = gl_WorkGroupID.x * NLG + (t_ >> 5), K4 = K >> 2;
+    float alpha = uintBitsToFloat(phb[pb_][16]);
+    for (uint m0 = 0u; m0 < M; m0 += nlg) { // uniform over the workgroup
+        uint m = m0 + lg;
+        float a0 = 0.0, a1 = 0.0;
+        if (m < M && phb[pb_][23] != NONE) { // bf16 weights: 8 a load, eight loads at once
+            uint K8 = K >> 3, wb = (phb[pb_][23] >> 2) + m * K8, k = lane;
+            float b0 = 0.0, b1 = 0.0;
+            for (; k + 224u < K8; k += 256u) {
+                uvec4 u[8];
+                for (uint i = 0u; i < 8u; i++) u[i] = wh4[wb + k + 32u * i];
+                for (uint i = 0u; i < 8u; i++) {
+                    uint kk = k + 32u * i;
+                    if ((i & 1u) == 0u) a0 += dot8(u[i], kk, 0u);
+                    else b0 += dot8(u[i], kk, 0u);
+                    if (p.n > 1u) a1 += dot8(u[i], kk, K4);
+                }
+            }
+            for (; k + 96u < K8; k += 128u) {
+                uvec4 u[4];
+                for (uint i = 0u; i < 4u; i++) u[i] = wh4[wb + k + 32u * i];
+                for (uint i = 0u; i < 4u; i++) {
+                    uint kk = k + 32u * i;
+                    if ((i & 1u) == 0u) a0 += dot8(u[i], kk, 0u);
+                    else b0 += dot8(u[i], kk, 0u);
+                    if (p.n > 1u) a1 += dot8(u[i], kk, K4);
+                }
+            }
+            for (; k < K8; k += 32u) {
+                uvec4 u0 = wh4[wb + k];
+                a0 += dot8(u0, k, 0u);
+                if (p.n > 1u) a1 += dot8(u0, k, K4);
+            }
+            a0 += b0;
+            a1 += b1;
+        } else if (m < M) {
+            uint wb = (phb[pb_][13] >> 2) + m * K4;
+            uint k = lane;
+            float b0 = 0.0, b1 = 0.0;
+            for (; k + 224u < K4; k += 256u) {
+                vec4 w0 = wt4[wb + k], w1 = wt4[wb + k + 32u], w2 = wt4[wb + k + 64u],
+                     w3 = wt4[wb + k + 96u], w4 = wt4[wb + k + 128u], w5 = wt4[wb + k + 160u],
+                     w6 = wt4[wb + k + 192u], w7 = wt4[wb + k + 224u];
+                a0 += dot(w0, xs4[k]) + dot(w2, xs4[k + 64u]) + dot(w4, xs4[k + 128u]) +
+                      dot(w6, xs4[k + 192u]);
+                b0 += dot(w1, xs4[k + 32u]) + dot(w3, xs4[k + 96u]) + dot(w5, xs4[k + 160u]) +
+                      dot(w7, xs4[k + 224u]);
+                if (p.n > 1u) {
+                    uint x1 = K4 + k;
+                    a1 += dot(w0, xs4[x1]) + dot(w2, xs4[x1 + 64u]) + dot(w4, xs4[x1 + 128u]) +
+                          dot(w6, xs4[x1 + 192u]);
+                    b1 += dot(w1, xs4[x1 + 32u]) + dot(w3, xs4[x1 + 96u]) +
+                          dot(w5, xs4[x1 + 160u]) + dot(w7, xs4[x1 + 224u]);
+                }
+            }
+            for (; k + 96u < K4; k += 128u) { // K = 512 (the flow head): four at once
+                vec4 w0 = wt4[wb + k], w1 = wt4[wb + k + 32u], w2 = wt4[wb + k + 64u],
+                     w3 = wt4[wb + k + 96u];
+                a0 += dot(w0, xs4[k]) + dot(w2, xs4[k + 64u]);
+                b0 += dot(w1, xs4[k + 32u]) + dot(w3, xs4[k + 96u]);
+                if (p.n > 1u) {
+                    uint x1 = K4 + k;
+                    a1 += dot(w0, xs4[x1]) + dot(w2, xs4[x1 + 64u]);
+                    b1 += dot(w1, xs4[x1 + 32u]) + dot(w3, xs4[x1 + 96u]);
+                }
+            }
+            for (; k + 32u < K4; k += 64u) {
+                vec4 w0 = wt4[wb + k], w1 = wt4[wb + k + 32u];
+                a0 += dot(w0, xs4[k]);
+                b0 += dot(w1, xs4[k + 32u]);
+                if (p.n > 1u) {
+                    a1 += dot(w0, xs4[K4 + k]);
+                    b1 += dot(w1, xs4[K4 + k + 32u]);
+                }
+            }
+            for (; k < K4; k += 32u) {
+                vec4 w0 = wt4[wb + k];
+                a0 += dot(w0, xs4[k]);
+                if (p.n > 1u) a1 += dot(w0, xs4[K4 + k]);
+            }
+            a0 += b0;
+            a1 += b1;
+        }
+        float s0 = lg_sum(a0);
+        float s1 = p.n > 1u ? lg_sum(a1) : 0.0;
+        if (m < M && lane < p.n) {
+            float s = lane == 0u ? s0 : s1;
+            if (phb[pb_][14] != NONE) s += wt[phb[pb_][14] + m];
+            float v = act_(phb[pb_][15], s) * alpha;
+            if (phb[pb_][17] != NONE) v *= phb[pb_][18] == 1u ? wt[phb[pb_][17] + m] : ar[phb[pb_][17] + lane * phb[pb_][19] + m];
+            uint ya = phb[pb_][20] + lane * phb[pb_][21] + m;
+            ar[ya] = phb[pb_][22] != 0u ? ar[ya] + v : v;
+        }
+    }
+}
+
+const float P1 = 6.28125; // 2 pi = P1 + P2 + P3, P1 exact in 8 bits (as rope_kv.comp)
+const float P2 = 0.0019353071795864769;
+const float P3 = 2.5303012e-12;
+
+void attn() {
+    uint d = phb[pb_][1], dh = phb[pb_][2], heads = phb[pb_][3], qoff = phb[pb_][4], ooff = phb[pb_][5];
+    uint cap = phb[pb_][9], window = phb[pb_][10];
+    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][6] & 3u) == 0u && (phb[pb_][7] & 3u) == 0u &&
+              (phb[pb_][8] & 3u) == 0u;
+    float scale = uintBitsToFloat(phb[pb_][13]);
+    for (uint item = gl_WorkGroupID.x; item < p.n * heads; item += gl_NumWorkGroups.x) {
+        uint r = item / heads, h = item % heads;
+        uint slot = slot_[r], pos = len_[r] + phb[pb_][12];
+        uint base = phb[pb_][6] + slot * phb[pb_][7] + phb[pb_][8] + h * dh;
+        uint qb = qoff + r * 3u * d + h * dh;
+        if (t_ < 64u) qs4[t_] = vec4(0.0);
+        barrier();
+        if (t_ < dh / 2u) { // RoPE pair t_ of this head, k and v into the cache
+            float a = float(pos) * wt[phb[pb_][11] + t_];
+            float kk = floor(a / 6.2831853071795864769 + 0.5);
+            float rd = ((a - kk * P1) - kk * P2) - kk * P3;
+            float cs = cos(rd), sn = sin(rd);
+            float q0 = ar[qb + 2u * t_], q1 = ar[qb + 2u * t_ + 1u];
+            qs4[(2u * t_) >> 2][(2u * t_) & 3u] = q0 * cs - q1 * sn;
+            qs4[(2u * t_ + 1u) >> 2][(2u * t_ + 1u) & 3u] = q0 * sn + q1 * cs;
+            float k0 = ar[qb + d + 2u * t_], k1 = ar[qb + d + 2u * t_ + 1u];
+            uint row = base + (pos % cap) * d;
+            kc[row + 2u * t_] = k0 * cs - k1 * sn;
+            kc[row + 2u * t_ + 1u] = k0 * sn + k1 * cs;
+            vc[row + 2u * t_] = ar[qb + 2u * d + 2u * t_];
+            vc[row + 2u * t_ + 1u] = ar[qb + 2u * d + 2u * t_ + 1u];
+        }
+        memoryBarrierBuffer();
+        barrier();
+        uint first = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
+        uint nk = pos - first + 1u;
+        uint ng = WGS / dh, grp = t_ / dh, c = t_ % dh;
+        bool cw = grp < ng;
+        float o = 0.0, lpart = 0.0, mx = -1e30;
+        for (uint k0 = 0u; k0 < nk; k0 += WGS) {
+            uint kk = k0 + t_;
+            float s = -1e30;
+            if (kk < nk) {
+                uint row = base + ((first + kk) % cap) * d;
+                s = 0.0;
+                if (v4) { // four 16-byte loads in flight
+                    uint row4 = row >> 2, i = 0u, dh4 = dh >> 2;
+                    float s1 = 0.0, s2 = 0.0, s3 = 0.0;
+                    for (; i + 3u < dh4; i += 4u) {
+                        vec4 k0 = kc4[row4 + i], k1 = kc4[row4 + i + 1u], k2 = kc4[row4 + i + 2u],
+                             k3 = kc4[row4 + i + 3u];
+                        s += dot(qs4[i], k0);
+                        s1 += dot(qs4[i + 1u], k1);
+                        s2 += dot(qs4[i + 2u], k2);
+                        s3 += dot(qs4[i + 3u], k3);
+                    }
+                    for (; i < dh4; i++) s += dot(qs4[i], kc4[row4 + i]);
+                    s += (s1 + s2) + s3;
+                } else {
+                    for (uint i = 0u; i < dh; i++) s += qs4[i >> 2][i & 3u] * kc[row + i];
+                }
+                s *= scale;
+            }
+            float tm = max(mx, block_max(s));
+            float corr = exp(mx - tm);
+            float e = kk < nk ? exp(s - tm) : 0.0;
+            sc[t_] = e;
+            lpart = lpart * corr + e;
+            o *= corr;
+            mx = tm;
+            barrier();
+            uint cnt = min(WGS, nk - k0);
+            if (cw) { // four value loads in flight
+                uint i = grp;
+                float o1 = 0.0, o2 = 0.0, o3 = 0.0;
+                for (; i + 3u * ng < cnt; i += 4u * ng) {
+                    uint q0 = first + k0 + i;
+                    float v0 = vc[base + (q0 % cap) * d + c];
+                    float v1 = vc[base + ((q0 + ng) % cap) * d + c];
+                    float v2 = vc[base + ((q0 + 2u * ng) % cap) * d + c];
+                    float v3 = vc[base + ((q0 + 3u * ng) % cap) * d + c];
+                    o += sc[i] * v0;
+                    o1 += sc[i + ng] * v1;
+                    o2 += sc[i + 2u * ng] * v2;
+                    o3 += sc[i + 3u * ng] * v3;
+                }
+                for (; i < cnt; i += ng) o += sc[i] * vc[base + ((first + k0 + i) % cap) * d + c];
+                o += (o1 + o2) + o3;
+            }
+            barrier();
+        }
+        part[t_] = cw ? o : 0.0;
+        float l = block_sum(lpart); // ends with a barrier: part[] is complete
+        if (t_ < dh) {
+            float s = 0.0;
+            for (uint g = 0u; g < ng; g++) s += part[g * dh + t_];
+            ar[ooff + r * d + h * dh + t_] = s / l;
+        }
+        barrier();
+    }
+}
+
+void main() {
+    t_ = gl_LocalInvocationID.x;
+    if (t_ < p.n) {
+        slot_[t_] = iv[p.list + t_];
+        len_[t_] = iv[p.len + slot_[t_]];
+    }
+    if (t_ < 64u) phb[0][t_] = au[p.prog + t_];
+    barrier();
+    for (uint q = 0u; q < p.nph; q++) {
+        pb_ = q & 1u;
+        uint nw = (t_ < 64u && q + 1u < p.nph) ? au[p.prog + (q + 1u) * 64u + t_] : 0u;
+        if (phb[pb_][0] == 0u && (p.empty & 1u) == 0u) {
+            matvec();
+        } else if (phb[pb_][0] == 1u && (p.empty & 2u) == 0u) {
+            attn();
+        }
+        copies();
+        if (phb[pb_][31] != 0u && gl_WorkGroupID.x == 0u && t_ < p.n)
+            iv[p.len + slot_[t_]] += phb[pb_][31];
+        if (q + 1u < p.nph) {
+            if (t_ < 64u) phb[pb_ ^ 1u][t_] = nw;
+            grid_sync();
+        }
+    }
+}
