@@ -44,4 +44,9 @@ gemm)
   for E in X=1 PTTS_VK_GEMM_NEW=1 PTTS_VK_GEMM_NEW=big "PTTS_VK_GEMM_NEW=1 PTTS_VK_GEMM_MINWG=132"; do echo "== $E"
     env $E PTTS_VK_PROFILE=1 timeout 100 $B --streams 128 --frames 32 2>&1 | grep -E "^  (gemm|mgemm)|^ +[0-9]"; done
   for E in X=1 PTTS_VK_GEMM_NEW=1 PTTS_VK_GEMM_NEW=big; do echo "== $E"; env $E timeout 100 $B --streams 1,8,32 --frames 64 2>&1 | grep -E "^ +[0-9]"; done ;;
+loop)
+  # one stream through the generation loop, f32 and bf16, 256 vs 512 invocations a stepk workgroup
+  for W in 512 256; do for P in f32 bf16; do echo "== $P PTTS_VK_STEPK_WGS=$W"
+    PTTS_VK_STEPK_WGS=$W timeout 100 build-vk2/pocket-tts bench --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 2>&1 | grep -E "^loop|^ttfa"
+  done; done ;;
 esac
