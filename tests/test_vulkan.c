@@ -201,14 +201,16 @@ int main(void) {
     unsetenv("PTTS_VK_STEPK");
     ptts_engine_cache_clear(m);
     /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
-     * whatever its shape (partial tiles, short K, few rows), against the reference and the CPU */
-    static const char *const tiles[] = {"l", "r64", "r32", "sk", "s16", "s32"};
+     * whatever its shape (partial tiles, short K, few rows), against the reference; the batch
+     * against the CPU (grouped row addressing, shared by every tile) for one tile without and
+     * one with K slices (the whole list under ASan took 4 minutes of CI) */
+    static const char *const tiles[] = {"l", "s16", "r64", "r32", "sk", "s32"};
     for (int i = 0; i < 6; i++) {
         setenv("PTTS_VK_GEMM_FORCE", tiles[i], 1);
         ptts_engine_cache_clear(m); /* engines read PTTS_VK_GEMM_FORCE when created */
         printf("gemm tile %s everywhere:\n", tiles[i]);
         replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
-        batch_vs_cpu(m);
+        if (i < 2) batch_vs_cpu(m);
     }
     unsetenv("PTTS_VK_GEMM_FORCE");
     ptts_engine_cache_clear(m);
