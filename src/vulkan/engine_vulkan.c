@@ -127,10 +127,10 @@ typedef struct vk_engine {
      * its phase count, the grid barrier's counter */
     int stepk_G;
     int stepk_pipe; /* PVK_STEPK512 where it exists, else PVK_STEPK (256 invocations);
-                     * PTTS_VK_STEPK_WGS=256|512|1024 chooses */
+                     * PTTS_VK_STEPK_WGS=256|512 chooses */
     /* benchmark knobs, read once at creation: PTTS_VK_STEPK_EMPTY (stepk phases skip their work:
      * 1 matrix-vector, 2 attention, 3 both), PTTS_VK_STEPK_F32 (stepk ignores bf16 copies),
-     * PTTS_VK_STEPK_WGS=512|1024 (stepk512 / stepk1024), PTTS_VK_NO_GROUP_ATTN (attention.comp
+     * PTTS_VK_STEPK_WGS=256|512 (stepk / stepk512), PTTS_VK_NO_GROUP_ATTN (attention.comp
      * for grouped rows too) */
     uint32_t stepk_empty;
     int stepk_f32, no_group_attn;
@@ -1205,11 +1205,9 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         g->stepk_empty = em ? (uint32_t)atoi(em) & 3u : 0;
         const char *ew = getenv("PTTS_VK_STEPK_WGS");
         /* 512 invocations where the device has the shared memory: H200, one stream, step 0.527
-         * -> 0.432 ms (1024: 0.470, the registers a thread drop to 64 and spill) */
+         * -> 0.432 ms (768 no better; 1024: 0.470, the registers a thread drop to 64 and spill) */
         const int wgs = ew && *ew ? atoi(ew) : 512;
-        g->stepk_pipe = wgs == 512 && g->c.pipe[PVK_STEPK512]     ? PVK_STEPK512
-                        : wgs == 1024 && g->c.pipe[PVK_STEPK1024] ? PVK_STEPK1024
-                                                                  : PVK_STEPK;
+        g->stepk_pipe = wgs == 512 && g->c.pipe[PVK_STEPK512] ? PVK_STEPK512 : PVK_STEPK;
         g->stepk_f32 = getenv("PTTS_VK_STEPK_F32") != NULL;
         g->no_group_attn = getenv("PTTS_VK_NO_GROUP_ATTN") != NULL;
     }

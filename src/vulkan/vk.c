@@ -17,7 +17,7 @@ static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance, pvk_spv_mgemm,
     pvk_spv_skinny,    pvk_spv_stepk,    pvk_spv_attn_group, pvk_spv_gemm_l, pvk_spv_gemm_r64,
     pvk_spv_gemm_r32,  pvk_spv_gemm_sk,  pvk_spv_gemm_s16, pvk_spv_gemm_s32,
-    pvk_spv_stepk512,  pvk_spv_stepk1024,
+    pvk_spv_stepk512,
 };
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
@@ -26,7 +26,7 @@ static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,   sizeof pvk_spv_stepk,
     sizeof pvk_spv_attn_group, sizeof pvk_spv_gemm_l,   sizeof pvk_spv_gemm_r64,
     sizeof pvk_spv_gemm_r32,   sizeof pvk_spv_gemm_sk,  sizeof pvk_spv_gemm_s16,
-    sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512, sizeof pvk_spv_stepk1024,
+    sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512,
 };
 
 #define VK_TRY(call, what)                                                                   \
@@ -163,9 +163,9 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
                                       .pSetLayouts = &c->dsl};
     VK_TRY(vkAllocateDescriptorSets(c->dev, &da, &c->set), "vkAllocateDescriptorSets");
     for (int i = 0; i < PVK_N_PIPELINES; i++) {
-        /* stepk512 / stepk1024 need 24 KiB + 12 bytes an invocation of shared memory (lavapipe
-         * has 32 KiB) and that many invocations: left out (NULL) where the device lacks them */
-        const uint32_t wgs = i == PVK_STEPK512 ? 512 : i == PVK_STEPK1024 ? 1024 : 0;
+        /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
+         * and 512 invocations: left out (NULL) where the device lacks them */
+        const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
         const int optional = wgs > 0;
         if (optional && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
                          c->props.limits.maxComputeWorkGroupInvocations < wgs ||
@@ -313,7 +313,7 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
 static const char *const pipe_names[PVK_N_PIPELINES] = {
     "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample", "convtr_ola",
     "advance", "mgemm", "skinny", "stepk", "attn_group", "gemm_l", "gemm_r64", "gemm_r32",
-    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "stepk1024"};
+    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512"};
 
 static void prof_report(pvk_ctx *c) {
     double total = 0;

@@ -34,8 +34,7 @@ enum {
     PVK_GEMM_SK,
     PVK_GEMM_S16,
     PVK_GEMM_S32,
-    PVK_STEPK512, /* optional (these two): NULL where the device lacks the shared memory or */
-    PVK_STEPK1024, /* invocations */
+    PVK_STEPK512, /* optional: NULL where the device lacks the shared memory or invocations */
     PVK_N_PIPELINES
 };
 

@@ -1,5 +1,5 @@
-// stepk.glsl - the body of stepk.comp, stepk512.comp and stepk1024.comp, which define WGS (the
-// invocations of a workgroup) before including it.
+// stepk.glsl - the body of stepk.comp (256 invocations a workgroup) and stepk512.comp (512),
+// which define WGS before including it.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 // stepk - the whole generation step (k frames of n <= 2 rows: backbone, EOS head, flow
