@@ -98,6 +98,18 @@ void out4(uint ya, uint ga, uint m, vec4 sv, bool yv4) {
     }
 }
 
+// the X and W vec4s of the K step starting at vec4 kq into registers (zeros past K or the tile)
+void load_step(uint kq, uint t, uint K4, uint xa[LX], uint wa[LW], out vec4 rx[LX], out vec4 rw[LW]) {
+    [[unroll]] for (uint l = 0u; l < LX; l++) {
+        uint q = t + l * TS;
+        rx[l] = (xa[l] != NONE && kq + q % KQ < K4) ? ar4[xa[l] + kq] : vec4(0.0);
+    }
+    [[unroll]] for (uint l = 0u; l < LW; l++) {
+        uint q = t + l * TS;
+        rw[l] = (wa[l] != NONE && kq + q % KQ < K4) ? wt4[wa[l] + kq] : vec4(0.0);
+    }
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x, s = tid / TS, t = tid % TS;
     const uint tx = t % TX, ty = t / TX;
@@ -119,33 +131,14 @@ void main() {
     vec4 rx[LX], rw[LW];
     const uint nst = (K4 + KQ * KS - 1u) / (KQ * KS);
     // step 0 into registers, then stage 0
-    {
-        uint kq = s * KQ;
-        [[unroll]] for (uint l = 0u; l < LX; l++) {
-            uint q = t + l * TS;
-            rx[l] = (xa[l] != NONE && kq + q % KQ < K4) ? ar4[xa[l] + kq] : vec4(0.0);
-        }
-        [[unroll]] for (uint l = 0u; l < LW; l++) {
-            uint q = t + l * TS;
-            rw[l] = (wa[l] != NONE && kq + q % KQ < K4) ? wt4[wa[l] + kq] : vec4(0.0);
-        }
-    }
+    load_step(s * KQ, t, K4, xa, wa, rx, rw);
     const uint sb = s * SLICE;
     stage(sb, rx, rw);
     barrier();
     for (uint st = 0u; st < nst; st++) {
         const bool more = st + 1u < nst;
-        if (more) { // the next step's global loads, in flight during this step's math
-            uint kq = ((st + 1u) * KS + s) * KQ;
-            [[unroll]] for (uint l = 0u; l < LX; l++) {
-                uint q = t + l * TS;
-                rx[l] = (xa[l] != NONE && kq + q % KQ < K4) ? ar4[xa[l] + kq] : vec4(0.0);
-            }
-            [[unroll]] for (uint l = 0u; l < LW; l++) {
-                uint q = t + l * TS;
-                rw[l] = (wa[l] != NONE && kq + q % KQ < K4) ? wt4[wa[l] + kq] : vec4(0.0);
-            }
-        }
+        if (more) // the next step's global loads, in flight during this step's math
+            load_step(((st + 1u) * KS + s) * KQ, t, K4, xa, wa, rx, rw);
         const uint xb = sb + (st & 1u) * STAGE, wb = xb + XS;
         [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
             vec4 a[TM / 4], b[TN / 4];
