@@ -6,7 +6,9 @@
  * the GPU memory held. Figures only, never assertions.
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
- *                     [--precision f32|bf16]
+ *                     [--precision f32|bf16] [--bandwidth MiB]
+ * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
+ * ceiling of the memory-bound kernels.
  * (PTTS_VK_DEVICE=N picks the device.)
  */
 #include <stdio.h>
@@ -30,19 +32,26 @@ static void die(const char *what, const ptts_error *e) {
 
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
-    int frames = 64, kk = 8, bf16 = 0;
+    int frames = 64, kk = 8, bf16 = 0, bw = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--arch")) arch = argv[i + 1];
         else if (!strcmp(argv[i], "--streams")) streams = argv[i + 1];
         else if (!strcmp(argv[i], "--frames")) frames = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--k")) kk = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--precision")) bf16 = !strcmp(argv[i + 1], "bf16");
+        else if (!strcmp(argv[i], "--bandwidth")) bw = atoi(argv[i + 1]);
     }
     ptts_error e = {0};
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     char dev[256];
     int discrete;
     if (!ops || ptts_vulkan_probe(dev, sizeof dev, &discrete, &e)) die("no Vulkan", &e);
+    if (bw > 0) {
+        double gbs;
+        if (ptts_vulkan_copy_bandwidth((size_t)bw << 20, 20, &gbs, &e)) die("bandwidth", &e);
+        printf("device copy bandwidth (%d MiB buffers, 20 copies, read + write): %.0f GB/s\n", bw,
+               gbs);
+    }
     ptts_arch a;
     if (ptts_arch_preset(&a, arch)) {
         fprintf(stderr, "bench_vulkan: unknown arch %s\n", arch);
@@ -128,8 +137,9 @@ int main(int argc, char **argv) {
                ts / done * 1e3, td / done * 1e3, rtf_stream, rtf_total, ttfa * 1e3,
                ptts_vulkan_engine_bytes(eng) / 1048576.0);
         printf("         (engine create %.0f ms, chunk start %.1f ms, stepk workgroups %d, "
-               "checksum eos %.6g pcm %.6g)\n",
-               t_create * 1e3, t_prompt * 1e3, ptts_vulkan_engine_stepk(eng), eos[0], pcm[100]);
+               "tensor-core gemms %s, checksum eos %.6g pcm %.6g)\n",
+               t_create * 1e3, t_prompt * 1e3, ptts_vulkan_engine_stepk(eng),
+               ptts_vulkan_engine_tc(eng) ? "on" : "off", eos[0], pcm[100]);
         fflush(stdout);
         ops->destroy(eng);
         free(slots);

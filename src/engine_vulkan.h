@@ -20,6 +20,10 @@ int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e
 /* Workgroups of the one-dispatch step (stepk.comp) of an engine instance, 0 when it is off. */
 int ptts_vulkan_engine_stepk(void *eng);
 
+/* 1 when an engine instance runs its GEMMs on tensor cores (float16 operands: the
+ * reduced-precision modes, where the device has cooperative matrices), else 0. */
+int ptts_vulkan_engine_tc(void *eng);
+
 /* Codec-only use of an engine instance (the hybrid engine: backbone and flow head on the CPU,
  * the codec on the GPU): a slot's codec state made fresh, and the codec run on host latents
  * [n][k][ld] (then as the engine's decode: counts[i] frames of slot i -> pcm [n][k][1920]). */
@@ -29,6 +33,11 @@ int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const 
 
 /* The hybrid engine's operations (engine_hybrid.c), or NULL without Vulkan. */
 const ptts_engine_ops *ptts_hybrid_engine(void);
+
+/* The device's copy bandwidth: reps copies of `bytes` between two device-local buffers in one
+ * submit, timed on the host; GB/s counted as bytes read + written. A roofline for the engine's
+ * memory-bound kernels (bench_vulkan --bandwidth). */
+int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e);
 
 /* Bytes of GPU buffers an engine instance holds (weights, caches, scratch, I/O). */
 size_t ptts_vulkan_engine_bytes(void *eng);

@@ -8,7 +8,8 @@
  * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
  * The replays and the batch run again with PTTS_VK_STEPK=1 (the whole step as one persistent
  * dispatch of one workgroup), with each register-tiled gemm forced (PTTS_VK_GEMM_FORCE) and
- * with the hybrid engine (codec only on the GPU); a bf16 model's
+ * with each tensor-core gemm tile forced (PTTS_VK_TC_FORCE, where the device has cooperative
+ * matrices) and with the hybrid engine (codec only on the GPU); a bf16 model's
  * one-dispatch step (bf16 weight copies) against its multi-dispatch step.
  * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
  * device exists.
@@ -139,12 +140,14 @@ static void bf16_stepk(void) {
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     m->engine = ptts_vulkan_engine();
     float *a, *b;
+    setenv("PTTS_VK_TC", "0", 1); /* the float32 codec gemms in both (the step is compared) */
     setenv("PTTS_VK_STEPK", "0", 1);
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
     setenv("PTTS_VK_STEPK", "1", 1);
     ptts_engine_cache_clear(m); /* engines read PTTS_VK_STEPK when created */
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
     unsetenv("PTTS_VK_STEPK");
+    unsetenv("PTTS_VK_TC");
     CHECKF(na == nb && na > 0, "bf16: %d vs %d samples", na, nb);
     double d2 = 0, r2 = 0;
     for (int i = 0; i < na && i < nb; i++) {
@@ -213,6 +216,30 @@ int main(void) {
         if (i < 2) batch_vs_cpu(m);
     }
     unsetenv("PTTS_VK_GEMM_FORCE");
+    ptts_engine_cache_clear(m);
+    /* the tensor-core gemms (gemm_tc.glsl, float16 operands) where the device has cooperative
+     * matrices (not lavapipe: said and skipped), each tile forced onto this float32 model at
+     * the same tolerance */
+    setenv("PTTS_VK_TC", "1", 1);
+    ptts_engine_cache_clear(m);
+    {
+        void *eng;
+        REQUIRE(ops->create(&eng, m, 1, &e) == 0);
+        const int tc = ptts_vulkan_engine_tc(eng);
+        ops->destroy(eng);
+        if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
+        static const char *const tct[] = {"l", "m", "s"};
+        for (int i = 0; tc && i < 3; i++) {
+            setenv("PTTS_VK_TC_FORCE", tct[i], 1);
+            ptts_engine_cache_clear(m);
+            printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
+            replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+            replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+            batch_vs_cpu(m);
+        }
+    }
+    unsetenv("PTTS_VK_TC_FORCE");
+    unsetenv("PTTS_VK_TC");
     ptts_engine_cache_clear(m);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
     m->engine = ptts_hybrid_engine();

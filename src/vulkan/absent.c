@@ -19,6 +19,18 @@ int ptts_vulkan_engine_stepk(void *eng) {
     return 0;
 }
 
+int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
+    (void)bytes;
+    (void)reps;
+    *gbs = 0;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+}
+
+int ptts_vulkan_engine_tc(void *eng) {
+    (void)eng;
+    return 0;
+}
+
 size_t ptts_vulkan_engine_bytes(void *eng) {
     (void)eng;
     return 0;

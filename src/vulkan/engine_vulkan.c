@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine_vulkan.h"
 #include "flow.h"
@@ -122,6 +123,13 @@ typedef struct vk_engine {
     int gemm_old, gemm_force, gemm_new; /* gemm_new: 0 off, 1 all tiles, 2 no sk */
     int gemm_small;
     uint32_t gemm_units, gemm_minwg;
+    /* tensor-core GEMMs (gemm_tc.glsl; float16 operands, float32 sums) for every linear with
+     * vec4 operands of at least TC_ROWS rows: on where the device has them (pvk_ctx.coop) and
+     * the model runs in reduced precision (bf16 / int8 backbone weights: the CPU path rounds
+     * the codec's operands to bf16 there too); PTTS_VK_TC=0|1 overrides, PTTS_VK_TC_FORCE=
+     * l|m|s picks one tile (tests), PTTS_VK_TC_ROWS=N the fewest rows (default 16) */
+    int tc, tc_force;
+    uint32_t tc_rows;
     int FG; /* slot-frames per codec pass (scratch rows) */
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
      * its phase count, the grid barrier's counter */
@@ -388,6 +396,24 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     return -1;
 }
 
+/* The gemm_tc.glsl tiles: rows x outputs (square). */
+enum { TC_L, TC_M, TC_S, TC_N };
+static const struct {
+    const char *name;
+    int pipe;
+    uint32_t b;
+} tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128}, {"m", PVK_GEMM_TC_M, 64}, {"s", PVK_GEMM_TC_S, 32}};
+
+/* The tensor-core tile for N rows -> M outputs, -1: none. The 32 x 32 tile everywhere: on the
+ * H200 it beat the larger ones at every stream count, also where their grids fill the GPU
+ * (128 streams: 5.39 ms a frame against 6.98 with 64 x 64 and 8.25 with 128 x 128; the codec's
+ * large gemms are bound by memory traffic, the step's few-row ones by K-step latency, and both
+ * gain from the most workgroups in flight). l and m stay for PTTS_VK_TC_FORCE. */
+static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
+    if (!g->tc || N < g->tc_rows || M < 16) return -1;
+    return g->tc_force >= 0 ? g->tc_force : TC_S;
+}
+
 /* Y (=|+=) gate * alpha * act(X W^T + b); gate: rows in the arena (gbuf 0) or a weight vector
  * (gbuf 1, goff a weight offset, every row the same). */
 static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
@@ -416,6 +442,13 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
      * that, from 16 rows, the register-blocked mgemm (32 outputs x 8 rows a workgroup) when
      * operands are vec4s */
     const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
+    const int tc = p.v4 && !(L->out <= 8 && N >= 256) ? tc_pick(g, N, L->out) : -1;
+    if (tc >= 0) {
+        const uint32_t b = tc_tiles[tc].b;
+        pvk_dispatch(&g->c, cb, tc_tiles[tc].pipe, &p, sizeof p, (L->out + b - 1) / b,
+                     (N + b - 1) / b, 1);
+        return;
+    }
     const int gt = p.v4 && !(L->out <= 8 && N >= 256) ? gemm_pick(g, N, L->in, L->out) : -1;
     if (gt >= 0)
         pvk_dispatch(&g->c, cb, gemm_tiles[gt].pipe, &p, sizeof p,
@@ -1193,6 +1226,14 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
                         : g->c.sm_count > 0 ? (uint32_t)g->c.sm_count
                                             : 8;
         g->gemm_minwg = gm && atoi(gm) > 0 ? (uint32_t)atoi(gm) : 2 * g->gemm_units;
+        const char *te = getenv("PTTS_VK_TC"), *tf = getenv("PTTS_VK_TC_FORCE");
+        const char *tr = getenv("PTTS_VK_TC_ROWS");
+        const int half = w->backbone.layer[0].in_proj.type != PTTS_W_F32;
+        g->tc = g->c.coop && (te && *te ? strcmp(te, "0") != 0 : half);
+        g->tc_force = -1;
+        for (int i = 0; tf && i < TC_N; i++)
+            if (!strcmp(tf, tc_tiles[i].name)) g->tc_force = i;
+        g->tc_rows = tr && atoi(tr) > 0 ? (uint32_t)atoi(tr) : 16;
     }
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA); elsewhere off unless PTTS_VK_STEPK=N asks for N workgroups (the
@@ -1471,6 +1512,45 @@ int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e
 }
 
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->stepk_G; }
+int ptts_vulkan_engine_tc(void *p) { return ((vk_engine *)p)->tc; }
+
+int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
+    *gbs = 0;
+    if (bytes == 0 || reps < 1) return ptts_fail(e, PTTS_E_INVALID, "bandwidth: nothing to copy");
+    pvk_ctx c;
+    int rc = pvk_create(&c, e);
+    if (rc) return rc;
+    pvk_buffer a = {0}, b = {0};
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    rc = pvk_buffer_create(&c, &a, bytes, 0, e);
+    if (!rc) rc = pvk_buffer_create(&c, &b, bytes, 0, e);
+    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
+    if (!rc) {
+        pvk_fill(cb, &a, 0, bytes, 0x3f800000u);
+        rc = pvk_cmd_end(&c, cb, e);
+    }
+    if (!rc) rc = pvk_submit_wait(&c, cb, e); /* first touch of both buffers */
+    if (cb) pvk_cmd_free(&c, cb);
+    cb = VK_NULL_HANDLE;
+    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
+    if (!rc) {
+        for (int i = 0; i < reps; i++) pvk_copy(cb, i % 2 ? &b : &a, 0, i % 2 ? &a : &b, 0, bytes);
+        rc = pvk_cmd_end(&c, cb, e);
+    }
+    if (!rc) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = pvk_submit_wait(&c, cb, e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (!rc && s > 0) *gbs = 2.0 * (double)bytes * reps / s * 1e-9;
+    }
+    if (cb) pvk_cmd_free(&c, cb);
+    pvk_buffer_destroy(&c, &a);
+    pvk_buffer_destroy(&c, &b);
+    pvk_destroy(&c);
+    return rc;
+}
 
 /* ---- codec-only use (engine_hybrid.c: backbone and flow on the CPU) ---------------------- */
 

@@ -17,7 +17,7 @@ static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance, pvk_spv_mgemm,
     pvk_spv_skinny,    pvk_spv_stepk,    pvk_spv_attn_group, pvk_spv_gemm_l, pvk_spv_gemm_r64,
     pvk_spv_gemm_r32,  pvk_spv_gemm_sk,  pvk_spv_gemm_s16, pvk_spv_gemm_s32,
-    pvk_spv_stepk512,
+    pvk_spv_stepk512,  pvk_spv_gemm_tc_l, pvk_spv_gemm_tc_m, pvk_spv_gemm_tc_s,
 };
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
@@ -26,7 +26,8 @@ static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,   sizeof pvk_spv_stepk,
     sizeof pvk_spv_attn_group, sizeof pvk_spv_gemm_l,   sizeof pvk_spv_gemm_r64,
     sizeof pvk_spv_gemm_r32,   sizeof pvk_spv_gemm_sk,  sizeof pvk_spv_gemm_s16,
-    sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512,
+    sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512,  sizeof pvk_spv_gemm_tc_l,
+    sizeof pvk_spv_gemm_tc_m,  sizeof pvk_spv_gemm_tc_s,
 };
 
 #define VK_TRY(call, what)                                                                   \
@@ -166,8 +167,10 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
-        const int optional = wgs > 0;
-        if (optional && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
+        const int tc = i == PVK_GEMM_TC_L || i == PVK_GEMM_TC_M || i == PVK_GEMM_TC_S;
+        const int optional = wgs > 0 || tc;
+        if (tc && !c->coop) continue;
+        if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
                          c->props.limits.maxComputeWorkGroupInvocations < wgs ||
                          c->props.limits.maxComputeWorkGroupSize[0] < wgs))
             continue;
@@ -196,6 +199,44 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         if (c->pipe_stats) print_pipe_stats(c, i);
     }
     return 0;
+}
+
+/* The tensor-core GEMMs (gemm_tc.glsl) need: the cooperative-matrix, float16 and memory-model
+ * features, a 16 x 16 x 16 float16 x float16 -> float32 subgroup product among the device's
+ * cooperative-matrix shapes, and 32-invocation subgroups (the shaders' fragment layout). */
+static int coop_usable(pvk_ctx *c, VkPhysicalDeviceCooperativeMatrixFeaturesNV *cmf,
+                       VkPhysicalDeviceVulkanMemoryModelFeaturesKHR *mmf,
+                       VkPhysicalDeviceShaderFloat16Int8FeaturesKHR *f16f) {
+    mmf->pNext = cmf;
+    f16f->pNext = mmf;
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = f16f};
+    vkGetPhysicalDeviceFeatures2(c->phys, &f2);
+    if (!cmf->cooperativeMatrix || !mmf->vulkanMemoryModel || !f16f->shaderFloat16) return 0;
+    VkPhysicalDeviceSubgroupProperties sp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sp};
+    vkGetPhysicalDeviceProperties2(c->phys, &p2);
+    if (sp.subgroupSize != 32 || !(sp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) return 0;
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+        (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
+            c->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+    uint32_t n = 0;
+    if (!get || get(c->phys, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkCooperativeMatrixPropertiesNV *cp = calloc(n, sizeof *cp);
+    if (!cp) return 0;
+    for (uint32_t i = 0; i < n; i++) cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    int ok = 0;
+    if (get(c->phys, &n, cp) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            ok |= cp[i].MSize == 16 && cp[i].NSize == 16 && cp[i].KSize == 16 &&
+                  cp[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                  cp[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                  cp[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                  cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && cp[i].scope == VK_SCOPE_SUBGROUP_NV;
+    free(cp);
+    return ok;
 }
 
 int pvk_create(pvk_ctx *c, ptts_error *e) {
@@ -228,6 +269,7 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
     vkGetPhysicalDeviceProperties(c->phys, &c->props);
     /* streaming multiprocessors (NVIDIA): how many workgroups a persistent grid may hold */
     uint32_t next = 0;
+    int has_coop = 0; /* bits: the three extensions the tensor-core GEMMs need */
     vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, NULL);
     VkExtensionProperties *ext = next ? calloc(next, sizeof *ext) : NULL;
     if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS) {
@@ -241,6 +283,12 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
                 c->sm_count = (int)sm.shaderSMCount;
             } else if (!strcmp(ext[i].extensionName, "VK_KHR_pipeline_executable_properties")) {
                 c->pipe_stats = getenv("PTTS_VK_PIPE_STATS") != NULL;
+            } else if (!strcmp(ext[i].extensionName, "VK_NV_cooperative_matrix")) {
+                has_coop |= 1;
+            } else if (!strcmp(ext[i].extensionName, "VK_KHR_vulkan_memory_model")) {
+                has_coop |= 2;
+            } else if (!strcmp(ext[i].extensionName, "VK_KHR_shader_float16_int8")) {
+                has_coop |= 4;
             }
         }
     }
@@ -267,16 +315,46 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
                                   .queueFamilyIndex = c->qfamily,
                                   .queueCount = 1,
                                   .pQueuePriorities = &prio};
+    const char *exts[4];
+    uint32_t nexts = 0;
+    void *chain = NULL;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pef = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
         .pipelineExecutableInfo = VK_TRUE};
-    const char *pe_ext = "VK_KHR_pipeline_executable_properties";
+    if (c->pipe_stats) {
+        exts[nexts++] = "VK_KHR_pipeline_executable_properties";
+        chain = &pef;
+    }
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cmf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeaturesKHR mmf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
+    VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16f = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+    const char *ce = getenv("PTTS_VK_COOPMAT");
+    if (has_coop == 7 && !(ce && !strcmp(ce, "0")) && coop_usable(c, &cmf, &mmf, &f16f)) {
+        c->coop = 1;
+        exts[nexts++] = "VK_NV_cooperative_matrix";
+        exts[nexts++] = "VK_KHR_vulkan_memory_model";
+        exts[nexts++] = "VK_KHR_shader_float16_int8";
+        /* only what the shaders use */
+        cmf = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+            .pNext = chain, .cooperativeMatrix = VK_TRUE};
+        mmf = (VkPhysicalDeviceVulkanMemoryModelFeaturesKHR){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR,
+            .pNext = &cmf, .vulkanMemoryModel = VK_TRUE};
+        f16f = (VkPhysicalDeviceShaderFloat16Int8FeaturesKHR){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
+            .pNext = &mmf, .shaderFloat16 = VK_TRUE};
+        chain = &f16f;
+    }
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .pNext = c->pipe_stats ? &pef : NULL,
+                             .pNext = chain,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &qi,
-                             .enabledExtensionCount = c->pipe_stats ? 1u : 0u,
-                             .ppEnabledExtensionNames = &pe_ext};
+                             .enabledExtensionCount = nexts,
+                             .ppEnabledExtensionNames = exts};
     VkResult r = vkCreateDevice(c->phys, &di, NULL, &c->dev);
     if (r != VK_SUCCESS) {
         pvk_destroy(c);
@@ -313,7 +391,7 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
 static const char *const pipe_names[PVK_N_PIPELINES] = {
     "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample", "convtr_ola",
     "advance", "mgemm", "skinny", "stepk", "attn_group", "gemm_l", "gemm_r64", "gemm_r32",
-    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512"};
+    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "gemm_tc_l", "gemm_tc_m", "gemm_tc_s"};
 
 static void prof_report(pvk_ctx *c) {
     double total = 0;

@@ -35,6 +35,9 @@ enum {
     PVK_GEMM_S16,
     PVK_GEMM_S32,
     PVK_STEPK512, /* optional: NULL where the device lacks the shared memory or invocations */
+    PVK_GEMM_TC_L, /* optional (pvk_ctx.coop): tensor-core GEMM tiles, 128 / 64 / 32 square */
+    PVK_GEMM_TC_M,
+    PVK_GEMM_TC_S,
     PVK_N_PIPELINES
 };
 
@@ -71,6 +74,10 @@ typedef struct pvk_ctx {
     VkDeviceSize wsize, wrange, wbase, bound_wbase;
     int wfail;
     int sm_count; /* streaming multiprocessors (VK_NV_shader_sm_builtins), 0 when unknown */
+    /* VK_NV_cooperative_matrix with 16 x 16 x 16 float16 products into float32 sums in a
+     * 32-invocation subgroup, and the float16 arithmetic and memory model its shaders need:
+     * the PVK_GEMM_TC_* pipelines exist. PTTS_VK_COOPMAT=0 leaves it off. */
+    int coop;
     int pipe_stats; /* PTTS_VK_PIPE_STATS: print every pipeline's compiler statistics */
     /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
      * included) summed over the replays of recorded command buffers (their first submit and

@@ -18,16 +18,7 @@
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
 layout(std430, set = 0, binding = 1) buffer Arena4 { vec4 ar4[]; };
 layout(local_size_x = 256) in;
-layout(push_constant) uniform P {
-    uint N, K, M;
-    uint xoff, xrps, xgs, xld;
-    uint yoff, yrps, ygs, yld;
-    uint goff, grps, ggs, gld, gbuf;
-    uint woff, boff;
-    uint act, accum;
-    float alpha;
-    uint v4;
-} p;
+#include "gemm_out.glsl"
 
 #define TX (BN / TN)
 #define TY (BM / TM)
@@ -49,7 +40,6 @@ layout(push_constant) uniform P {
 #define SM (KS * SLICE > RED ? KS * SLICE : RED)
 shared vec4 sm[SM];
 
-uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
 
 // vec4 v of an X row / W output `row` (k = k0 .. k0 + 3 of the step) into stage memory at b,
 // k-major: stride BM4 or BN4 vec4s per k
@@ -72,30 +62,6 @@ void stage(uint b, vec4 rx[LX], vec4 rw[LW]) {
 #if LW > 1
     if (NWV % TS == 0u || t + TS < NWV) put4(b + XS, BN4, t + TS, rw[1]);
 #endif
-}
-
-float gate(uint i) { return p.gbuf == 1u ? wt[i] : ar[i]; }
-// outputs m .. m + 3 of one row (Y at ya, gate at ga): gemm.comp's epilogue, one copy of the
-// activation for both paths, a vec4 store where Y's offsets allow
-void out4(uint ya, uint ga, uint m, vec4 sv, bool yv4) {
-    const bool full = m + 3u < p.M;
-    const bvec4 ok = bvec4(true, full || m + 1u < p.M, full || m + 2u < p.M, full);
-    if (p.boff != NONE) sv += vec4(wt[p.boff + m], ok.y ? wt[p.boff + m + 1u] : 0.0,
-                                   ok.z ? wt[p.boff + m + 2u] : 0.0, ok.w ? wt[p.boff + m + 3u] : 0.0);
-    vec4 v = vec4(act_(p.act, sv.x), act_(p.act, sv.y), act_(p.act, sv.z), act_(p.act, sv.w)) * p.alpha;
-    if (p.goff != NONE)
-        v *= vec4(gate(ga + m), ok.y ? gate(ga + m + 1u) : 0.0, ok.z ? gate(ga + m + 2u) : 0.0,
-                  ok.w ? gate(ga + m + 3u) : 0.0);
-    if (yv4 && full) {
-        const uint y4 = (ya + m) / 4u;
-        ar4[y4] = p.accum != 0u ? ar4[y4] + v : v;
-    } else {
-        const uint y = ya + m; // m < M (the caller)
-        ar[y] = p.accum != 0u ? ar[y] + v.x : v.x;
-        if (ok.y) ar[y + 1u] = p.accum != 0u ? ar[y + 1u] + v.y : v.y;
-        if (ok.z) ar[y + 2u] = p.accum != 0u ? ar[y + 2u] + v.z : v.z;
-        if (ok.w) ar[y + 3u] = p.accum != 0u ? ar[y + 3u] + v.w : v.w;
-    }
 }
 
 // the X and W vec4s of the K step starting at vec4 kq into registers (zeros past K or the tile)
@@ -169,16 +135,29 @@ void main() {
     if (s != 0u) return;
 #endif
     // the epilogue a row at a time in a loop that stays a loop (the code of 8 activations, not
-    // 8 TM TN / 4), taking row 0 of acc and moving the others up: constant indices only
+    // 8 TM TN / 4), taking row 0 of acc and moving the others up: constant indices only. The
+    // bias is loaded once; a row's gate and Y loads all go out before its first store
+    // (gemm_out.glsl).
     const bool yv4 = ((p.yoff | p.ygs | p.yld) & 3u) == 0u;
+    vec4 bv[TN / 4];
+    [[unroll]] for (uint j = 0u; j < TN / 4u; j++) bv[j] = bias4(m0 + (tx + j * TX) * 4u);
     [[dont_unroll]] for (uint n = 0u; n < TM; n++) {
         const uint r = r0 + (ty + (n / 4u) * TY) * 4u + n % 4u;
         if (r < p.N) {
             const uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, r);
             const uint ga = p.goff != NONE ? addr(p.goff, p.grps, p.ggs, p.gld, r) : 0u;
+            vec4 v[TN / 4];
             [[unroll]] for (uint j = 0u; j < TN / 4u; j++) {
                 const uint m = m0 + (tx + j * TX) * 4u;
-                if (m < p.M) out4(ya, ga, m, acc[0][j], yv4);
+                v[j] = m < p.M ? val4(ga, m, acc[0][j] + bv[j]) : vec4(0.0);
+            }
+            [[unroll]] for (uint j = 0u; j < TN / 4u; j++) {
+                const uint m = m0 + (tx + j * TX) * 4u;
+                if (m < p.M) v[j] += old4(ya, m, yv4);
+            }
+            [[unroll]] for (uint j = 0u; j < TN / 4u; j++) {
+                const uint m = m0 + (tx + j * TX) * 4u;
+                if (m < p.M) put4y(ya, m, v[j], yv4);
             }
         }
         [[unroll]] for (uint i = 0u; i < TM - 1u; i++)

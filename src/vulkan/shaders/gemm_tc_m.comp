@@ -1,0 +1,9 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// gemm_tc_m.comp - 64 rows x 64 outputs a workgroup, 2 x 2 subgroups, K steps of 64 (gemm_tc.glsl: tensor cores, half-precision mode)
+#define BM 64
+#define BN 64
+#define WR 2
+#define WC 2
+#define BK 64
+#include "gemm_tc.glsl"
