@@ -4,7 +4,7 @@
  *  - weights uploaded once as float32 into one buffer (bf16 / int8 backbones are widened);
  *  - per slot: the backbone KV cache (K and V buffers, [slot][layer][cap][d], grown at chunk
  *    start when a chunk needs more positions), the codec's ring KV cache (window + the rows of a pass), the
- *    codec's streaming state (conv carries, transposed-conv tails, upsampling tail) and the last
+ *    codec's streaming state (conv carries, the transposed convs' last input rows, upsampling tail) and the last
  *    latent, all resident on the GPU;
  *  - step(k): one command buffer, recorded once per (slots, k) and replayed, runs k frames for
  *    every listed slot (backbone rows batched across slots, then the flow head); the latent stays
@@ -65,7 +65,9 @@ typedef struct gtl {
 typedef struct gconv {
     glin w;
     uint32_t cin, cout, k, st;
-    uint32_t bias; /* convtr bias */
+    /* a ConvTranspose1d (k, stride ust) held as the conv rec_sconv runs: each input row's
+     * ust output rows from a window of k = ceil(k / ust) input rows (wb_convtr); 0 for convs */
+    uint32_t ust;
 } gconv;
 
 typedef struct cached {
@@ -98,7 +100,7 @@ typedef struct vk_engine {
     uint32_t bx, bh, bqkv, batt, bff;                 /* backbone scratch [RB1][..] */
     uint32_t ce, sy, xh, hb, ub, mod, latc, eosc;     /* flow and step I/O [S][..] */
     uint32_t zc, qc, cx, ch, cqkv, catt, cff;         /* codec transformer [S*16][..] */
-    uint32_t w_in, h0, E[3], Y[3], acc[3], nt[3], R[3], rh[3], O, pcmc; /* SEANet scratch */
+    uint32_t w_in, h0, U[3], acc[3], R[3], rh[3], O, pcmc; /* SEANet scratch */
     uint32_t st_up, st_in, st_tail[3], st_r[3], st_out; /* per slot state */
     int hist_in, hist_r[3], hist_out;
     /* ints offsets */
@@ -263,14 +265,49 @@ static void wb_tl(wbuild *b, const ptts_tlayer *L, int d, gtl *g, int half) {
 
 static gconv wb_conv(wbuild *b, const ptts_conv *cv) {
     gconv g = {wb_lin(b, &cv->w), (uint32_t)cv->cin, (uint32_t)cv->cout, (uint32_t)cv->k,
-               (uint32_t)cv->stride, NONE};
+               (uint32_t)cv->stride, 0};
     return g;
 }
 
+/* A ConvTranspose1d (k, stride s, weights [k * cout][cin]: tap j of output channel c at row
+ * j * cout + c) as a stride-1 conv over a window of R = ceil(k / s) input rows: input row t
+ * makes output rows t s .. t s + s - 1, row t s + j taking tap j + q s of input row t - q for
+ * q < R. One gemm [T][R cin] x [s cout][R cin]^T writes the output rows in place (its s cout
+ * outputs of row t are output rows t s .. + s - 1), the bias on every one, and the streaming
+ * state is the last R - 1 input rows (zeros at the start, as the partial sums of the overlap-add
+ * form are): no [T][k cout] intermediate and no overlap-add pass. Window column
+ * (R - 1 - q) cin + i holds input row t - q, channel i. */
 static gconv wb_convtr(wbuild *b, const ptts_convtr *ct) {
-    gconv g = {wb_lin(b, &ct->w), (uint32_t)ct->cin, (uint32_t)ct->cout, (uint32_t)ct->k,
-               (uint32_t)ct->stride, NONE};
-    g.bias = wb_vec(b, ct->bias, (size_t)ct->cout);
+    const uint32_t cin = (uint32_t)ct->cin, cout = (uint32_t)ct->cout, k = (uint32_t)ct->k,
+                   st = (uint32_t)ct->stride, R = (k + st - 1) / st;
+    gconv g = {{NONE, NONE, R * cin, st * cout, NONE}, cin, st * cout, R, 1, st};
+    float *src = malloc((size_t)k * cout * cin * sizeof(float));
+    if (!src) {
+        b->fail = 1;
+        return g;
+    }
+    wb_widen(src, &ct->w);
+    g.w.w = wb_reserve(b, (size_t)R * cin * st * cout);
+    if (!b->fail) {
+        float *dst = b->p + g.w.w;
+        for (uint32_t j = 0; j < st; j++)
+            for (uint32_t c = 0; c < cout; c++) {
+                float *row = dst + ((size_t)j * cout + c) * R * cin;
+                for (uint32_t q = 0; q < R; q++) {
+                    float *win = row + (size_t)(R - 1 - q) * cin;
+                    const uint32_t tap = j + q * st;
+                    if (tap < k) memcpy(win, src + ((size_t)tap * cout + c) * cin, cin * sizeof(float));
+                    else memset(win, 0, cin * sizeof(float));
+                }
+            }
+    }
+    free(src);
+    if (ct->bias) {
+        g.w.b = wb_reserve(b, (size_t)st * cout);
+        if (!b->fail)
+            for (uint32_t j = 0; j < st; j++)
+                memcpy(b->p + g.w.b + (size_t)j * cout, ct->bias, cout * sizeof(float));
+    }
     return g;
 }
 
@@ -867,9 +904,6 @@ static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
 typedef struct pc_up {
     uint32_t groups, frames, C, us, uk, list, qoff, xoff, toff, woff;
 } pc_up;
-typedef struct pc_ola {
-    uint32_t groups, T, s, k, cout, list, yoff, ooff, ntoff, toff, boff;
-} pc_ola;
 
 /* The codec on frames f0 .. f0 + kc - 1 of the first nf slots of the decode list -> io pcm
  * (caller order, k frames per caller slot). Every stage is streaming and causal, so the kc
@@ -901,21 +935,12 @@ static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32
     uint32_t cur = g->h0, rws = kc * us, width = g->dec_in.cout;
     for (int s = 0; s < 3; s++) {
         const gconv *up = &g->up[s];
-        rec_rowop(g, cb, nf * rws, width, OP_ELU, 0, SA(RC(cur, width)), SA(RC(g->E[s], width)), 0,
-                  0);
-        lin(g, cb, &up->w, nf * rws, RC(g->E[s], width), RC(g->Y[s], up->k * up->cout), ACT_NONE);
-        const uint32_t tail = up->k - up->st;
-        wspan sp = WSPAN0;
-        span_add(&sp, up->bias, up->cout);
-        const uint32_t bb = span_base(g, &sp);
-        pc_ola po = {nf, rws, up->st, up->k, up->cout, L, g->Y[s], g->acc[s], g->nt[s],
-                     g->st_tail[s], rel(up->bias, bb)};
-        pvk_dispatch_flat(&g->c, cb, PVK_CONVTR_OLA, &po, sizeof po,
-                          (uint64_t)nf * (rws * up->st + tail) * up->cout);
-        rec_rowop(g, cb, nf * tail, up->cout, OP_COPY, L, SA(RG(g->nt[s], tail, tail * up->cout, up->cout)),
-                  SS(BUF_ARENA, RG(g->st_tail[s], tail, tail * up->cout, up->cout)), 0, 0);
-        rws *= up->st;
-        width = up->cout;
+        /* ELU, then the transposed conv as a windowed conv (wb_convtr): [rws][ust cout] rows
+         * are the [rws ust][cout] output */
+        rec_sconv(g, cb, up, nf, rws, up->k - 1, g->st_tail[s], g->U[s], cur, OP_ELU,
+                  RC(g->acc[s], up->cout), ACT_NONE, 0);
+        rws *= up->ust;
+        width = up->cout / up->ust;
         /* residual block on acc */
         rec_sconv(g, cb, &g->r1[s], nf, rws, (uint32_t)g->hist_r[s], g->st_r[s], g->R[s],
                   g->acc[s], OP_ELU, RC(g->rh[s], g->r1[s].cout), ACT_ELU, 0);
@@ -1123,12 +1148,11 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     size_t rows = us, width = (size_t)cw->dec_in.cout;
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = &cw->dec_up[s];
-        g->E[s] = A(&top, FG * rows * width);
-        g->Y[s] = A(&top, FG * rows * ct->k * ct->cout);
+        const size_t R = (size_t)g->up[s].k; /* the window of input rows */
+        g->U[s] = A(&top, (S * (R - 1) + FG * rows) * width);
         rows *= (size_t)ct->stride;
         width = (size_t)ct->cout;
         g->acc[s] = A(&top, FG * rows * width);
-        g->nt[s] = A(&top, S * (size_t)(ct->k - ct->stride) * width);
         const ptts_conv *c1 = &cw->dec_res[s].c1;
         g->hist_r[s] = c1->k - c1->stride;
         g->R[s] = A(&top, (S * g->hist_r[s] + FG * rows) * width);
@@ -1143,7 +1167,7 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     width = (size_t)cw->dec_in.cout;
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = &cw->dec_up[s];
-        g->st_tail[s] = A(&top, S * (size_t)(ct->k - ct->stride) * ct->cout);
+        g->st_tail[s] = A(&top, S * (size_t)(g->up[s].k - 1) * ct->cin);
         g->st_r[s] = A(&top, S * g->hist_r[s] * (size_t)ct->cout);
         width = (size_t)ct->cout;
     }
@@ -1305,7 +1329,7 @@ static void rec_codec_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
     st[ns++] = (state_region){g->st_in, (size_t)g->hist_in * a->C};
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = &cw->dec_up[s];
-        st[ns++] = (state_region){g->st_tail[s], (size_t)(ct->k - ct->stride) * ct->cout};
+        st[ns++] = (state_region){g->st_tail[s], (size_t)(g->up[s].k - 1) * ct->cin};
         st[ns++] = (state_region){g->st_r[s], (size_t)g->hist_r[s] * ct->cout};
     }
     st[ns++] = (state_region){g->st_out, (size_t)g->hist_out * cw->dec_out.cin};

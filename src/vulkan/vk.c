@@ -14,7 +14,7 @@
 
 static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
-    pvk_spv_attention, pvk_spv_upsample, pvk_spv_convtr_ola, pvk_spv_advance, pvk_spv_mgemm,
+    pvk_spv_attention, pvk_spv_upsample, pvk_spv_advance, pvk_spv_mgemm,
     pvk_spv_skinny,    pvk_spv_stepk,    pvk_spv_attn_group, pvk_spv_gemm_l, pvk_spv_gemm_r64,
     pvk_spv_gemm_r32,  pvk_spv_gemm_sk,  pvk_spv_gemm_s16, pvk_spv_gemm_s32,
     pvk_spv_stepk512,  pvk_spv_gemm_tc_l, pvk_spv_gemm_tc_m, pvk_spv_gemm_tc_s,
@@ -22,7 +22,7 @@ static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
     sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
-    sizeof pvk_spv_upsample,  sizeof pvk_spv_convtr_ola, sizeof pvk_spv_advance,
+    sizeof pvk_spv_upsample,  sizeof pvk_spv_advance,
     sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,   sizeof pvk_spv_stepk,
     sizeof pvk_spv_attn_group, sizeof pvk_spv_gemm_l,   sizeof pvk_spv_gemm_r64,
     sizeof pvk_spv_gemm_r32,   sizeof pvk_spv_gemm_sk,  sizeof pvk_spv_gemm_s16,
@@ -389,7 +389,7 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
 }
 
 static const char *const pipe_names[PVK_N_PIPELINES] = {
-    "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample", "convtr_ola",
+    "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample",
     "advance", "mgemm", "skinny", "stepk", "attn_group", "gemm_l", "gemm_r64", "gemm_r32",
     "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "gemm_tc_l", "gemm_tc_m", "gemm_tc_s"};
 

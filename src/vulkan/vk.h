@@ -22,7 +22,6 @@ enum {
     PVK_ROPE_KV,
     PVK_ATTENTION,
     PVK_UPSAMPLE,
-    PVK_CONVTR_OLA,
     PVK_ADVANCE,
     PVK_MGEMM,
     PVK_SKINNY,
