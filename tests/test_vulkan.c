@@ -228,8 +228,8 @@ int main(void) {
         const int tc = ptts_vulkan_engine_tc(eng);
         ops->destroy(eng);
         if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
-        static const char *const tct[] = {"l", "m", "s"};
-        for (int i = 0; tc && i < 3; i++) {
+        static const char *const tct[] = {"l", "m", "s", "w", "t"};
+        for (int i = 0; tc && i < 5; i++) {
             setenv("PTTS_VK_TC_FORCE", tct[i], 1);
             ptts_engine_cache_clear(m);
             printf("tensor-core gemm tile %s everywhere:\n", tct[i]);

@@ -129,7 +129,7 @@ typedef struct vk_engine {
      * vec4 operands of at least TC_ROWS rows: on where the device has them (pvk_ctx.coop) and
      * the model runs in reduced precision (bf16 / int8 backbone weights: the CPU path rounds
      * the codec's operands to bf16 there too); PTTS_VK_TC=0|1 overrides, PTTS_VK_TC_FORCE=
-     * l|m|s picks one tile (tests), PTTS_VK_TC_ROWS=N the fewest rows (default 16) */
+     * l|m|s|w|t picks one tile (tests), PTTS_VK_TC_ROWS=N the fewest rows (default 16) */
     int tc, tc_force;
     uint32_t tc_rows;
     int FG; /* slot-frames per codec pass (scratch rows) */
@@ -433,22 +433,32 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     return -1;
 }
 
-/* The gemm_tc.glsl tiles: rows x outputs (square). */
-enum { TC_L, TC_M, TC_S, TC_N };
+/* The gemm_tc.glsl tiles: rows x outputs. */
+enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_N };
 static const struct {
     const char *name;
     int pipe;
-    uint32_t b;
-} tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128}, {"m", PVK_GEMM_TC_M, 64}, {"s", PVK_GEMM_TC_S, 32}};
+    uint32_t bm, bn;
+} tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
+                    {"m", PVK_GEMM_TC_M, 64, 64},
+                    {"s", PVK_GEMM_TC_S, 32, 32},
+                    {"w", PVK_GEMM_TC_W, 64, 128},
+                    {"t", PVK_GEMM_TC_T, 128, 64}};
 
-/* The tensor-core tile for N rows -> M outputs, -1: none. The 32 x 32 tile everywhere: on the
- * H200 it beat the larger ones at every stream count, also where their grids fill the GPU
- * (128 streams: 5.39 ms a frame against 6.98 with 64 x 64 and 8.25 with 128 x 128; the codec's
- * large gemms are bound by memory traffic, the step's few-row ones by K-step latency, and both
- * gain from the most workgroups in flight). l and m stay for PTTS_VK_TC_FORCE. */
+/* The tensor-core tile for N rows -> M outputs, -1: none. The 32 x 32 tile by default: on the
+ * H200 it beat the square 64 and 128 tiles at every stream count (128 streams: 5.39 ms a frame
+ * against 6.98 and 8.25; the step's few-row gemms are bound by K-step latency, and the most
+ * workgroups in flight win). Where a wide (64 x 128) or tall (128 x 64) tile fits the outputs
+ * and its grid fills the GPU twice (the codec's large gemms), that tile: each reads its X rows
+ * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do. PTTS_VK_TC_FORCE picks one. */
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (!g->tc || N < g->tc_rows || M < 16) return -1;
-    return g->tc_force >= 0 ? g->tc_force : TC_S;
+    if (g->tc_force >= 0) return g->tc_force;
+    const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
+    if (t != TC_S && ((N + tc_tiles[t].bm - 1) / tc_tiles[t].bm) *
+                             ((M + tc_tiles[t].bn - 1) / tc_tiles[t].bn) >= 2 * g->gemm_units)
+        return t;
+    return TC_S;
 }
 
 /* Y (=|+=) gate * alpha * act(X W^T + b); gate: rows in the arena (gbuf 0) or a weight vector
@@ -481,9 +491,9 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
     const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
     const int tc = p.v4 && !(L->out <= 8 && N >= 256) ? tc_pick(g, N, L->out) : -1;
     if (tc >= 0) {
-        const uint32_t b = tc_tiles[tc].b;
-        pvk_dispatch(&g->c, cb, tc_tiles[tc].pipe, &p, sizeof p, (L->out + b - 1) / b,
-                     (N + b - 1) / b, 1);
+        pvk_dispatch(&g->c, cb, tc_tiles[tc].pipe, &p, sizeof p,
+                     (L->out + tc_tiles[tc].bn - 1) / tc_tiles[tc].bn,
+                     (N + tc_tiles[tc].bm - 1) / tc_tiles[tc].bm, 1);
         return;
     }
     const int gt = p.v4 && !(L->out <= 8 && N >= 256) ? gemm_pick(g, N, L->in, L->out) : -1;

@@ -18,6 +18,7 @@ static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
     pvk_spv_skinny,    pvk_spv_stepk,    pvk_spv_attn_group, pvk_spv_gemm_l, pvk_spv_gemm_r64,
     pvk_spv_gemm_r32,  pvk_spv_gemm_sk,  pvk_spv_gemm_s16, pvk_spv_gemm_s32,
     pvk_spv_stepk512,  pvk_spv_gemm_tc_l, pvk_spv_gemm_tc_m, pvk_spv_gemm_tc_s,
+    pvk_spv_gemm_tc_w, pvk_spv_gemm_tc_t,
 };
 static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
@@ -27,7 +28,8 @@ static const size_t spv_size[PVK_N_PIPELINES] = {
     sizeof pvk_spv_attn_group, sizeof pvk_spv_gemm_l,   sizeof pvk_spv_gemm_r64,
     sizeof pvk_spv_gemm_r32,   sizeof pvk_spv_gemm_sk,  sizeof pvk_spv_gemm_s16,
     sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512,  sizeof pvk_spv_gemm_tc_l,
-    sizeof pvk_spv_gemm_tc_m,  sizeof pvk_spv_gemm_tc_s,
+    sizeof pvk_spv_gemm_tc_m,  sizeof pvk_spv_gemm_tc_s,  sizeof pvk_spv_gemm_tc_w,
+    sizeof pvk_spv_gemm_tc_t,
 };
 
 #define VK_TRY(call, what)                                                                   \
@@ -167,7 +169,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
-        const int tc = i == PVK_GEMM_TC_L || i == PVK_GEMM_TC_M || i == PVK_GEMM_TC_S;
+        const int tc = i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TC_T;
         const int optional = wgs > 0 || tc;
         if (tc && !c->coop) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
@@ -391,7 +393,8 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
 static const char *const pipe_names[PVK_N_PIPELINES] = {
     "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample",
     "advance", "mgemm", "skinny", "stepk", "attn_group", "gemm_l", "gemm_r64", "gemm_r32",
-    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "gemm_tc_l", "gemm_tc_m", "gemm_tc_s"};
+    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "gemm_tc_l", "gemm_tc_m", "gemm_tc_s",
+    "gemm_tc_w", "gemm_tc_t"};
 
 static void prof_report(pvk_ctx *c) {
     double total = 0;

@@ -34,9 +34,11 @@ enum {
     PVK_GEMM_S16,
     PVK_GEMM_S32,
     PVK_STEPK512, /* optional: NULL where the device lacks the shared memory or invocations */
-    PVK_GEMM_TC_L, /* optional (pvk_ctx.coop): tensor-core GEMM tiles, 128 / 64 / 32 square */
+    PVK_GEMM_TC_L, /* optional (pvk_ctx.coop): tensor-core GEMM tiles, 128 / 64 / 32 square, */
     PVK_GEMM_TC_M,
     PVK_GEMM_TC_S,
+    PVK_GEMM_TC_W, /* 64 x 128, and */
+    PVK_GEMM_TC_T, /* 128 x 64 (rows x outputs) */
     PVK_N_PIPELINES
 };
 
