@@ -100,7 +100,10 @@ typedef struct vk_engine {
     uint32_t bx, bh, bqkv, batt, bff;                 /* backbone scratch [RB1][..] */
     uint32_t ce, sy, xh, hb, ub, mod, latc, eosc;     /* flow and step I/O [S][..] */
     uint32_t zc, qc, cx, ch, cqkv, catt, cff;         /* codec transformer [S*16][..] */
-    uint32_t w_in, h0, U[3], acc[3], R[3], rh[3], O, pcmc; /* SEANet scratch */
+    uint32_t w_in, h0, acc[3], rh[3], pcmc; /* SEANet scratch */
+    /* h0 and acc[s] are fronted ([group][front + T][width], rec_wconv): their front rows, the
+     * most carried rows any conv reading them needs */
+    uint32_t f_h0, f_acc[3];
     uint32_t st_up, st_in, st_tail[3], st_r[3], st_out; /* per slot state */
     int hist_in, hist_r[3], hist_out;
     /* ints offsets */
@@ -378,7 +381,7 @@ static rows RG(uint32_t off, uint32_t rps, uint32_t gs, uint32_t ld) {
     return (rows){off, rps, gs, ld};
 }
 
-typedef struct pc_lin {
+typedef struct pc_lin { /* at most 128 bytes: the pipeline layout's push-constant range */
     uint32_t N, K, M, xoff, xrps, xgs, xld, yoff, yrps, ygs, yld, goff, grps, ggs, gld, gbuf,
         woff, boff, act, accum;
     float alpha;
@@ -386,22 +389,27 @@ typedef struct pc_lin {
 } pc_lin;
 
 enum { ACT_NONE, ACT_GELU, ACT_SILU, ACT_ELU };
+_Static_assert(sizeof(pc_lin) <= 128, "pc_lin: the push-constant range is 128 bytes");
 
-/* The gemm_tile.glsl variants: rows x outputs of a workgroup's tile. */
-enum { GT_L, GT_R64, GT_R32, GT_SK, GT_S16, GT_S32, GT_N };
-static const struct {
+/* A tiled gemm pipeline: its name for PTTS_VK_*_FORCE, rows x outputs of a workgroup's tile. */
+typedef struct gtile {
     const char *name;
     int pipe;
     uint32_t bm, bn;
-} gemm_tiles[GT_N] = {{"l", PVK_GEMM_L, 128, 128},
+} gtile;
+
+/* The gemm_tile.glsl variants. */
+enum { GT_L, GT_R64, GT_R32, GT_SK, GT_S16, GT_S32, GT_N };
+static const gtile gemm_tiles[GT_N] = {{"l", PVK_GEMM_L, 128, 128},
                       {"r64", PVK_GEMM_R64, 256, 64},
                       {"r32", PVK_GEMM_R32, 256, 32},
                       {"sk", PVK_GEMM_SK, 64, 64},
                       {"s16", PVK_GEMM_S16, 16, 32},
                       {"s32", PVK_GEMM_S32, 32, 64}};
 
-static uint32_t gemm_wgs(int t, uint32_t N, uint32_t M) {
-    return ((M + gemm_tiles[t].bn - 1) / gemm_tiles[t].bn) * ((N + gemm_tiles[t].bm - 1) / gemm_tiles[t].bm);
+/* Workgroups of tile t's grid for N rows -> M outputs. */
+static uint32_t tile_wgs(const gtile *t, uint32_t N, uint32_t M) {
+    return ((M + t->bn - 1) / t->bn) * ((N + t->bm - 1) / t->bm);
 }
 
 /* The tile for N rows of K inputs -> M outputs (vec4 operands), -1: none (gemm.comp and
@@ -422,24 +430,20 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
     if (g->gemm_old) return -1;
     if (g->gemm_new && N >= 32 && M >= 16) {
         const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
-        if (gemm_wgs(big, N, M) >= g->gemm_minwg) return big;
-        if (g->gemm_new == 1 && K >= 64 && M > 32 && gemm_wgs(GT_SK, N, M) >= g->gemm_units)
+        if (tile_wgs(&gemm_tiles[big], N, M) >= g->gemm_minwg) return big;
+        if (g->gemm_new == 1 && K >= 64 && M > 32 && tile_wgs(&gemm_tiles[GT_SK], N, M) >= g->gemm_units)
             return GT_SK;
     }
     if (g->gemm_small && N >= 16 && M >= 32 && ((M + 63) / 64) * ((N + 63) / 64) < 256) {
-        if (M > 32 && gemm_wgs(GT_S32, N, M) >= g->gemm_units) return GT_S32;
+        if (M > 32 && tile_wgs(&gemm_tiles[GT_S32], N, M) >= g->gemm_units) return GT_S32;
         return GT_S16;
     }
     return -1;
 }
 
-/* The gemm_tc.glsl tiles: rows x outputs. */
+/* The gemm_tc.glsl tiles. */
 enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_N };
-static const struct {
-    const char *name;
-    int pipe;
-    uint32_t bm, bn;
-} tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
+static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
                     {"m", PVK_GEMM_TC_M, 64, 64},
                     {"s", PVK_GEMM_TC_S, 32, 32},
                     {"w", PVK_GEMM_TC_W, 64, 128},
@@ -455,21 +459,22 @@ static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (!g->tc || N < g->tc_rows || M < 16) return -1;
     if (g->tc_force >= 0) return g->tc_force;
     const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
-    if (t != TC_S && ((N + tc_tiles[t].bm - 1) / tc_tiles[t].bm) *
-                             ((M + tc_tiles[t].bn - 1) / tc_tiles[t].bn) >= 2 * g->gemm_units)
-        return t;
+    if (t != TC_S && tile_wgs(&tc_tiles[t], N, M) >= 2 * g->gemm_units) return t;
     return TC_S;
 }
 
-/* Y (=|+=) gate * alpha * act(X W^T + b); gate: rows in the arena (gbuf 0) or a weight vector
- * (gbuf 1, goff a weight offset, every row the same). */
-static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
-                       rows Y, int act, int accum, float alpha, uint32_t goff, rows G,
-                       uint32_t gbuf) {
+/* Y (=|+=) gate * alpha * act(xact(X) W^T + b); gate: rows in the arena (gbuf 0) or a weight
+ * vector (gbuf 1, goff a weight offset, every row the same); xact: ACT_ELU of every X value as
+ * it is loaded (rec_wconv: the PVK_XELU pipeline variants; no other is made), ACT_NONE
+ * through rec_linear. */
+static void rec_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
+                         rows Y, int act, int accum, float alpha, uint32_t goff, rows G,
+                         uint32_t gbuf, int xact) {
     if (N == 0) return;
     pc_lin p = {N,     L->in, L->out, X.off, X.rps, X.gs, X.ld, Y.off, Y.rps, Y.gs, Y.ld,
                 goff,  G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act,
                 (uint32_t)accum, alpha, 0};
+    const int xv = xact == ACT_ELU ? PVK_XELU : 0; /* the pipelines' ELU-on-load variants */
     p.v4 = L->in % 4 == 0 && X.off % 4 == 0 && X.gs % 4 == 0 && X.ld % 4 == 0 && L->w % 4 == 0;
     wspan sp = WSPAN0;
     span_add(&sp, L->w, (size_t)L->out * L->in);
@@ -489,26 +494,27 @@ static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t
      * that, from 16 rows, the register-blocked mgemm (32 outputs x 8 rows a workgroup) when
      * operands are vec4s */
     const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
-    const int tc = p.v4 && !(L->out <= 8 && N >= 256) ? tc_pick(g, N, L->out) : -1;
-    if (tc >= 0) {
-        pvk_dispatch(&g->c, cb, tc_tiles[tc].pipe, &p, sizeof p,
-                     (L->out + tc_tiles[tc].bn - 1) / tc_tiles[tc].bn,
-                     (N + tc_tiles[tc].bm - 1) / tc_tiles[tc].bm, 1);
-        return;
-    }
-    const int gt = p.v4 && !(L->out <= 8 && N >= 256) ? gemm_pick(g, N, L->in, L->out) : -1;
-    if (gt >= 0)
-        pvk_dispatch(&g->c, cb, gemm_tiles[gt].pipe, &p, sizeof p,
-                     (L->out + gemm_tiles[gt].bn - 1) / gemm_tiles[gt].bn,
-                     (N + gemm_tiles[gt].bm - 1) / gemm_tiles[gt].bm, 1);
+    const int tiled = p.v4 && !(L->out <= 8 && N >= 256);
+    const int tc = tiled ? tc_pick(g, N, L->out) : -1;
+    const int gt = tiled && tc < 0 ? gemm_pick(g, N, L->in, L->out) : -1;
+    const gtile *t = tc >= 0 ? &tc_tiles[tc] : gt >= 0 ? &gemm_tiles[gt] : NULL;
+    if (t)
+        pvk_dispatch(&g->c, cb, t->pipe | xv, &p, sizeof p, (L->out + t->bn - 1) / t->bn,
+                     (N + t->bm - 1) / t->bm, 1);
     else if (L->out <= 8 && N >= 256) /* a few outputs of many rows: an invocation per row */
-        pvk_dispatch_flat(&g->c, cb, PVK_SKINNY, &p, sizeof p, N);
+        pvk_dispatch_flat(&g->c, cb, PVK_SKINNY | xv, &p, sizeof p, N);
     else if (p.v4 && N >= 16 && L->out >= 32 && tiles < 256)
-        pvk_dispatch(&g->c, cb, PVK_MGEMM, &p, sizeof p, (N + 7) / 8, (L->out + 31) / 32, 1);
+        pvk_dispatch(&g->c, cb, PVK_MGEMM | xv, &p, sizeof p, (N + 7) / 8, (L->out + 31) / 32, 1);
     else if (N >= 32 && L->out >= 16)
-        pvk_dispatch(&g->c, cb, PVK_GEMM, &p, sizeof p, (L->out + 63) / 64, (N + 63) / 64, 1);
+        pvk_dispatch(&g->c, cb, PVK_GEMM | xv, &p, sizeof p, (L->out + 63) / 64, (N + 63) / 64, 1);
     else
-        pvk_dispatch(&g->c, cb, PVK_LINEAR, &p, sizeof p, (L->out + 7) / 8, (N + 7) / 8, 1);
+        pvk_dispatch(&g->c, cb, PVK_LINEAR | xv, &p, sizeof p, (L->out + 7) / 8, (N + 7) / 8, 1);
+}
+
+static void rec_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
+                       rows Y, int act, int accum, float alpha, uint32_t goff, rows G,
+                       uint32_t gbuf) {
+    rec_linear_x(g, cb, L, N, X, Y, act, accum, alpha, goff, G, gbuf, ACT_NONE);
 }
 
 static void lin(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
@@ -892,7 +898,8 @@ static void rec_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
 
 /* A streaming causal conv over T new rows per group: input rows (compact, T per group, op copy
  * or ELU) appended after the slot's carried rows in the work buffer W, the gemm, the last hist
- * rows carried back. */
+ * rows carried back. dec_in's (its input, cx, is the codec transformer's compact output); the
+ * convs after it read their input in place (rec_wconv). */
 static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
                       uint32_t T, uint32_t hist, uint32_t state, uint32_t W, uint32_t in,
                       int op, rows Y, int act, int accum) {
@@ -909,6 +916,35 @@ static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
     if (hist)
         rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SA(RG(W + T * cin, hist, gs, cin)),
                   SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), 0, 0);
+}
+
+/* A fronted buffer's T rows of the pass, per group (slot) after its front rows F:
+ * [group][F + T][width], rows at F of each group. */
+static rows RF(uint32_t buf, uint32_t F, uint32_t T, uint32_t width) {
+    return RG(buf + F * width, T, (F + T) * width, width);
+}
+
+/* rec_sconv for an input that is already in a fronted buffer (RF: its producer wrote the T rows
+ * after F >= hist front rows a group, raw): the slot's carried rows into the last hist front
+ * rows, then the gemm reads each group's hist + T rows where they are, xact (ACT_ELU for
+ * every conv after dec_in) applied to every value as it loads them; the last hist rows
+ * (raw, like the carried rows) go back to the state before the gemm, so a later pass over the
+ * buffer (the residual block's r2, accumulating) cannot change them. No rowop over the T rows. */
+static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
+                      uint32_t T, uint32_t hist, uint32_t state, uint32_t in, uint32_t F,
+                      int xact, rows Y, int act, int accum) {
+    const uint32_t cin = cv->cin, gs = (F + T) * cin, win = in + (F - hist) * cin, L = g->i_dec;
+    if (hist) {
+        rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SS(BUF_ARENA, RG(state, hist, hist * cin, cin)),
+                  SA(RG(win, hist, gs, cin)), 0, 0);
+        /* after the copy in (T < hist would carry front rows), beside the gemm (both only
+         * read the buffer; the gemm's barrier orders it for what follows) */
+        pvk_skip_barrier(&g->c);
+        rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SA(RG(win + T * cin, hist, gs, cin)),
+                  SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), 0, 0);
+    }
+    rec_linear_x(g, cb, &cv->w, groups * T / cv->st, RG(win, T / cv->st, gs, cv->st * cin), Y, act,
+                 accum, 1.f, NONE, RC(0, 0), 0, xact);
 }
 
 typedef struct pc_up {
@@ -939,26 +975,29 @@ static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32
                (uint32_t)(g->bb_kv_slot * (size_t)g->S), (uint32_t)g->ccap, g->cd_freq,
                g->cd_kv_slot, g->cx, g->ch, g->cqkv, g->catt, g->cff};
     rec_transformer(g, cb, &t, nr * us, kc * us);
-    /* SEANet */
-    rec_sconv(g, cb, &g->dec_in, nf, kc * us, (uint32_t)g->hist_in, g->st_in, g->w_in, g->cx,
-              OP_COPY, RC(g->h0, g->dec_in.cout), ACT_NONE, 0);
-    uint32_t cur = g->h0, rws = kc * us, width = g->dec_in.cout;
+    /* SEANet: dec_in writes h0's rows after its front rows, every later conv reads its input
+     * in place (rec_wconv) with the ELU before it applied on load */
+    uint32_t rws = kc * us, width = g->dec_in.cout, cur = g->h0, fc = g->f_h0;
+    rec_sconv(g, cb, &g->dec_in, nf, rws, (uint32_t)g->hist_in, g->st_in, g->w_in, g->cx,
+              OP_COPY, RF(g->h0, fc, rws, width), ACT_NONE, 0);
     for (int s = 0; s < 3; s++) {
         const gconv *up = &g->up[s];
         /* ELU, then the transposed conv as a windowed conv (wb_convtr): [rws][ust cout] rows
-         * are the [rws ust][cout] output */
-        rec_sconv(g, cb, up, nf, rws, up->k - 1, g->st_tail[s], g->U[s], cur, OP_ELU,
-                  RC(g->acc[s], up->cout), ACT_NONE, 0);
-        rws *= up->ust;
-        width = up->cout / up->ust;
-        /* residual block on acc */
-        rec_sconv(g, cb, &g->r1[s], nf, rws, (uint32_t)g->hist_r[s], g->st_r[s], g->R[s],
-                  g->acc[s], OP_ELU, RC(g->rh[s], g->r1[s].cout), ACT_ELU, 0);
-        rec_linear(g, cb, &g->r2[s].w, nf * rws, RC(g->rh[s], g->r1[s].cout), RC(g->acc[s], width),
-                   ACT_NONE, 1, 1.f, NONE, RC(0, 0), 0);
+         * are the [rws ust][cout] output, here the rows after acc[s]'s front rows */
+        const uint32_t fa = g->f_acc[s], wo = up->cout / up->ust, ro = rws * up->ust;
+        rec_wconv(g, cb, up, nf, rws, up->k - 1, g->st_tail[s], cur, fc, ACT_ELU,
+                  RG(g->acc[s] + fa * wo, rws, (fa + ro) * wo, up->cout), ACT_NONE, 0);
+        rws = ro;
+        width = wo;
+        /* residual block on acc: r1 carries the rows before r2 adds to them */
+        rec_wconv(g, cb, &g->r1[s], nf, rws, (uint32_t)g->hist_r[s], g->st_r[s], g->acc[s], fa,
+                  ACT_ELU, RC(g->rh[s], g->r1[s].cout), ACT_ELU, 0);
+        rec_linear(g, cb, &g->r2[s].w, nf * rws, RC(g->rh[s], g->r1[s].cout),
+                   RF(g->acc[s], fa, rws, width), ACT_NONE, 1, 1.f, NONE, RC(0, 0), 0);
         cur = g->acc[s];
+        fc = fa;
     }
-    rec_sconv(g, cb, &g->dec_out, nf, rws, (uint32_t)g->hist_out, g->st_out, g->O, cur, OP_ELU,
+    rec_wconv(g, cb, &g->dec_out, nf, rws, (uint32_t)g->hist_out, g->st_out, cur, fc, ACT_ELU,
               RC(g->pcmc, 1), ACT_NONE, 0);
     const uint32_t fs = (uint32_t)a->frame_samples;
     rec_rowop(g, cb, nf, kc * fs, OP_COPY, g->i_orig, SA(RC(g->pcmc, kc * fs)),
@@ -1154,22 +1193,22 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->hist_in = cw->dec_in.k - cw->dec_in.stride;
     /* a conv's work buffer: per group (slot) its carried rows, then the pass's new rows */
     g->w_in = A(&top, (S * g->hist_in + FG * us) * C);
-    g->h0 = A(&top, RC2 * (size_t)cw->dec_in.cout);
+    /* h0 and acc[s] fronted (rec_wconv): per group (slot) front rows for the carried rows of
+     * the convs that read them (up[0]; r1[s] then up[s + 1] or dec_out), then the pass's rows */
+    g->hist_out = cw->dec_out.k - cw->dec_out.stride;
+    for (int s = 0; s < 3; s++) g->hist_r[s] = cw->dec_res[s].c1.k - cw->dec_res[s].c1.stride;
+    g->f_h0 = g->up[0].k - 1;
+    g->h0 = A(&top, (S * g->f_h0 + FG * us) * (size_t)cw->dec_in.cout);
     size_t rows = us, width = (size_t)cw->dec_in.cout;
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = &cw->dec_up[s];
-        const size_t R = (size_t)g->up[s].k; /* the window of input rows */
-        g->U[s] = A(&top, (S * (R - 1) + FG * rows) * width);
         rows *= (size_t)ct->stride;
         width = (size_t)ct->cout;
-        g->acc[s] = A(&top, FG * rows * width);
-        const ptts_conv *c1 = &cw->dec_res[s].c1;
-        g->hist_r[s] = c1->k - c1->stride;
-        g->R[s] = A(&top, (S * g->hist_r[s] + FG * rows) * width);
-        g->rh[s] = A(&top, FG * rows * (size_t)c1->cout);
+        const uint32_t next = s < 2 ? g->up[s + 1].k - 1 : (uint32_t)g->hist_out;
+        g->f_acc[s] = (uint32_t)g->hist_r[s] > next ? (uint32_t)g->hist_r[s] : next;
+        g->acc[s] = A(&top, (S * g->f_acc[s] + FG * rows) * width);
+        g->rh[s] = A(&top, FG * rows * (size_t)cw->dec_res[s].c1.cout);
     }
-    g->hist_out = cw->dec_out.k - cw->dec_out.stride;
-    g->O = A(&top, (S * g->hist_out + FG * rows) * width);
     g->pcmc = A(&top, FG * rows);
     /* per-slot codec state, one contiguous block per slot region */
     g->st_up = A(&top, S * (size_t)(cw->upsample_k - cw->upsample_stride) * C);

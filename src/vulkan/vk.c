@@ -133,6 +133,32 @@ int pvk_pick(const pvk_device_info *d, int n) {
     return n > 0 ? 0 : -1;
 }
 
+/* Pipeline i from its embedded SPIR-V, with specialization constant 0 = xact when xact != 0
+ * (the PVK_XELU variants). */
+static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
+    VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = spv_size[i],
+                                   .pCode = spv_code[i]};
+    VkShaderModule mod;
+    VkResult r = vkCreateShaderModule(c->dev, &sm, NULL, &mod);
+    if (r != VK_SUCCESS) return r;
+    const VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = sizeof xact};
+    const VkSpecializationInfo si = {.mapEntryCount = 1, .pMapEntries = &me,
+                                     .dataSize = sizeof xact, .pData = &xact};
+    VkComputePipelineCreateInfo cp = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod,
+                  .pName = "main",
+                  .pSpecializationInfo = xact ? &si : NULL},
+        .layout = c->layout};
+    if (c->pipe_stats && !xact) cp.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cp, NULL, out);
+    vkDestroyShaderModule(c->dev, mod, NULL);
+    return r;
+}
+
 static int make_pipelines(pvk_ctx *c, ptts_error *e) {
     VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
     for (int i = 0; i < PVK_N_BINDINGS; i++)
@@ -176,21 +202,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
                          c->props.limits.maxComputeWorkGroupInvocations < wgs ||
                          c->props.limits.maxComputeWorkGroupSize[0] < wgs))
             continue;
-        VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                       .codeSize = spv_size[i],
-                                       .pCode = spv_code[i]};
-        VkShaderModule mod;
-        VK_TRY(vkCreateShaderModule(c->dev, &sm, NULL, &mod), "vkCreateShaderModule");
-        VkComputePipelineCreateInfo cp = {
-            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                      .module = mod,
-                      .pName = "main"},
-            .layout = c->layout};
-        if (c->pipe_stats) cp.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-        VkResult r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cp, NULL, &c->pipe[i]);
-        vkDestroyShaderModule(c->dev, mod, NULL);
+        VkResult r = make_pipe(c, i, 0, &c->pipe[i]);
         if (r != VK_SUCCESS && optional) {
             c->pipe[i] = VK_NULL_HANDLE;
             continue;
@@ -433,8 +445,10 @@ void pvk_destroy(pvk_ctx *c) {
         if (c->prof) prof_report(c);
         if (c->qp) vkDestroyQueryPool(c->dev, c->qp, NULL);
         free(c->pq);
-        for (int i = 0; i < PVK_N_PIPELINES; i++)
+        for (int i = 0; i < PVK_N_PIPELINES; i++) {
             if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
+            if (c->pipe_x[i]) vkDestroyPipeline(c->dev, c->pipe_x[i], NULL);
+        }
         if (c->dpool) vkDestroyDescriptorPool(c->dev, c->dpool, NULL);
         if (c->layout) vkDestroyPipelineLayout(c->dev, c->layout, NULL);
         if (c->dsl) vkDestroyDescriptorSetLayout(c->dev, c->dsl, NULL);
@@ -585,6 +599,9 @@ int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
                          "Vulkan: the weights one dispatch reads span more than the device's "
                          "storage buffer range (%.1f MiB) on %s",
                          c->wrange / 1048576.0, c->props.deviceName);
+    if (c->xfail)
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: a pipeline variant could not be made on %s",
+                         c->props.deviceName);
     return 0;
 }
 
@@ -640,8 +657,18 @@ void pvk_skip_barrier(pvk_ctx *c) { c->skip_barrier = 1; }
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                   uint32_t gx, uint32_t gy, uint32_t gz) {
     if (gx == 0 || gy == 0 || gz == 0) return;
+    VkPipeline pl = c->pipe[pipe & ~PVK_XELU];
+    if (pipe & PVK_XELU) {
+        pipe &= ~PVK_XELU;
+        if (!c->pipe_x[pipe] && make_pipe(c, pipe, 3u, &c->pipe_x[pipe]) != VK_SUCCESS) {
+            c->pipe_x[pipe] = VK_NULL_HANDLE;
+            c->xfail = 1;
+            return;
+        }
+        pl = c->pipe_x[pipe];
+    }
     if (c->wbase != c->bound_wbase) bind_set(c, cb);
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl);
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);
     if (c->skip_barrier) c->skip_barrier = 0;

@@ -42,6 +42,11 @@ enum {
     PVK_N_PIPELINES
 };
 
+/* OR'd into pvk_dispatch's pipeline: its variant with specialization constant 0 (XACT in
+ * shaders/linear_pc.glsl) = 3, ELU on every X value loaded; the linear kernels only. Made on
+ * first use (most are never used); a failure shows at pvk_cmd_end. */
+#define PVK_XELU 0x100
+
 /* Descriptor bindings (set 0), as in shaders/common.glsl. */
 enum { PVK_B_WEIGHTS, PVK_B_ARENA, PVK_B_KC, PVK_B_VC, PVK_B_INTS, PVK_B_IO, PVK_N_BINDINGS };
 
@@ -67,6 +72,8 @@ typedef struct pvk_ctx {
     VkDescriptorPool dpool;
     VkDescriptorSet set;
     VkPipeline pipe[PVK_N_PIPELINES];
+    VkPipeline pipe_x[PVK_N_PIPELINES]; /* PVK_XELU variants, made on first use */
+    int xfail;                          /* one could not be made */
     int skip_barrier; /* the next pvk_dispatch records no barrier after itself */
     /* The weights binding is a dynamic storage buffer: a window of wrange bytes (the device's
      * maxStorageBufferRange, 128 MiB on lavapipe, the whole buffer on large GPUs) at byte

@@ -8,19 +8,9 @@
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Arena4 { vec4 ar4[]; };
 layout(local_size_x = 256) in;
-layout(push_constant) uniform P {
-    uint N, K, M;
-    uint xoff, xrps, xgs, xld;
-    uint yoff, yrps, ygs, yld;
-    uint goff, grps, ggs, gld, gbuf;
-    uint woff, boff;
-    uint act, accum;
-    float alpha;
-    uint v4;
-} p;
+#include "linear_pc.glsl"
 shared vec4 xs[16][17]; // [k][row / 4] (padded)
 shared vec4 ws[16][17]; // [k][output / 4]
-uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint m0 = gl_WorkGroupID.x * 64u, r0 = gl_WorkGroupID.y * 64u;
@@ -35,7 +25,7 @@ void main() {
         uint wa = wv ? (p.woff + (m0 + lr) * p.K) / 4u : 0u;
         for (uint k0 = 0u; k0 < p.K; k0 += 16u) {
             bool kv = k0 + lk < p.K;
-            vec4 x = (xv && kv) ? ar4[xa + (k0 + lk) / 4u] : vec4(0.0);
+            vec4 x = (xv && kv) ? xload4(ar4[xa + (k0 + lk) / 4u]) : vec4(0.0);
             vec4 w = (wv && kv) ? wt4[wa + (k0 + lk) / 4u] : vec4(0.0);
             for (uint c = 0u; c < 4u; c++) {
                 xs[lk + c][lr >> 2][lr & 3u] = x[c];
@@ -66,7 +56,7 @@ void main() {
             uint k = k0 + lk;
             for (uint q = 0u; q < 4u; q++) {
                 uint i = lr + 16u * q;
-                xs[lk][i >> 2][i & 3u] = (xv[q] && k < p.K) ? ar[xa[q] + k] : 0.0;
+                xs[lk][i >> 2][i & 3u] = (xv[q] && k < p.K) ? xload(ar[xa[q] + k]) : 0.0;
                 ws[lk][i >> 2][i & 3u] = (wv[q] && k < p.K) ? wt[p.woff + (m0 + i) * p.K + k] : 0.0;
             }
             barrier();

@@ -1,17 +1,7 @@
 // gemm_out.glsl - what the vec4 GEMM kernels (gemm_tile.glsl, gemm_tc.glsl) share, included
-// after they declare ar4: gemm.comp's push constants, the row addressing, and the epilogue (bias,
-// activation, alpha, gate, then store or accumulate four outputs of one row, in parts).
-layout(push_constant) uniform P {
-    uint N, K, M;
-    uint xoff, xrps, xgs, xld;
-    uint yoff, yrps, ygs, yld;
-    uint goff, grps, ggs, gld, gbuf;
-    uint woff, boff;
-    uint act, accum;
-    float alpha;
-    uint v4;
-} p;
-uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
+// after they declare ar4: the linear kernels' push constants (linear_pc.glsl) and the epilogue
+// (bias, activation, alpha, gate, then store or accumulate four outputs of one row, in parts).
+#include "linear_pc.glsl"
 float gate(uint i) { return p.gbuf == 1u ? wt[i] : ar[i]; }
 // The epilogue in three parts, so that a caller with several vec4s of outputs can issue every
 // load before its first store (a store to the arena keeps the compiler from moving later arena

@@ -51,12 +51,13 @@ void put4(uint b, uint stride, uint q, vec4 v) {
     sm[o + 3u * stride][e] = v.w;
 }
 // this invocation's registered loads into the stage at b (no loop: LX, LW <= 2, constant
-// indices only, so that the registers never become local memory)
+// indices only, so that the registers never become local memory), X's load transform applied
+// here rather than at the load (which would wait for the loads in flight)
 void stage(uint b, vec4 rx[LX], vec4 rw[LW]) {
     const uint t = gl_LocalInvocationID.x % TS;
-    if (NXV % TS == 0u || t < NXV) put4(b, BM4, t, rx[0]);
+    if (NXV % TS == 0u || t < NXV) put4(b, BM4, t, xload4(rx[0]));
 #if LX > 1
-    if (NXV % TS == 0u || t + TS < NXV) put4(b, BM4, t + TS, rx[1]);
+    if (NXV % TS == 0u || t + TS < NXV) put4(b, BM4, t + TS, xload4(rx[1]));
 #endif
     if (NWV % TS == 0u || t < NWV) put4(b + XS, BN4, t, rw[0]);
 #if LW > 1

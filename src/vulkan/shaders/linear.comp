@@ -12,19 +12,9 @@
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Arena4 { vec4 ar4[]; };
 layout(local_size_x = 256) in;
-layout(push_constant) uniform P {
-    uint N, K, M;
-    uint xoff, xrps, xgs, xld;
-    uint yoff, yrps, ygs, yld;
-    uint goff, grps, ggs, gld, gbuf; // goff NONE: no gate; gbuf 0 arena, 1 weights
-    uint woff, boff;
-    uint act, accum;
-    float alpha;
-    uint v4;
-} p;
+#include "linear_pc.glsl"
 #define RB 8
 shared float red[RB * 256];
-uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
 void main() {
     uint tid = gl_LocalInvocationID.x, lane = tid & 31u, grp = tid >> 5;
     uint m = gl_WorkGroupID.x * 8u + grp;
@@ -46,24 +36,25 @@ void main() {
                 for (uint j = 0u; j < RB; j++)
                     if (j < nr) {
                         uint x = xb[j] / 4u + k;
-                        acc[j] += (dot(wa, ar4[x]) + dot(wb, ar4[x + 32u])) +
-                                  (dot(wc, ar4[x + 64u]) + dot(wd, ar4[x + 96u]));
+                        acc[j] += (dot(wa, xload4(ar4[x])) + dot(wb, xload4(ar4[x + 32u]))) +
+                                  (dot(wc, xload4(ar4[x + 64u])) + dot(wd, xload4(ar4[x + 96u])));
                     }
             }
             for (; k + 32u < K4; k += 64u) { // two independent loads in flight per lane
                 vec4 wa = wt4[w4 + k], wb = wt4[w4 + k + 32u];
                 for (uint j = 0u; j < RB; j++)
-                    if (j < nr) acc[j] += dot(wa, ar4[xb[j] / 4u + k]) + dot(wb, ar4[xb[j] / 4u + k + 32u]);
+                    if (j < nr) acc[j] += dot(wa, xload4(ar4[xb[j] / 4u + k])) +
+                                          dot(wb, xload4(ar4[xb[j] / 4u + k + 32u]));
             }
             for (; k < K4; k += 32u) {
                 vec4 wa = wt4[w4 + k];
                 for (uint j = 0u; j < RB; j++)
-                    if (j < nr) acc[j] += dot(wa, ar4[xb[j] / 4u + k]);
+                    if (j < nr) acc[j] += dot(wa, xload4(ar4[xb[j] / 4u + k]));
             }
         } else for (uint k = lane; k < p.K; k += 32u) {
             float wv = wt[wr + k];
             for (uint j = 0u; j < RB; j++)
-                if (j < nr) acc[j] += wv * ar[xb[j] + k];
+                if (j < nr) acc[j] += wv * xload(ar[xb[j] + k]);
         }
     }
     if (gl_SubgroupSize == 32u && gl_NumSubgroups == 8u) {

@@ -15,20 +15,10 @@
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Arena4 { vec4 ar4[]; };
 layout(local_size_x = 256) in;
-layout(push_constant) uniform P {
-    uint N, K, M;
-    uint xoff, xrps, xgs, xld;
-    uint yoff, yrps, ygs, yld;
-    uint goff, grps, ggs, gld, gbuf;
-    uint woff, boff;
-    uint act, accum;
-    float alpha;
-    uint v4;
-} p;
+#include "linear_pc.glsl"
 #define RB 8
 #define OB 4
 shared float red[RB * 256];
-uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
 void main() {
     uint tid = gl_LocalInvocationID.x, lane = tid & 31u, grp = tid >> 5;
     uint r0 = gl_WorkGroupID.x * RB, mb = gl_WorkGroupID.y * 32u + grp * OB;
@@ -44,12 +34,14 @@ void main() {
     for (uint k = lane; k < K4; k += 32u) {
         vec4 w[OB];
         for (uint o = 0u; o < OB; o++) w[o] = wt4[wb[o] + k];
-        for (uint j = 0u; j < RB; j++) {
-            if (j < nr) {
-                vec4 x = ar4[xb[j] + k];
-                for (uint o = 0u; o < OB; o++) acc[j][o] += dot(w[o], x);
-            }
-        }
+        // the rows' loads first, then X's load transform, then the products: a transform
+        // right after each load would wait for it before the next row's load goes out
+        vec4 x[RB];
+        for (uint j = 0u; j < RB; j++) x[j] = j < nr ? ar4[xb[j] + k] : vec4(0.0);
+        for (uint j = 0u; j < RB; j++) x[j] = xload4(x[j]);
+        for (uint j = 0u; j < RB; j++)
+            if (j < nr)
+                for (uint o = 0u; o < OB; o++) acc[j][o] += dot(w[o], x[j]);
     }
     if (gl_SubgroupSize == 32u && gl_NumSubgroups == 8u) {
         float v[RB * OB];

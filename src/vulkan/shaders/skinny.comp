@@ -7,18 +7,8 @@
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Arena4 { vec4 ar4[]; };
 layout(local_size_x = 256) in;
-layout(push_constant) uniform P {
-    uint N, K, M;
-    uint xoff, xrps, xgs, xld;
-    uint yoff, yrps, ygs, yld;
-    uint goff, grps, ggs, gld, gbuf;
-    uint woff, boff;
-    uint act, accum;
-    float alpha;
-    uint v4;
-} p;
+#include "linear_pc.glsl"
 #define MB 8
-uint addr(uint off, uint rps, uint gs, uint ld, uint r) { return off + (r / rps) * gs + (r % rps) * ld; }
 void main() {
     uint r = flat_id();
     if (r >= p.N) return;
@@ -28,13 +18,13 @@ void main() {
     if (p.v4 != 0u) {
         uint K4 = p.K / 4u, x4 = xa / 4u, w4 = p.woff / 4u;
         for (uint k = 0u; k < K4; k++) {
-            vec4 x = ar4[x4 + k];
+            vec4 x = xload4(ar4[x4 + k]);
             for (uint m = 0u; m < MB; m++)
                 if (m < p.M) acc[m] += dot(x, wt4[w4 + m * K4 + k]);
         }
     } else {
         for (uint k = 0u; k < p.K; k++) {
-            float x = ar[xa + k];
+            float x = xload(ar[xa + k]);
             for (uint m = 0u; m < MB; m++)
                 if (m < p.M) acc[m] += x * wt[p.woff + m * p.K + k];
         }
