@@ -8,8 +8,8 @@
  * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
  * The replays and the batch run again with PTTS_VK_STEPK=1 (the whole step as one persistent
  * dispatch of one workgroup), with each register-tiled gemm forced (PTTS_VK_GEMM_FORCE) and
- * with each tensor-core gemm tile forced (PTTS_VK_TC_FORCE, where the device has cooperative
- * matrices) and with the hybrid engine (codec only on the GPU); a bf16 model's
+ * with the codec convs' windows copied into work buffers (PTTS_VK_CONV_COPY=1), with each
+ * tensor-core gemm tile forced (PTTS_VK_TC_FORCE, where the device has cooperative matrices) and with the hybrid engine (codec only on the GPU); a bf16 model's
  * one-dispatch step (bf16 weight copies) against its multi-dispatch step.
  * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
  * device exists.
@@ -217,6 +217,15 @@ int main(void) {
     }
     unsetenv("PTTS_VK_GEMM_FORCE");
     ptts_engine_cache_clear(m);
+    /* the SEANet convs with their ELU'd windows copied into work buffers (the tensor-core
+     * mode's default) instead of ELU on load */
+    setenv("PTTS_VK_CONV_COPY", "1", 1);
+    ptts_engine_cache_clear(m);
+    printf("codec convs through work buffers:\n");
+    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+    batch_vs_cpu(m);
+    unsetenv("PTTS_VK_CONV_COPY");
     /* the tensor-core gemms (gemm_tc.glsl, float16 operands) where the device has cooperative
      * matrices (not lavapipe: said and skipped), each tile forced onto this float32 model at
      * the same tolerance */

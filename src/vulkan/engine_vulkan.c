@@ -101,6 +101,14 @@ typedef struct vk_engine {
     uint32_t ce, sy, xh, hb, ub, mod, latc, eosc;     /* flow and step I/O [S][..] */
     uint32_t zc, qc, cx, ch, cqkv, catt, cff;         /* codec transformer [S*16][..] */
     uint32_t w_in, h0, acc[3], rh[3], pcmc; /* SEANet scratch */
+    /* conv_copy: the convs after dec_in ELU their window into these work buffers (NONE
+     * otherwise) and the gemm reads them, instead of ELU on load (rec_wconv). On with the
+     * tensor-core gemms: there the ELU on load cost the 64 x 128 tile 117 -> 136 us on the
+     * H200, about what the copies cost (bf16, 128 streams: 2006x with ELU on load, 2033-2061x
+     * with the copies); off for float32 (1564x -> 1674x with ELU on load). PTTS_VK_CONV_COPY=0|1
+     * overrides. */
+    int conv_copy;
+    uint32_t U[3], R[3], O;
     /* h0 and acc[s] are fronted ([group][front + T][width], rec_wconv): their front rows, the
      * most carried rows any conv reading them needs */
     uint32_t f_h0, f_acc[3];
@@ -929,10 +937,12 @@ static rows RF(uint32_t buf, uint32_t F, uint32_t T, uint32_t width) {
  * rows, then the gemm reads each group's hist + T rows where they are, xact (ACT_ELU for
  * every conv after dec_in) applied to every value as it loads them; the last hist rows
  * (raw, like the carried rows) go back to the state before the gemm, so a later pass over the
- * buffer (the residual block's r2, accumulating) cannot change them. No rowop over the T rows. */
+ * buffer (the residual block's r2, accumulating) cannot change them. No rowop over the T rows,
+ * unless W != NONE (vk_engine.conv_copy): then the window goes through xact into W
+ * ([group][hist + T][cin]) first and the gemm reads W as it is. */
 static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
                       uint32_t T, uint32_t hist, uint32_t state, uint32_t in, uint32_t F,
-                      int xact, rows Y, int act, int accum) {
+                      int xact, rows Y, int act, int accum, uint32_t W) {
     const uint32_t cin = cv->cin, gs = (F + T) * cin, win = in + (F - hist) * cin, L = g->i_dec;
     if (hist) {
         rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SS(BUF_ARENA, RG(state, hist, hist * cin, cin)),
@@ -942,6 +952,14 @@ static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
         pvk_skip_barrier(&g->c);
         rec_rowop(g, cb, groups * hist, cin, OP_COPY, L, SA(RG(win + T * cin, hist, gs, cin)),
                   SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), 0, 0);
+    }
+    if (W != NONE) {
+        const uint32_t gw = (hist + T) * cin;
+        rec_rowop(g, cb, groups * (hist + T), cin, xact == ACT_ELU ? OP_ELU : OP_COPY, 0,
+                  SA(RG(win, hist + T, gs, cin)), SA(RG(W, hist + T, gw, cin)), 0, 0);
+        rec_linear(g, cb, &cv->w, groups * T / cv->st, RG(W, T / cv->st, gw, cv->st * cin), Y,
+                   act, accum, 1.f, NONE, RC(0, 0), 0);
+        return;
     }
     rec_linear_x(g, cb, &cv->w, groups * T / cv->st, RG(win, T / cv->st, gs, cv->st * cin), Y, act,
                  accum, 1.f, NONE, RC(0, 0), 0, xact);
@@ -986,19 +1004,19 @@ static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32
          * are the [rws ust][cout] output, here the rows after acc[s]'s front rows */
         const uint32_t fa = g->f_acc[s], wo = up->cout / up->ust, ro = rws * up->ust;
         rec_wconv(g, cb, up, nf, rws, up->k - 1, g->st_tail[s], cur, fc, ACT_ELU,
-                  RG(g->acc[s] + fa * wo, rws, (fa + ro) * wo, up->cout), ACT_NONE, 0);
+                  RG(g->acc[s] + fa * wo, rws, (fa + ro) * wo, up->cout), ACT_NONE, 0, g->U[s]);
         rws = ro;
         width = wo;
         /* residual block on acc: r1 carries the rows before r2 adds to them */
         rec_wconv(g, cb, &g->r1[s], nf, rws, (uint32_t)g->hist_r[s], g->st_r[s], g->acc[s], fa,
-                  ACT_ELU, RC(g->rh[s], g->r1[s].cout), ACT_ELU, 0);
+                  ACT_ELU, RC(g->rh[s], g->r1[s].cout), ACT_ELU, 0, g->R[s]);
         rec_linear(g, cb, &g->r2[s].w, nf * rws, RC(g->rh[s], g->r1[s].cout),
                    RF(g->acc[s], fa, rws, width), ACT_NONE, 1, 1.f, NONE, RC(0, 0), 0);
         cur = g->acc[s];
         fc = fa;
     }
     rec_wconv(g, cb, &g->dec_out, nf, rws, (uint32_t)g->hist_out, g->st_out, cur, fc, ACT_ELU,
-              RC(g->pcmc, 1), ACT_NONE, 0);
+              RC(g->pcmc, 1), ACT_NONE, 0, g->O);
     const uint32_t fs = (uint32_t)a->frame_samples;
     rec_rowop(g, cb, nf, kc * fs, OP_COPY, g->i_orig, SA(RC(g->pcmc, kc * fs)),
               SS(BUF_IO, RG(g->o_pcm + f0 * fs, 1, k * fs, 0)), 0, 0);
@@ -1200,15 +1218,21 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->f_h0 = g->up[0].k - 1;
     g->h0 = A(&top, (S * g->f_h0 + FG * us) * (size_t)cw->dec_in.cout);
     size_t rows = us, width = (size_t)cw->dec_in.cout;
+    /* the conv_copy work buffers: per group (slot) the window, hist + the pass's rows */
+#define WORK(hist, n, w) (g->conv_copy ? A(&top, (S * (size_t)(hist) + FG * (n)) * (w)) : NONE)
     for (int s = 0; s < 3; s++) {
         const ptts_convtr *ct = &cw->dec_up[s];
+        g->U[s] = WORK(g->up[s].k - 1, rows, width);
         rows *= (size_t)ct->stride;
         width = (size_t)ct->cout;
         const uint32_t next = s < 2 ? g->up[s + 1].k - 1 : (uint32_t)g->hist_out;
         g->f_acc[s] = (uint32_t)g->hist_r[s] > next ? (uint32_t)g->hist_r[s] : next;
         g->acc[s] = A(&top, (S * g->f_acc[s] + FG * rows) * width);
+        g->R[s] = WORK(g->hist_r[s], rows, width);
         g->rh[s] = A(&top, FG * rows * (size_t)cw->dec_res[s].c1.cout);
     }
+    g->O = WORK(g->hist_out, rows, width);
+#undef WORK
     g->pcmc = A(&top, FG * rows);
     /* per-slot codec state, one contiguous block per slot region */
     g->st_up = A(&top, S * (size_t)(cw->upsample_k - cw->upsample_stride) * C);
@@ -1307,6 +1331,8 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         for (int i = 0; tf && i < TC_N; i++)
             if (!strcmp(tf, tc_tiles[i].name)) g->tc_force = i;
         g->tc_rows = tr && atoi(tr) > 0 ? (uint32_t)atoi(tr) : 16;
+        const char *cc = getenv("PTTS_VK_CONV_COPY");
+        g->conv_copy = cc && *cc ? strcmp(cc, "0") != 0 : g->tc;
     }
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA); elsewhere off unless PTTS_VK_STEPK=N asks for N workgroups (the
