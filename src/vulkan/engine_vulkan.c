@@ -104,9 +104,8 @@ typedef struct vk_engine {
     /* conv_copy: the convs after dec_in ELU their window into these work buffers (NONE
      * otherwise) and the gemm reads them, instead of ELU on load (rec_wconv). On with the
      * tensor-core gemms: there the ELU on load cost the 64 x 128 tile 117 -> 136 us on the
-     * H200, about what the copies cost (bf16, 128 streams: 2006x with ELU on load, 2033-2061x
-     * with the copies); off for float32 (1564x -> 1674x with ELU on load). PTTS_VK_CONV_COPY=0|1
-     * overrides. */
+     * H200 (bf16, 128 streams: 1985-2006x with ELU on load, 2079-2082x with the copies); off
+     * for float32 (1564x -> 1674x with ELU on load). PTTS_VK_CONV_COPY=0|1 overrides. */
     int conv_copy;
     uint32_t U[3], R[3], O;
     /* h0 and acc[s] are fronted ([group][front + T][width], rec_wconv): their front rows, the
