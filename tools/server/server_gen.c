@@ -64,7 +64,10 @@ void srv_req_cancel(srv *s, srv_req *r) {
 
 int srv_enqueue(srv *s, srv_req *r) {
     pthread_mutex_lock(&s->mu);
-    if (s->stop || s->q_count >= s->cfg.queue_len) {
+    /* The queue holds requests waiting for a slot. The generation thread admits only between
+     * steps, so requests that arrive during a step sit in the queue although a slot is free for
+     * them: count those free slots in, or a burst on an idle server gets 503s it should not. */
+    if (s->stop || s->active + s->q_count >= s->cfg.max_concurrent + s->cfg.queue_len) {
         pthread_mutex_unlock(&s->mu);
         return -1;
     }
