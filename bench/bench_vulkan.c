@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     char dev[256];
     int discrete;
-    if (!ops || ptts_vulkan_probe(dev, sizeof dev, &discrete, &e)) die("no Vulkan", &e);
+    if (!ops || ptts_vulkan_probe(NULL, dev, sizeof dev, &discrete, &e)) die("no Vulkan", &e);
     if (bw > 0) {
         double gbs;
         if (ptts_vulkan_copy_bandwidth((size_t)bw << 20, 20, &gbs, &e)) die("bandwidth", &e);

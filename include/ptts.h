@@ -90,6 +90,11 @@ typedef struct ptts_model_options {
     int precision;              /* PTTS_PRECISION_*: backbone weight storage (0: float32) */
     int threads;                /* 0: every online CPU */
     int backend;                /* PTTS_BACKEND_* (0: auto) */
+    /* The Vulkan device: its index as ptts_gpu_devices lists them, or a part of its name in any
+     * case ("h200", "radeon"). NULL: the first discrete GPU, else an integrated one, else the
+     * first (PTTS_VK_DEVICE=N names one too). With the auto backend, naming a device asks for
+     * the GPU on it (an error when it does not exist or does not work), not for the CPU. */
+    const char *device;
     int overlap;                /* PTTS_OVERLAP_* (0: auto) */
     int heads, codec_heads;     /* 0: from the config, else width / 64 */
     /* A language of ptts_language_find (english, french_24l, ...): its weights (the gated ones
@@ -104,6 +109,17 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *o, ptts_error *e
  * batches for the next ones of the same size (on a GPU an engine holds the uploaded weights:
  * the next stream starts without uploading them again); they are released here. */
 void ptts_model_free(ptts_model *m);
+
+/* The Vulkan devices, in the order ptts_model_options.device numbers them: fills up to `max`
+ * and returns how many, or < 0 with e filled (a build without the Vulkan backend, no driver, no
+ * device). picked marks the device used when none is named. */
+typedef struct ptts_gpu_device {
+    char name[256];
+    const char *kind;          /* "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other" */
+    unsigned long long memory; /* bytes of its largest device-local memory heap */
+    int picked;
+} ptts_gpu_device;
+int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e);
 
 typedef struct ptts_model_info {
     int layers, d, heads, latent_dim, vocab_size;

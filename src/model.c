@@ -68,18 +68,20 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
 }
 
 /* The compute engine for ptts_model_options.backend: cpu; vulkan (an error when no Vulkan
- * device works); auto: the Vulkan engine on a discrete GPU, else the CPU (said at info level). */
+ * device works); auto: the Vulkan engine on a discrete GPU, else the CPU (said at info level),
+ * or on the device m->device names when one is named. */
 static int select_engine(ptts_model *m, int backend, ptts_error *e) {
     m->engine = NULL;
     if (backend == PTTS_BACKEND_CPU) return 0;
     if (backend != PTTS_BACKEND_AUTO && backend != PTTS_BACKEND_VULKAN &&
         backend != PTTS_BACKEND_VULKAN_CODEC)
         return ptts_fail(e, PTTS_E_INVALID, "unknown backend %d", backend);
+    if (backend == PTTS_BACKEND_AUTO && m->device) backend = PTTS_BACKEND_VULKAN;
     const ptts_engine_ops *vk = ptts_vulkan_engine();
     char name[256];
     int discrete = 0;
     ptts_error pe = {0};
-    int rc = vk ? ptts_vulkan_probe(name, sizeof name, &discrete, &pe)
+    int rc = vk ? ptts_vulkan_probe(m->device, name, sizeof name, &discrete, &pe)
                 : ptts_fail(&pe, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
     if (backend == PTTS_BACKEND_VULKAN || backend == PTTS_BACKEND_VULKAN_CODEC) {
         const int codec = backend == PTTS_BACKEND_VULKAN_CODEC;
@@ -195,6 +197,10 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
         goto fail;
     }
     if ((rc = finish_model(m, o.threads, e))) goto fail;
+    if (o.device && *o.device && !(m->device = strdup(o.device))) {
+        rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        goto fail;
+    }
     if ((rc = select_engine(m, o.backend, e))) goto fail;
     m->overlap = o.overlap;
     model_files_free(&f);
@@ -279,6 +285,7 @@ void ptts_model_free(ptts_model *m) {
     ptts_tokenizer_free(m->tok);
     ptts_weights_free(m->w);
     ptts_config_free(&m->cfg);
+    free(m->device);
     free(m);
 }
 

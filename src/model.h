@@ -23,6 +23,7 @@ struct ptts_model {
     int recommended_frames_after_eos; /* -1: none */
     const ptts_engine_ops *engine;    /* NULL: the CPU engine */
     int overlap;                      /* PTTS_OVERLAP_*: read when an engine is created */
+    char *device;                     /* ptts_model_options.device (owned), NULL: pick one */
     /* Idle engines kept for the next stream or batch: creating one allocates its caches and,
      * on a GPU, uploads the weights (0.5-1.5 s for the full model on the H200), which a
      * library creating a stream per utterance would otherwise pay every time. Keyed by

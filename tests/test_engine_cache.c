@@ -122,7 +122,7 @@ int main(void) {
     ptts_model *m;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     run(m, "cpu");
-    if (ptts_vulkan_engine() && !ptts_vulkan_probe(NULL, 0, NULL, &e)) {
+    if (ptts_vulkan_engine() && !ptts_vulkan_probe(NULL, NULL, 0, NULL, &e)) {
         m->engine = ptts_vulkan_engine();
         run(m, "vulkan");
     }

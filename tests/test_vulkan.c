@@ -11,8 +11,8 @@
  * with the codec convs' windows copied into work buffers (PTTS_VK_CONV_COPY=1), with each
  * tensor-core gemm tile forced (PTTS_VK_TC_FORCE, where the device has cooperative matrices) and with the hybrid engine (codec only on the GPU); a bf16 model's
  * one-dispatch step (bf16 weight copies) against its multi-dispatch step.
- * Skipped (exit 0, said on stderr) only when the build has no Vulkan backend or no Vulkan
- * device exists.
+ * Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when the build has no
+ * Vulkan backend or no Vulkan device exists.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
@@ -168,9 +168,10 @@ int main(void) {
     ptts_error e = {0};
     char name[256];
     int discrete = 0;
-    if (ptts_vulkan_probe(name, sizeof name, &discrete, &e) || !ops) {
-        fprintf(stderr, "SKIP: no Vulkan backend or device: %s\n", e.msg);
-        return 0;
+    if (ptts_vulkan_probe(NULL, name, sizeof name, &discrete, &e) || !ops) {
+        char why[600];
+        snprintf(why, sizeof why, "no Vulkan backend or device: %s", e.msg);
+        return test_skip(why);
     }
     printf("Vulkan device: %s (%s)\n", name, discrete ? "discrete" : "not discrete");
     ptts_model_options mo = ptts_model_options_default();

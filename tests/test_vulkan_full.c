@@ -5,8 +5,8 @@
  * pocket-fill-v1 weights) against full/generate.safetensors: 80 frames replayed with the
  * recorded noise through a stream on the GPU engine (8 steps per call, so several codec frames
  * per pass), every latent, EOS logit and PCM frame within the GPU tolerance 1e-3 relative L2.
- * Runs on Mesa's lavapipe in CI. Skipped (exit 0, said on stderr) only when the build has no
- * Vulkan backend or no Vulkan device exists.
+ * Runs on Mesa's lavapipe in CI. Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP)
+ * only when the build has no Vulkan backend or no Vulkan device exists.
  */
 #include "engine_vulkan.h"
 #include "replay.h"
@@ -16,9 +16,10 @@ int main(void) {
     ptts_error e = {0};
     char name[256];
     int discrete = 0;
-    if (ptts_vulkan_probe(name, sizeof name, &discrete, &e) || !ops) {
-        fprintf(stderr, "SKIP: no Vulkan backend or device: %s\n", e.msg);
-        return 0;
+    if (ptts_vulkan_probe(NULL, name, sizeof name, &discrete, &e) || !ops) {
+        char why[600];
+        snprintf(why, sizeof why, "no Vulkan backend or device: %s", e.msg);
+        return test_skip(why);
     }
     printf("Vulkan device: %s (%s)\n", name, discrete ? "discrete" : "not discrete");
     ptts_arch a;

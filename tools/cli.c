@@ -18,7 +18,10 @@ const char *cli_model_help =
     "  --quantize             same as --precision int8 (the reference's flag)\n"
     "  --threads N            CPU threads (default: all cores)\n"
     "  --backend B            auto (default: the GPU when a discrete one has Vulkan, else\n"
-    "                         the CPU), cpu, vulkan (PTTS_VK_DEVICE=N picks the device)\n"
+    "                         the CPU), cpu, vulkan, vulkan-codec (the codec alone on the GPU)\n"
+    "  --device D             the Vulkan device: its number or a part of its name, as\n"
+    "                         `pocket-tts devices` lists them (default: a discrete GPU first;\n"
+    "                         PTTS_VK_DEVICE); with --backend auto it asks for that GPU\n"
     "  --heads N              backbone attention heads when no config says (default d/64)\n"
     "  --overlap M            CPU: codec of frame t next to the backbone of t+1: auto\n"
     "                         (default: where it pays, see ptts.h), on, off\n";
@@ -127,6 +130,13 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
                     v);
             return -1;
         }
+    } else if (cli_is(arg, "--device")) {
+        if (!(v = cli_value(argc, argv, i))) return -1;
+        if (!*v) {
+            fprintf(stderr, "pocket-tts: --device needs a device number or name\n");
+            return -1;
+        }
+        a->mo.device = v;
     } else if (cli_is(arg, "--overlap")) {
         if (!(v = cli_value(argc, argv, i))) return -1;
         if (!strcmp(v, "auto"))

@@ -1,7 +1,8 @@
 /*
  * cli.h - option parsing shared by the subcommands: model selection (--language, --config,
- * --weights, --tokenizer, --precision, --quantize, --threads, --heads, --overlap), generation
- * settings (the reference's flags) and small helpers for numbers and messages.
+ * --weights, --tokenizer, --precision, --quantize, --threads, --backend, --device, --heads,
+ * --overlap), generation settings (the reference's flags) and small helpers for numbers and
+ * messages.
  */
 #ifndef PTTS_CLI_H
 #define PTTS_CLI_H

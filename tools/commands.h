@@ -18,5 +18,6 @@ int cmd_download(int argc, char **argv);
 int cmd_voices(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
 
 #endif

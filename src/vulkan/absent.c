@@ -6,12 +6,22 @@
 
 const ptts_engine_ops *ptts_vulkan_engine(void) { return NULL; }
 
-int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e) {
+#define NOT_BUILT                                                                                  \
+    "this build has no Vulkan backend (configure with the Vulkan loader headers and glslc "        \
+    "installed)"
+
+int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete,
+                      ptts_error *e) {
+    (void)want;
     if (name && name_size) name[0] = 0;
     if (discrete) *discrete = 0;
-    return ptts_fail(e, PTTS_E_UNSUPPORTED,
-                     "this build has no Vulkan backend (configure with the Vulkan loader "
-                     "headers and glslc installed)");
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
+}
+
+int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
+    (void)out;
+    (void)max;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
 }
 
 int ptts_vulkan_engine_stepk(void *eng) {
@@ -23,7 +33,7 @@ int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *
     (void)bytes;
     (void)reps;
     *gbs = 0;
-    return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
 }
 
 int ptts_vulkan_engine_tc(void *eng) {
@@ -39,7 +49,7 @@ size_t ptts_vulkan_engine_bytes(void *eng) {
 int ptts_vulkan_codec_reset(void *eng, int slot, ptts_error *e) {
     (void)eng;
     (void)slot;
-    return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
 }
 
 int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const int *counts,
@@ -51,5 +61,5 @@ int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const 
     (void)counts;
     (void)latents;
     (void)pcm;
-    return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
 }

@@ -1306,7 +1306,7 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     int rc = (!g->sorted || !g->orig || !g->scount || !g->dkey)
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
-    if (!rc) rc = pvk_create(&g->c, e);
+    if (!rc) rc = pvk_create(&g->c, m->device, e);
     if (!rc) { /* gemm knobs (vk_engine) */
         const char *gf = getenv("PTTS_VK_GEMM_FORCE"), *go = getenv("PTTS_VK_GEMM_OLD");
         const char *gu = getenv("PTTS_VK_GEMM_UNITS"), *gm = getenv("PTTS_VK_GEMM_MINWG");
@@ -1598,15 +1598,33 @@ static const ptts_engine_ops vk_ops = {
 
 const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
 
-int ptts_vulkan_probe(char *name, size_t name_size, int *discrete, ptts_error *e) {
-    pvk_device_info d[16];
-    int n = pvk_probe(d, 16, e);
+int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete,
+                      ptts_error *e) {
+    pvk_device_info d[PVK_MAX_DEVICES];
+    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
     if (n < 0) return n;
-    int i = pvk_pick(d, n);
-    if (i < 0) return ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: PTTS_VK_DEVICE names no device");
+    int i = pvk_pick(d, n, want, e);
+    if (i < 0) return i;
     if (name && name_size) snprintf(name, name_size, "%s", d[i].name);
     if (discrete) *discrete = d[i].discrete;
     return 0;
+}
+
+int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
+    pvk_device_info d[PVK_MAX_DEVICES];
+    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
+    if (n < 0) return n;
+    ptts_error pe = {0};
+    int pick = pvk_pick(d, n, "auto", &pe);
+    for (int i = 0; i < n && i < max; i++) {
+        _Static_assert(sizeof out[i].name == sizeof d[i].name, "device name sizes");
+        memcpy(out[i].name, d[i].name, sizeof out[i].name);
+        out[i].name[sizeof out[i].name - 1] = 0;
+        out[i].kind = pvk_type_name(d[i].type);
+        out[i].memory = d[i].memory;
+        out[i].picked = i == pick;
+    }
+    return n < max ? n : max;
 }
 
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->stepk_G; }
@@ -1616,7 +1634,7 @@ int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *
     *gbs = 0;
     if (bytes == 0 || reps < 1) return ptts_fail(e, PTTS_E_INVALID, "bandwidth: nothing to copy");
     pvk_ctx c;
-    int rc = pvk_create(&c, e);
+    int rc = pvk_create(&c, NULL, e);
     if (rc) return rc;
     pvk_buffer a = {0}, b = {0};
     VkCommandBuffer cb = VK_NULL_HANDLE;

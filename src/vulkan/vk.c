@@ -3,6 +3,7 @@
  */
 #include "vk.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,31 @@ static int list_devices(VkInstance inst, VkPhysicalDevice **out, uint32_t *n, pt
     return 0;
 }
 
+const char *pvk_type_name(int type) {
+    switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+    }
+}
+
+static void describe(VkPhysicalDevice pd, pvk_device_info *d) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(pd, &p);
+    snprintf(d->name, sizeof d->name, "%s", p.deviceName);
+    d->type = (int)p.deviceType;
+    d->discrete = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    d->memory = 0;
+    for (uint32_t h = 0; h < mp.memoryHeapCount; h++)
+        if ((mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            mp.memoryHeaps[h].size > d->memory)
+            d->memory = mp.memoryHeaps[h].size;
+}
+
 int pvk_probe(pvk_device_info *out, int max, ptts_error *e) {
     VkInstance inst;
     int rc = make_instance(&inst, e);
@@ -107,30 +133,51 @@ int pvk_probe(pvk_device_info *out, int max, ptts_error *e) {
     uint32_t n;
     rc = list_devices(inst, &pd, &n, e);
     int count = 0;
-    for (uint32_t i = 0; !rc && i < n && count < max; i++) {
-        VkPhysicalDeviceProperties p;
-        vkGetPhysicalDeviceProperties(pd[i], &p);
-        snprintf(out[count].name, sizeof out[count].name, "%s", p.deviceName);
-        out[count].type = (int)p.deviceType;
-        out[count].discrete = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-        count++;
-    }
+    for (uint32_t i = 0; !rc && i < n && count < max; i++) describe(pd[i], &out[count++]);
     free(pd);
     vkDestroyInstance(inst, NULL);
     return rc ? rc : count;
 }
 
-int pvk_pick(const pvk_device_info *d, int n) {
-    const char *env = getenv("PTTS_VK_DEVICE");
-    if (env && *env) {
-        int i = atoi(env);
-        return i >= 0 && i < n ? i : -1;
+/* "no such device" with the list, so that the user sees what to name instead. */
+static int no_device(const pvk_device_info *d, int n, const char *want, ptts_error *e) {
+    char list[768];
+    size_t len = 0;
+    list[0] = 0;
+    for (int i = 0; i < n && len < sizeof list; i++) {
+        int k = snprintf(list + len, sizeof list - len, "%s%d: %s (%s)", i ? "; " : "", i,
+                         d[i].name, pvk_type_name(d[i].type));
+        if (k < 0) break;
+        len += (size_t)k;
+    }
+    return ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: no device '%s' (%d found: %s)", want, n, list);
+}
+
+/* part occurs in name, in any case */
+static int name_has(const char *name, const char *part) {
+    for (const char *h = name; *h; h++) {
+        size_t j = 0;
+        while (part[j] && h[j] && tolower((unsigned char)h[j]) == tolower((unsigned char)part[j])) j++;
+        if (!part[j]) return 1;
+    }
+    return 0;
+}
+
+int pvk_pick(const pvk_device_info *d, int n, const char *want, ptts_error *e) {
+    if (!want || !*want) want = getenv("PTTS_VK_DEVICE");
+    if (want && *want && strcmp(want, "auto") != 0) {
+        char *end;
+        long i = strtol(want, &end, 10);
+        if (end != want && *end == 0) return i >= 0 && i < n ? (int)i : no_device(d, n, want, e);
+        for (int k = 0; k < n; k++)
+            if (name_has(d[k].name, want)) return k;
+        return no_device(d, n, want, e);
     }
     for (int i = 0; i < n; i++)
         if (d[i].type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) return i;
     for (int i = 0; i < n; i++)
         if (d[i].type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) return i;
-    return n > 0 ? 0 : -1;
+    return n > 0 ? 0 : ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: no device found");
 }
 
 /* Pipeline i from its embedded SPIR-V, with specialization constant 0 = xact when xact != 0
@@ -253,7 +300,7 @@ static int coop_usable(pvk_ctx *c, VkPhysicalDeviceCooperativeMatrixFeaturesNV *
     return ok;
 }
 
-int pvk_create(pvk_ctx *c, ptts_error *e) {
+int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
     memset(c, 0, sizeof *c);
     int rc = make_instance(&c->instance, e);
     if (rc) return rc;
@@ -263,20 +310,14 @@ int pvk_create(pvk_ctx *c, ptts_error *e) {
         pvk_destroy(c);
         return rc;
     }
-    pvk_device_info info[16];
+    pvk_device_info info[PVK_MAX_DEVICES];
     int ni = 0;
-    for (uint32_t i = 0; i < n && ni < 16; i++, ni++) {
-        VkPhysicalDeviceProperties p;
-        vkGetPhysicalDeviceProperties(pd[i], &p);
-        info[ni].type = (int)p.deviceType;
-        info[ni].discrete = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-    }
-    int pick = pvk_pick(info, ni);
+    for (uint32_t i = 0; i < n && ni < PVK_MAX_DEVICES; i++, ni++) describe(pd[i], &info[ni]);
+    int pick = pvk_pick(info, ni, want, e);
     if (pick < 0) {
         free(pd);
         pvk_destroy(c);
-        return ptts_fail(e, PTTS_E_NOT_FOUND, "Vulkan: PTTS_VK_DEVICE names no device (%u found)",
-                         n);
+        return pick;
     }
     c->phys = pd[pick];
     free(pd);

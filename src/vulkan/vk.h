@@ -110,18 +110,25 @@ typedef struct pvk_ctx {
 /* One Vulkan device as seen by a probe. */
 typedef struct pvk_device_info {
     char name[256];
-    int discrete; /* 1: discrete GPU, 0: integrated / virtual / CPU (lavapipe) */
-    int type;     /* VkPhysicalDeviceType */
+    int discrete;              /* 1: discrete GPU, 0: integrated / virtual / CPU (lavapipe) */
+    int type;                  /* VkPhysicalDeviceType */
+    unsigned long long memory; /* bytes of its largest device-local heap */
 } pvk_device_info;
+#define PVK_MAX_DEVICES 16
 
 /* Enumerate devices (at most `max`); returns the count, or < 0 (e filled) without a loader or
  * devices. */
 int pvk_probe(pvk_device_info *out, int max, ptts_error *e);
-/* The device index to use: PTTS_VK_DEVICE when set, else the first discrete GPU, else the
- * first integrated, else device 0. */
-int pvk_pick(const pvk_device_info *d, int n);
+/* The device index to use (< 0 with e filled when there is none): `want` names it, by its index
+ * or a part of its name in any case ("auto", NULL or "" pick); PTTS_VK_DEVICE stands in when
+ * want is NULL or "". Picking: the first discrete GPU, else the first integrated, else
+ * device 0. */
+int pvk_pick(const pvk_device_info *d, int n, const char *want, ptts_error *e);
+/* "discrete GPU", "integrated GPU", "virtual GPU", "CPU" or "other". */
+const char *pvk_type_name(int type);
 
-int pvk_create(pvk_ctx *c, ptts_error *e);
+/* A context on the device pvk_pick chooses for `want`. */
+int pvk_create(pvk_ctx *c, const char *want, ptts_error *e);
 void pvk_destroy(pvk_ctx *c);
 
 /* host: host-visible, coherent, mapped (else device-local). */
