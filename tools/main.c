@@ -12,7 +12,7 @@ static const ptts_command commands[] = {
     {"download", cmd_download, "fetch a language's model and preset voices into the cache"},
     {"voices", cmd_voices, "list the preset voices and whether they are downloaded"},
     {"serve", cmd_serve, "HTTP server: web page, the reference's /tts, OpenAI /v1/audio/speech"},
-    {"bench", cmd_bench, "speed of the CPU pipeline on a full-size synthetic model"},
+    {"bench", cmd_bench, "speed (CPU or GPU) on a full-size synthetic model"},
     {"devices", cmd_devices, "list the Vulkan devices (--device N picks one)"},
     {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
 };
