@@ -118,7 +118,7 @@ typedef struct vk_engine {
     /* io offsets */
     uint32_t o_noise, o_eos, o_lat, o_pcm;
     cached step_cb[KMAX + 1];
-    cached dec_cb;
+    cached dec_cb[KMAX + 1]; /* by k: a stream's chunk ramps k up (1, 2, 4, 8; generate.c) */
     cached lat_cb; /* codec-only mode: host latents into the slots' step rows */
     int *sorted, *orig, *scount;
     int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
@@ -1032,9 +1032,9 @@ static void drop_cached(vk_engine *g, cached *c) {
 static void drop_all_cached(vk_engine *g) {
     for (int i = 0; i <= KMAX; i++) {
         drop_cached(g, &g->step_cb[i]);
+        drop_cached(g, &g->dec_cb[i]);
         g->prog_ok[i] = 0; /* programs hold cache sizes and LSD steps */
     }
-    drop_cached(g, &g->dec_cb);
     drop_cached(g, &g->lat_cb);
 }
 
@@ -1553,7 +1553,7 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
     memcpy(key, g->sorted, (size_t)m * sizeof(int));
     memcpy(key + m, g->scount, (size_t)m * sizeof(int));
     memcpy(key + 2 * m, g->orig, (size_t)m * sizeof(int));
-    cached *c = &g->dec_cb;
+    cached *c = &g->dec_cb[k];
     int rc = 0;
     if (!same_key(c, m, k, key, 3 * m)) {
         drop_cached(g, c);
