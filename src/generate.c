@@ -368,13 +368,16 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
             if (rc < 0) s->failed = 1;
             return rc;
         }
-        /* A chunk starts with calls of 1, 2, 4 frames, then kmax (the GPU's 8): the first audio
-         * waits for one frame's work instead of kmax frames' (H200: 3.9 against 7.3 ms in
-         * bench_vulkan), and each call computes no more frames than are already buffered ahead
-         * of it, so a slow device keeps up with playback during the ramp. Same frames whatever
-         * k: the engine steps the same computation. */
-        int ramp = PTTS_MIN(s->kmax, s->u.step + 1);
-        int k = utt_plan(&s->u, ramp), slot = 0;
+        /* The first chunk starts with calls of 1, 2, 4 frames, then kmax (the GPU's 8): the
+         * first audio waits for one frame's work instead of kmax frames' (H200: 3.9 against
+         * 7.3 ms in bench_vulkan), and during the ramp no call computes more frames than are
+         * buffered ahead of it, so a slow device keeps up with playback. Later chunks start
+         * behind the audio already handed out and take kmax. Same frames whatever k: the
+         * engine steps the same computation. (A batch keeps kmax: its k is shared, and with
+         * requests arriving all the time a ramp per arrival would hold every stream at small
+         * calls; not measured.) */
+        int cap = s->u.chunk == 0 ? PTTS_MIN(s->kmax, s->u.step + 1) : s->kmax;
+        int k = utt_plan(&s->u, cap), slot = 0;
         if ((rc = utt_noise(&s->u, a->ld, k, s->noise, s->after, e)) ||
             (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos, s->latents, e))) {
             s->u.voice = NULL;
