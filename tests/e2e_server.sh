@@ -5,4 +5,4 @@
 # Usage: e2e_server.sh POCKET_TTS FIXTURES_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-exec python3 "$here/server/test_server.py" "$1" "$2"
+exec python3 -B "$here/server/test_server.py" "$1" "$2"

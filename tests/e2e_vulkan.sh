@@ -5,4 +5,4 @@
 # Usage: e2e_vulkan.sh POCKET_TTS FIXTURES_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-exec python3 "$here/e2e/vulkan.py" "$1" "$2"
+exec python3 -B "$here/e2e/vulkan.py" "$1" "$2"

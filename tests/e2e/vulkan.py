@@ -23,7 +23,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
+from e2e_util import check, failures, start_server  # noqa: E402
 
 BIN, FX = sys.argv[1], sys.argv[2]
 MODEL = ["--config", f"{FX}/tiny/manifest.json", "--weights", f"{FX}/tiny/model.safetensors"]
@@ -31,14 +33,6 @@ VOICE = ["--voice", f"{FX}/tiny/voice.safetensors"]
 # fixed noise, no EOS: every chunk runs to its length limit
 GEN = ["--seed", "7", "--eos-threshold", "1e9", "--max-tokens", "12"]
 TEXT = "Hello world. This is a test of the GPU."
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def run(*args):
@@ -118,24 +112,11 @@ try:
     vdir = os.path.join(tmp, "voices")
     os.mkdir(vdir)
     shutil.copy(f"{FX}/tiny/voice.safetensors", os.path.join(vdir, "tiny.safetensors"))
-    log = open(os.path.join(tmp, "server.log"), "w+")
-    srv = subprocess.Popen([BIN, "serve", *MODEL, "--temperature", "0", "--eos-threshold", "1e9",
-                            "--max-tokens", "12", "--voices-dir", vdir, "--voice", "tiny",
-                            "--host", "127.0.0.1", "--port", "0", "--max-concurrent", "2",
-                            "--device", "0"], stdout=log, stderr=subprocess.STDOUT)
+    srv, port, text = start_server(
+        [BIN, "serve", *MODEL, "--temperature", "0", "--eos-threshold", "1e9", "--max-tokens", "12",
+         "--voices-dir", vdir, "--voice", "tiny", "--host", "127.0.0.1", "--port", "0",
+         "--max-concurrent", "2", "--device", "0"], os.path.join(tmp, "server.log"))
     try:
-        port = None
-        for _ in range(600):
-            log.seek(0)
-            m = re.search(r"serving on http://[^:]+:(\d+)", log.read())
-            if m:
-                port = int(m.group(1))
-                break
-            if srv.poll() is not None:
-                break
-            time.sleep(0.05)
-        log.seek(0)
-        text = log.read()
         check(port is not None and "backend: Vulkan on" in text,
               "serve --device 0 on the GPU" + ("" if port else ": " + text.strip()[-300:]))
         texts = ["The first stream of the batch.", "A second, longer stream of the same batch."]

@@ -24,18 +24,12 @@ import threading
 import time
 import uuid
 
+from e2e_util import check, failures, start_server
+
 BIN, FX = sys.argv[1], sys.argv[2]
 MODEL = ["--config", f"{FX}/tiny/manifest.json", "--weights", f"{FX}/tiny/model.safetensors"]
 # no EOS: every chunk runs to its length limit, so a long text streams for seconds
 GEN = ["--temperature", "0", "--eos-threshold", "1e9"]
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 tmp = tempfile.mkdtemp(prefix="ptts_srv_")
@@ -46,12 +40,12 @@ shutil.copy(f"{FX}/audio/voice_24k.wav", os.path.join(vdir, "clip.wav"))
 with open(os.path.join(vdir, "notes.txt"), "w") as f:
     f.write("not a voice\n")
 
-log = open(os.path.join(tmp, "server.log"), "w+")
-srv = subprocess.Popen(
+LOG = os.path.join(tmp, "server.log")
+srv, port, _ = start_server(
     [BIN, "serve", *MODEL, *GEN, "--voices-dir", vdir, "--voice", "tiny", "--host", "127.0.0.1",
      "--port", "0", "--max-concurrent", "4", "--queue", "6", "--max-text-chars", "20000",
      "--max-upload-mb", "1", "--max-connections", "24", "--timeout", "2", "--client-buffer", "60"],
-    stdout=log, stderr=subprocess.STDOUT)
+    LOG, wait_s=15)
 
 
 def cleanup():
@@ -62,19 +56,9 @@ def cleanup():
 
 
 atexit.register(cleanup)
-port = None
-for _ in range(300):
-    log.seek(0)
-    m = re.search(r"serving on http://[^:]+:(\d+)", log.read())
-    if m:
-        port = int(m.group(1))
-        break
-    if srv.poll() is not None:
-        break
-    time.sleep(0.05)
 if not check(port is not None, "server starts and prints its port"):
-    log.seek(0)
-    print(log.read())
+    with open(LOG) as f:
+        print(f.read())
     sys.exit(1)
 
 
@@ -456,8 +440,8 @@ except subprocess.TimeoutExpired:
     srv.kill()
     rc = None
 check(rc == 0, f"SIGTERM: clean exit ({rc})")
-log.seek(0)
-out = log.read()
+with open(LOG) as f:
+    out = f.read()
 if failures:
     print(out[-4000:])
 shutil.rmtree(tmp, ignore_errors=True)
