@@ -1615,7 +1615,7 @@ int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
     int n = pvk_probe(d, PVK_MAX_DEVICES, e);
     if (n < 0) return n;
     ptts_error pe = {0};
-    int pick = pvk_pick(d, n, "auto", &pe);
+    int pick = pvk_pick(d, n, NULL, &pe); /* PTTS_VK_DEVICE, else the first discrete GPU... */
     for (int i = 0; i < n && i < max; i++) {
         _Static_assert(sizeof out[i].name == sizeof d[i].name, "device name sizes");
         memcpy(out[i].name, d[i].name, sizeof out[i].name);
