@@ -277,6 +277,16 @@ static int utt_noise(utt *u, int ld, int k, float *noise, rng_state *after, ptts
     return 0;
 }
 
+/* The most frames the next call should compute for u: in the first chunk 1, 2, 4, ... up to
+ * kmax (the GPU's 8). The first audio then waits for one frame's work instead of kmax frames'
+ * (H200: 3.9 against 7.3 ms in bench_vulkan), and during the ramp no call computes more frames
+ * than are buffered ahead of it, so a slow device keeps up with playback. Later chunks start
+ * behind audio already handed out and take kmax. Same frames whatever k: the engine steps the
+ * same computation. */
+static int utt_ramp(const utt *u, int kmax) {
+    return u->chunk == 0 ? PTTS_MIN(kmax, u->step + 1) : kmax;
+}
+
 /* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
 static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
     for (int j = 0; j < k; j++) {
@@ -368,16 +378,7 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
             if (rc < 0) s->failed = 1;
             return rc;
         }
-        /* The first chunk starts with calls of 1, 2, 4 frames, then kmax (the GPU's 8): the
-         * first audio waits for one frame's work instead of kmax frames' (H200: 3.9 against
-         * 7.3 ms in bench_vulkan), and during the ramp no call computes more frames than are
-         * buffered ahead of it, so a slow device keeps up with playback. Later chunks start
-         * behind the audio already handed out and take kmax. Same frames whatever k: the
-         * engine steps the same computation. (A batch keeps kmax: its k is shared, and with
-         * requests arriving all the time a ramp per arrival would hold every stream at small
-         * calls; not measured.) */
-        int cap = s->u.chunk == 0 ? PTTS_MIN(s->kmax, s->u.step + 1) : s->kmax;
-        int k = utt_plan(&s->u, cap), slot = 0;
+        int k = utt_plan(&s->u, utt_ramp(&s->u, s->kmax)), slot = 0;
         if ((rc = utt_noise(&s->u, a->ld, k, s->noise, s->after, e)) ||
             (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos, s->latents, e))) {
             s->u.voice = NULL;
@@ -552,8 +553,11 @@ int ptts_batch_active(const ptts_batch *b) {
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
     const ptts_arch *a = &b->m->w->arch;
     const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
-    /* every active utterance takes the same k: the smallest remaining budget */
-    int n = 0, k = b->kmax;
+    /* every active utterance takes the same k: the smallest remaining budget, and the ramp
+     * (utt_ramp) only while every utterance is in it: one that arrives at an idle batch gets
+     * its first audio after one frame's work; one that joins running streams waits a call of
+     * kmax frames, so that arrivals under load do not hold everyone at small calls */
+    int n = 0, k = b->kmax, ramp = 1;
     for (int i = 0; i < b->n_slots; i++) {
         utt *u = &b->u[i];
         if (!u->voice) continue;
@@ -569,9 +573,11 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
             continue;
         }
         k = PTTS_MIN(k, utt_plan(u, b->kmax));
+        ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
         b->active[n++] = i;
     }
     if (n == 0) return 0;
+    k = PTTS_MIN(k, ramp);
     for (int j = 0; j < n; j++) {
         utt *u = &b->u[b->active[j]];
         int rc = utt_noise(u, (int)ld, k, b->noise + (size_t)j * k * ld,
