@@ -80,6 +80,22 @@ static int make_instance(VkInstance *inst, ptts_error *e) {
                              .apiVersion = VK_API_VERSION_1_1};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                .pApplicationInfo = &app};
+    /* Devices that implement Vulkan only in part (MoltenVK on Apple GPUs) are listed by the
+     * loader only when the instance asks for them; such a device then needs
+     * VK_KHR_portability_subset enabled (pvk_create). */
+    static const char *portability = "VK_KHR_portability_enumeration";
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) == VK_SUCCESS && n > 0) {
+        VkExtensionProperties *ext = calloc(n, sizeof *ext);
+        if (ext && vkEnumerateInstanceExtensionProperties(NULL, &n, ext) == VK_SUCCESS)
+            for (uint32_t i = 0; i < n; i++)
+                if (!strcmp(ext[i].extensionName, portability)) {
+                    ci.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+                    ci.enabledExtensionCount = 1;
+                    ci.ppEnabledExtensionNames = &portability;
+                }
+        free(ext);
+    }
     VkResult r = vkCreateInstance(&ci, NULL, inst);
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND,
@@ -325,6 +341,7 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
     /* streaming multiprocessors (NVIDIA): how many workgroups a persistent grid may hold */
     uint32_t next = 0;
     int has_coop = 0; /* bits: the three extensions the tensor-core GEMMs need */
+    int portability_subset = 0;
     vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, NULL);
     VkExtensionProperties *ext = next ? calloc(next, sizeof *ext) : NULL;
     if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS) {
@@ -344,6 +361,8 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
                 has_coop |= 2;
             } else if (!strcmp(ext[i].extensionName, "VK_KHR_shader_float16_int8")) {
                 has_coop |= 4;
+            } else if (!strcmp(ext[i].extensionName, "VK_KHR_portability_subset")) {
+                portability_subset = 1; /* must be enabled where it is offered */
             }
         }
     }
@@ -370,9 +389,10 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
                                   .queueFamilyIndex = c->qfamily,
                                   .queueCount = 1,
                                   .pQueuePriorities = &prio};
-    const char *exts[4];
+    const char *exts[8];
     uint32_t nexts = 0;
     void *chain = NULL;
+    if (portability_subset) exts[nexts++] = "VK_KHR_portability_subset";
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pef = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
         .pipelineExecutableInfo = VK_TRUE};
