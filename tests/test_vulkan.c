@@ -32,30 +32,34 @@ static void replay_gpu(ptts_model *m, const char *cname, const char *voice_file,
 }
 
 /* A batch of streams on one engine vs each stream alone on the CPU engine. */
+#define BATCH_MAX 8
 typedef struct {
-    float *pcm[3];
-    int n[3], cap;
+    float *pcm[BATCH_MAX];
+    int n[BATCH_MAX], cap;
 } collect;
 
 static int on_frame(void *user, int slot, const float *pcm, int n) {
     collect *c = user;
-    if (!pcm || slot < 0 || slot > 2) return 0;
+    if (!pcm || slot < 0 || slot >= BATCH_MAX) return 0;
     if (c->n[slot] + n <= c->cap) memcpy(c->pcm[slot] + c->n[slot], pcm, (size_t)n * sizeof(float));
     c->n[slot] += n;
     return 0;
 }
 
-static void batch_vs_cpu(ptts_model *m) {
+/* ns streams (<= BATCH_MAX): 3 stay within one codec pass of 8 frames each; 6 make the engine
+ * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG). */
+static void batch_vs_cpu_n(ptts_model *m, int ns) {
     static const char *texts[3] = {"Hello world.", "A second, somewhat longer sentence here.",
                                    "Third."};
     static const char *voices[3] = {"tiny/voice.safetensors", "tiny/voice_short.safetensors",
                                     "tiny/voice.safetensors"};
     ptts_error e = {0};
-    ptts_voice *v[3];
-    for (int i = 0; i < 3; i++) REQUIRE(ptts_voice_load(&v[i], m, fixture_path(voices[i]), &e) == 0);
+    ptts_voice *v[BATCH_MAX];
+    for (int i = 0; i < ns; i++)
+        REQUIRE(ptts_voice_load(&v[i], m, fixture_path(voices[i % 3]), &e) == 0);
     const int cap = 400 * 1920;
     collect gpu = {.cap = cap}, cpu = {.cap = cap};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < ns; i++) {
         gpu.pcm[i] = calloc((size_t)cap, sizeof(float));
         cpu.pcm[i] = calloc((size_t)cap, sizeof(float));
     }
@@ -64,10 +68,10 @@ static void batch_vs_cpu(ptts_model *m) {
     o.seed_set = 1;
     o.eos_threshold = 1e9f; /* lengths from the texts alone (no EOS flip at a rounding edge) */
     ptts_batch *b;
-    REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
-    for (int i = 0; i < 3; i++) {
+    REQUIRE(ptts_batch_create(&b, m, ns, &e) == 0);
+    for (int i = 0; i < ns; i++) {
         o.seed = 1234 + (uint64_t)i;
-        CHECK(ptts_batch_start(b, v[i], texts[i], &o, &e) == i);
+        CHECK(ptts_batch_start(b, v[i], texts[i % 3], &o, &e) == i);
     }
     int left;
     while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0) {
@@ -76,10 +80,10 @@ static void batch_vs_cpu(ptts_model *m) {
     ptts_batch_free(b);
     const ptts_engine_ops *keep = m->engine;
     m->engine = NULL;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < ns; i++) {
         REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
         o.seed = 1234 + (uint64_t)i;
-        CHECK(ptts_batch_start(b, v[i], texts[i], &o, &e) == 0);
+        CHECK(ptts_batch_start(b, v[i], texts[i % 3], &o, &e) == 0);
         collect one = {.cap = cap};
         one.pcm[0] = cpu.pcm[i];
         while ((left = ptts_batch_step(b, on_frame, &one, &e)) > 0) {
@@ -88,21 +92,25 @@ static void batch_vs_cpu(ptts_model *m) {
         ptts_batch_free(b);
     }
     m->engine = keep;
-    for (int i = 0; i < 3; i++) {
-        CHECKF(gpu.n[i] == cpu.n[i] && gpu.n[i] > 0, "stream %d: %d samples on the GPU, %d on the CPU",
-               i, gpu.n[i], cpu.n[i]);
+    for (int i = 0; i < ns; i++) {
+        CHECKF(gpu.n[i] == cpu.n[i] && gpu.n[i] > 0,
+               "%d streams, stream %d: %d samples on the GPU, %d on the CPU", ns, i, gpu.n[i],
+               cpu.n[i]);
         int n = gpu.n[i] < cpu.n[i] ? gpu.n[i] : cpu.n[i];
         if (n > cap) n = cap;
         double worst = 0;
         for (int f = 0; f + 1920 <= n; f += 1920)
             worst = fmax(worst, rel_l2(gpu.pcm[i] + f, cpu.pcm[i] + f, 1920));
-        printf("batch stream %d: %d frames, max rel err vs CPU per frame %.3g\n", i, n / 1920, worst);
-        CHECKF(worst <= TOL, "batch stream %d: pcm rel err %.3g", i, worst);
+        printf("batch of %d, stream %d: %d frames, max rel err vs CPU per frame %.3g\n", ns, i,
+               n / 1920, worst);
+        CHECKF(worst <= TOL, "batch of %d, stream %d: pcm rel err %.3g", ns, i, worst);
         free(gpu.pcm[i]);
         free(cpu.pcm[i]);
         ptts_voice_free(v[i]);
     }
 }
+
+static void batch_vs_cpu(ptts_model *m) { batch_vs_cpu_n(m, 3); }
 
 /* A seeded stream's PCM (n samples into *out, malloc'd). */
 static int gen_pcm(ptts_model *m, const char *text, float **out) {
@@ -187,6 +195,8 @@ int main(void) {
     replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
+    batch_vs_cpu_n(m, 4); /* 32 slot-frames: one full codec pass */
+    batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     setenv("PTTS_VK_STEPK", "1", 1);
