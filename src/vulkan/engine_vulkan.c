@@ -31,8 +31,10 @@
 #include "vk.h"
 
 /* Steps per call. Also a limit, not only a choice: made a run-time value and raised (tried
- * 2026-11-30 on lavapipe), test_vulkan failed from 9 (the 3-stream batch's PCM) and from 12
- * (one stream's latents from the 12th step of a call); 3 passed. The cause was not found. */
+ * 2026-11-30 on lavapipe), test_vulkan failed in the one-dispatch step (stepk, one workgroup,
+ * and the bf16 stepk comparison) from 9 (the 3-stream batch) and from 12 (one stream, from the
+ * 12th step of a call); the multi-dispatch step and the codec passed at 12 (batches of 3, 4 and
+ * 6 included), and everything at 3. The cause in stepk was not found. */
 #define KMAX 8
 #define PBLOCK 64       /* prompt rows per pass */
 #define IDS_MAX 4096    /* prompt ids per submit */
