@@ -384,11 +384,30 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue",
                          c->props.deviceName);
     }
-    float prio = 1.f;
-    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                  .queueFamilyIndex = c->qfamily,
-                                  .queueCount = 1,
-                                  .pQueuePriorities = &prio};
+    /* A second queue for the codec (pvk_submit_pair runs it beside the next step call), chosen
+     * by PTTS_VK_QUEUES: "x" (default) a queue of another compute family (on NVIDIA the
+     * compute-only family, which the hardware schedules apart from the first), "2" a second
+     * queue of the same family, "1" none (the pair goes in one submission). */
+    const char *qe = getenv("PTTS_VK_QUEUES");
+    c->qfamily2 = UINT32_MAX;
+    uint32_t nqueues = 1;
+    if (!qe || !strcmp(qe, "x")) {
+        for (uint32_t i = 0; i < nq; i++)
+            if (i != c->qfamily && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount &&
+                (c->qfamily2 == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
+                c->qfamily2 = i;
+    } else if (!strcmp(qe, "2") && qf[c->qfamily].queueCount >= 2) {
+        nqueues = 2;
+    }
+    float prio[2] = {1.f, 1.f};
+    VkDeviceQueueCreateInfo qis[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                       .queueFamilyIndex = c->qfamily,
+                                       .queueCount = nqueues,
+                                       .pQueuePriorities = prio},
+                                      {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                       .queueFamilyIndex = c->qfamily2,
+                                       .queueCount = 1,
+                                       .pQueuePriorities = prio}};
     const char *exts[8];
     uint32_t nexts = 0;
     void *chain = NULL;
@@ -426,8 +445,8 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
     }
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = chain,
-                             .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qi,
+                             .queueCreateInfoCount = c->qfamily2 != UINT32_MAX ? 2 : 1,
+                             .pQueueCreateInfos = qis,
                              .enabledExtensionCount = nexts,
                              .ppEnabledExtensionNames = exts};
     VkResult r = vkCreateDevice(c->phys, &di, NULL, &c->dev);
@@ -436,12 +455,23 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkCreateDevice failed (%d)", (int)r);
     }
     vkGetDeviceQueue(c->dev, c->qfamily, 0, &c->queue);
+    if (nqueues == 2) vkGetDeviceQueue(c->dev, c->qfamily, 1, &c->queue2);
+    if (c->qfamily2 != UINT32_MAX) vkGetDeviceQueue(c->dev, c->qfamily2, 0, &c->queue2);
+    /* PTTS_VK_SPIN=N: poll a submission's fence for up to N microseconds before sleeping in
+     * the driver (default 20000, 0: sleep at once) */
+    const char *se = getenv("PTTS_VK_SPIN");
+    c->spin_us = se ? atoi(se) : 20000;
     VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                   .queueFamilyIndex = c->qfamily};
     VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkCommandPoolCreateInfo cp2 = cp;
+    cp2.queueFamilyIndex = c->qfamily2;
     if (vkCreateCommandPool(c->dev, &cp, NULL, &c->pool) != VK_SUCCESS ||
-        vkCreateFence(c->dev, &fi, NULL, &c->fence) != VK_SUCCESS) {
+        (c->qfamily2 != UINT32_MAX &&
+         vkCreateCommandPool(c->dev, &cp2, NULL, &c->pool2) != VK_SUCCESS) ||
+        vkCreateFence(c->dev, &fi, NULL, &c->fence) != VK_SUCCESS ||
+        vkCreateFence(c->dev, &fi, NULL, &c->fence2) != VK_SUCCESS) {
         pvk_destroy(c);
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: cannot create a command pool or fence");
     }
@@ -514,7 +544,9 @@ void pvk_destroy(pvk_ctx *c) {
         if (c->layout) vkDestroyPipelineLayout(c->dev, c->layout, NULL);
         if (c->dsl) vkDestroyDescriptorSetLayout(c->dev, c->dsl, NULL);
         if (c->fence) vkDestroyFence(c->dev, c->fence, NULL);
+        if (c->fence2) vkDestroyFence(c->dev, c->fence2, NULL);
         if (c->pool) vkDestroyCommandPool(c->dev, c->pool, NULL);
+        if (c->pool2) vkDestroyCommandPool(c->dev, c->pool2, NULL);
         vkDestroyDevice(c->dev, NULL);
     }
     if (c->instance) vkDestroyInstance(c->instance, NULL);
@@ -549,6 +581,12 @@ int pvk_buffer_create_ex(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host,
                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    uint32_t fams[2] = {c->qfamily, c->qfamily2};
+    if (c->qfamily2 != UINT32_MAX) { /* both queues' families use every buffer */
+        bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
+        bi.queueFamilyIndexCount = 2;
+        bi.pQueueFamilyIndices = fams;
+    }
     VK_TRY(vkCreateBuffer(c->dev, &bi, NULL, &b->buf), "vkCreateBuffer");
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(c->dev, b->buf, &req);
@@ -627,9 +665,11 @@ static void bind_set(pvk_ctx *c, VkCommandBuffer cb) {
     c->bound_wbase = c->wbase;
 }
 
-VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) {
+VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) { return pvk_cmd_begin_q(c, 0, e); }
+
+VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e) {
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = c->pool,
+                                      .commandPool = q && c->pool2 ? c->pool2 : c->pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VkCommandBuffer cb;
@@ -666,15 +706,27 @@ int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
     return 0;
 }
 
-int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cb};
-    VK_TRY(vkQueueSubmit(c->queue, 1, &si, c->fence), "vkQueueSubmit");
-    VkResult r = vkWaitForFences(c->dev, 1, &c->fence, VK_TRUE, UINT64_MAX);
-    vkResetFences(c->dev, 1, &c->fence);
-    if (r != VK_SUCCESS)
-        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
+/* Wait for n fences and reset them: polled for up to spin_us microseconds (the H200's step
+ * calls last 3-70 ms; polling instead of sleeping in the driver gave one stream 0.484 -> 0.468
+ * and 0.494 -> 0.479 ms a frame in bench_vulkan, bench/RESULTS.md), then a blocking wait. */
+static VkResult wait_fences(pvk_ctx *c, uint32_t n, const VkFence *f) {
+    VkResult r = VK_NOT_READY;
+    if (c->spin_us > 0) {
+        double t0 = ptts_now();
+        uint32_t i = 0;
+        while (i < n && (r = vkGetFenceStatus(c->dev, f[i])) != VK_ERROR_DEVICE_LOST) {
+            if (r == VK_SUCCESS) i++;
+            else if ((ptts_now() - t0) * 1e6 > c->spin_us) break;
+        }
+        if (i < n && r != VK_ERROR_DEVICE_LOST) r = VK_NOT_READY;
+    }
+    if (r == VK_NOT_READY) r = vkWaitForFences(c->dev, n, f, VK_TRUE, UINT64_MAX);
+    vkResetFences(c->dev, n, f);
+    return r;
+}
+
+/* PTTS_VK_PROFILE: the timestamps of cb's last replay into the per-pipeline sums */
+static void prof_collect(pvk_ctx *c, VkCommandBuffer cb) {
     struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
     uint64_t t[PROF_PER_CB];
     if (p && p->subs++ > 0 && p->n > 1 &&
@@ -690,14 +742,64 @@ int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
             q->count++;
         }
     }
+}
+
+int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
+    return pvk_submit_wait_q(c, cb, 0, e);
+}
+
+int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cb};
+    VkQueue qu = q && c->queue2 ? c->queue2 : c->queue;
+    VkFence f = q && c->queue2 ? c->fence2 : c->fence;
+    VK_TRY(vkQueueSubmit(qu, 1, &si, f), "vkQueueSubmit");
+    VkResult r = wait_fences(c, 1, &f);
+    if (r != VK_SUCCESS)
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
+    prof_collect(c, cb);
     return 0;
 }
 
-void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) {
+int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
+    VkResult r;
+    if (c->queue2) {
+        VkSubmitInfo sa = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &b};
+        VkSubmitInfo sb = sa;
+        sb.pCommandBuffers = &a;
+        VK_TRY(vkQueueSubmit(c->queue2, 1, &sa, c->fence2), "vkQueueSubmit");
+        r = vkQueueSubmit(c->queue, 1, &sb, c->fence);
+        if (r != VK_SUCCESS) { /* b is in flight: wait for it before reporting */
+            wait_fences(c, 1, &c->fence2);
+            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkQueueSubmit failed (%d)", (int)r);
+        }
+        VkFence f[2] = {c->fence, c->fence2};
+        r = wait_fences(c, 2, f);
+    } else {
+        VkCommandBuffer both[2] = {a, b};
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 2,
+                           .pCommandBuffers = both};
+        VK_TRY(vkQueueSubmit(c->queue, 1, &si, c->fence), "vkQueueSubmit");
+        r = wait_fences(c, 1, &c->fence);
+    }
+    if (r != VK_SUCCESS)
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
+    prof_collect(c, a);
+    prof_collect(c, b);
+    return 0;
+}
+
+void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) { pvk_cmd_free_q(c, cb, 0); }
+
+void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q) {
     if (!cb) return;
     for (int i = 0; c->prof && i < 64; i++) /* a later buffer may reuse the handle */
         if (c->pcb[i].cb == cb) c->pcb[i].cb = VK_NULL_HANDLE;
-    vkFreeCommandBuffers(c->dev, c->pool, 1, &cb);
+    vkFreeCommandBuffers(c->dev, q && c->pool2 ? c->pool2 : c->pool, 1, &cb);
 }
 
 static void barrier(VkCommandBuffer cb) {

@@ -64,6 +64,14 @@ typedef struct pvk_ctx {
     VkPhysicalDeviceMemoryProperties mem_props;
     VkDevice dev;
     VkQueue queue;
+    /* a second queue (VK_NULL_HANDLE: none): of family qfamily2 with its own command pool
+     * pool2 (command buffers for it: pvk_cmd_begin_q(c, 1)), or where qfamily2 is UINT32_MAX
+     * and pool2 VK_NULL_HANDLE, a second queue of qfamily */
+    VkQueue queue2;
+    uint32_t qfamily2;
+    VkCommandPool pool2;
+    VkFence fence2;
+    int spin_us;    /* poll a fence this long before a blocking wait (PTTS_VK_SPIN) */
     uint32_t qfamily;
     VkCommandPool pool;
     VkFence fence;
@@ -147,6 +155,15 @@ VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e);
 int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e);
 /* Submit and wait for completion. */
 int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e);
+/* q = 1: for / on the second queue (the first where there is none) */
+VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e);
+int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e);
+void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q);
+/* Submit a (recorded for the first queue) and b (for the second: pvk_cmd_begin_q(c, 1)) with
+ * nothing ordering them (they must share no buffer region one of them writes): on two queues
+ * where the device has them, so they can run side by side, else in one submission; wait for
+ * both. */
+int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e);
 void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb);
 
 /* Record one dispatch (push constants `pc` of `bytes`) followed by a full compute barrier. */
