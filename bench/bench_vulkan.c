@@ -3,7 +3,9 @@
  * for 1, 8, 32, 128 streams (one engine, slots batched), ms per frame, real-time factor per
  * stream and in aggregate (a frame is 80 ms of audio), the split between the step (backbone +
  * flow head) and the codec, time to first audio (chunk start + a one-frame step call + decode,
- * as a stream's first call), and the GPU memory held. Figures only, never assertions.
+ * as a stream's first call), the GPU memory held, and ms per frame and aggregate real-time
+ * factor when each call pairs the decode of the last call with the next call's step in one
+ * submission (step_decode: on two queues, side by side). Figures only, never assertions.
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--bandwidth MiB]
@@ -82,8 +84,8 @@ int main(int argc, char **argv) {
            dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk,
            bf16 ? "bf16 (stored as float32 for the multi-dispatch kernels, bf16 for stepk)"
                 : "float32");
-    printf("%8s %10s %10s %10s %12s %12s %10s %10s\n", "streams", "ms/frame", "step ms", "codec ms",
-           "RTF/stream", "RTF total", "TTFA ms", "GPU MiB");
+    printf("%8s %10s %10s %10s %12s %12s %10s %10s %10s %10s\n", "streams", "ms/frame", "step ms",
+           "codec ms", "RTF/stream", "RTF total", "TTFA ms", "GPU MiB", "paired ms", "paired RTF");
     for (const char *sp = streams; *sp;) {
         char *end;
         int S = (int)strtol(sp, &end, 10);
@@ -138,9 +140,23 @@ int main(int argc, char **argv) {
         }
         double per_frame = (ts + td) / done * 1e3; /* one step of every stream */
         double rtf_stream = 80.0 / per_frame, rtf_total = rtf_stream * S;
-        printf("%8d %10.3f %10.3f %10.3f %11.1fx %11.1fx %10.1f %10.0f\n", S, per_frame,
-               ts / done * 1e3, td / done * 1e3, rtf_stream, rtf_total, ttfa * 1e3,
-               ptts_vulkan_engine_bytes(eng) / 1048576.0);
+        /* paired: each call decodes the last call's frames and steps the next ones in one
+         * submission (step_decode, as ptts_stream_next past its ramp): per call of kk frames */
+        for (int i = 0; i < S; i++)
+            if (ops->begin_chunk(eng, i, v, ids, n_ids, total + kk, &e)) die("begin_chunk", &e);
+        if (ops->step(eng, slots, S, kk, noise, eos, lat, &e)) die("step", &e);
+        double p0 = now();
+        int pdone = 0;
+        while (pdone < frames) {
+            if (ops->step_decode(eng, slots, S, kk, counts, pcm, kk, noise, eos, lat, &e))
+                die("step_decode", &e);
+            pdone += kk;
+        }
+        double paired = (now() - p0) / pdone * 1e3;
+        if (ops->decode(eng, slots, S, kk, counts, pcm, &e)) die("decode", &e);
+        printf("%8d %10.3f %10.3f %10.3f %11.1fx %11.1fx %10.1f %10.0f %10.3f %9.1fx\n", S,
+               per_frame, ts / done * 1e3, td / done * 1e3, rtf_stream, rtf_total, ttfa * 1e3,
+               ptts_vulkan_engine_bytes(eng) / 1048576.0, paired, 80.0 / paired * S);
         printf("         (engine create %.0f ms, chunk start %.1f ms, stepk workgroups %d, "
                "tensor-core gemms %s, checksum eos %.6g pcm %.6g)\n",
                t_create * 1e3, t_prompt * 1e3, ptts_vulkan_engine_stepk(eng),

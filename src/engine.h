@@ -10,6 +10,7 @@
  *                                   (the latent stays in the engine to feed the next step)
  *   decode(slots[n], k, counts)     the codec on the first counts[i] latents of slot i's last
  *                                   step call -> PCM
+ *   step_decode(...)                (optional) decode, then the next step, in one submission
  *
  * Running several steps per call (k > 1: a GPU submits several frames at once) and several slots
  * per call (batched streams read the weights once) are the engine's business; the loop applies
@@ -36,6 +37,12 @@ typedef struct ptts_engine_ops {
                 float *latents, ptts_error *e);
     int (*decode)(void *eng, const int *slots, int n, int k, const int *counts, float *pcm,
                   ptts_error *e);
+    /* Optional (NULL: the loop calls decode, then step): decode(slots, n, k, counts, pcm) of the
+     * last step call, then step(slots, n, kn, noise, eos, latents) for the same slots, with the
+     * same results, but as one submission where the two may overlap on the device (the codec
+     * of one call beside the next call's backbone). */
+    int (*step_decode)(void *eng, const int *slots, int n, int k, const int *counts, float *pcm,
+                       int kn, const float *noise, float *eos, float *latents, ptts_error *e);
 } ptts_engine_ops;
 
 extern const ptts_engine_ops ptts_engine_cpu;

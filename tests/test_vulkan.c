@@ -134,6 +134,25 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
     return n;
 }
 
+/* The stream's decode and next step in one submission (step_decode; on two queues where the
+ * device has them) against the two submitted one after the other: the same kernels on the same
+ * data, so the same samples bit for bit. */
+static void pipe_exact(ptts_model *m) {
+    float *a, *b;
+    int na = gen_pcm(m, "Hello there, one more sentence.", &a);
+    setenv("PTTS_VK_PIPE", "0", 1);
+    ptts_engine_cache_clear(m); /* engines read PTTS_VK_PIPE when created */
+    int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
+    unsetenv("PTTS_VK_PIPE");
+    ptts_engine_cache_clear(m);
+    int same = na == nb && na > 20 * 1920 && a && b && !memcmp(a, b, (size_t)na * sizeof(float));
+    printf("decode + next step in one submission vs apart: %d vs %d samples, %s\n", na, nb,
+           same ? "identical" : "DIFFERENT");
+    CHECKF(same, "step_decode: %d vs %d samples, not identical", na, nb);
+    free(a);
+    free(b);
+}
+
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
  * multi-dispatch path their exact float32 widening; the two must agree to rounding order. */
 static void bf16_stepk(void) {
@@ -197,6 +216,7 @@ int main(void) {
     batch_vs_cpu(m);
     batch_vs_cpu_n(m, 4); /* 32 slot-frames: one full codec pass */
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
+    pipe_exact(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     setenv("PTTS_VK_STEPK", "1", 1);

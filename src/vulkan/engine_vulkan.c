@@ -80,6 +80,7 @@ typedef struct cached {
     int n, k;
     int *key; /* slots (step) or slots + counts (decode) */
     int nkey;
+    int q; /* recorded for the second queue (pvk_cmd_begin_q) */
 } cached;
 
 typedef struct vk_engine {
@@ -101,7 +102,11 @@ typedef struct vk_engine {
     int cap, ccap;
     size_t bb_kv_slot, cd_kv_slot; /* floats per slot */
     /* arena offsets (floats) */
-    uint32_t lat, steplat, te;
+    /* steplat: the step's latents [S][KMAX][ld] that decode reads, in two regions by parity:
+     * a step call writes steplat_[par] (then par flips) and decode reads steplat_[lpar], the
+     * last step's, so the codec of one call can run beside the next call's step
+     * (vk_step_decode). steplat is the region of the command buffer being recorded (use_par). */
+    uint32_t lat, steplat, steplat_[2], te;
     uint32_t bx, bh, bqkv, batt, bff;                 /* backbone scratch [RB1][..] */
     uint32_t ce, sy, xh, hb, ub, mod, latc, eosc;     /* flow and step I/O [S][..] */
     uint32_t zc, qc, cx, ch, cqkv, catt, cff;         /* codec transformer [S*16][..] */
@@ -122,8 +127,10 @@ typedef struct vk_engine {
     uint32_t i_bblen, i_cdlen, i_step, i_dec, i_orig, i_plist, i_ids;
     /* io offsets */
     uint32_t o_noise, o_eos, o_lat, o_pcm;
-    cached step_cb[KMAX + 1];
-    cached dec_cb[KMAX + 1]; /* by k: a stream's chunk ramps k up (1, 2, 4, 8; generate.c) */
+    int par, lpar, rpar; /* the next step's parity, the last step's, the recording's */
+    cached step_cb[KMAX + 1][2];
+    cached dec_cb[KMAX + 1][2]; /* by k (a stream's chunk ramps k up: 1, 2, 4, 8; generate.c)
+                                 * and parity */
     cached lat_cb; /* codec-only mode: host latents into the slots' step rows */
     int *sorted, *orig, *scount;
     int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
@@ -159,8 +166,9 @@ typedef struct vk_engine {
      * for grouped rows too) */
     uint32_t stepk_empty;
     int stepk_f32, no_group_attn;
-    uint32_t prog[KMAX + 1], prog_n[KMAX + 1], sync_off;
-    int prog_ok[KMAX + 1]; /* prog[k] is uploaded for the current caches and LSD steps */
+    int pipe; /* vk_step_decode submits both at once (PTTS_VK_PIPE=0: one after the other) */
+    uint32_t prog[KMAX + 1][2], prog_n[KMAX + 1], sync_off;
+    int prog_ok[KMAX + 1][2]; /* prog[k][par] is uploaded for the current caches and LSD steps */
     int prog_ph;
 } vk_engine;
 
@@ -870,7 +878,7 @@ static void rec_stepk(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) 
               SA(RC(g->latc, ld)), 0, 0);
     pvk_fill(cb, &g->arena, (size_t)g->sync_off * 4, 8, 0); /* the barrier's count and epoch */
     pvk_weights_window(&g->c, 0, g->c.wsize);
-    pc_stepk p = {g->prog[k], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen,
+    pc_stepk p = {g->prog[k][g->rpar], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen,
                   g->stepk_empty};
     pvk_dispatch(&g->c, cb, g->stepk_pipe, &p, sizeof p, (uint32_t)g->stepk_G, 1, 1);
 }
@@ -1029,17 +1037,18 @@ static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32
 /* ---- buffers ------------------------------------------------------------------------------ */
 
 static void drop_cached(vk_engine *g, cached *c) {
-    pvk_cmd_free(&g->c, c->cb);
+    pvk_cmd_free_q(&g->c, c->cb, c->q);
     free(c->key);
     memset(c, 0, sizeof *c);
 }
 
 static void drop_all_cached(vk_engine *g) {
-    for (int i = 0; i <= KMAX; i++) {
-        drop_cached(g, &g->step_cb[i]);
-        drop_cached(g, &g->dec_cb[i]);
-        g->prog_ok[i] = 0; /* programs hold cache sizes and LSD steps */
-    }
+    for (int i = 0; i <= KMAX; i++)
+        for (int q = 0; q < 2; q++) {
+            drop_cached(g, &g->step_cb[i][q]);
+            drop_cached(g, &g->dec_cb[i][q]);
+            g->prog_ok[i][q] = 0; /* programs hold cache sizes and LSD steps */
+        }
     drop_cached(g, &g->lat_cb);
 }
 
@@ -1190,7 +1199,9 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->FG = (int)FG;
     size_t top = 0;
     g->lat = A(&top, S * ld);
-    g->steplat = A(&top, S * KMAX * ld);
+    g->steplat_[0] = A(&top, S * KMAX * ld);
+    g->steplat_[1] = A(&top, S * KMAX * ld);
+    g->steplat = g->steplat_[0];
     g->te = A(&top, TE_MAX * fd);
     g->bx = A(&top, RB1 * d);
     g->bh = A(&top, RB1 * d);
@@ -1251,7 +1262,9 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->st_out = A(&top, S * g->hist_out * width);
     /* stepk programs: one region per k (a cached step command buffer per k replays its own) */
     g->prog_ph = 3 + 5 * a->layers + STEPK_LSD * (3 + 2 * a->flow_depth);
-    for (int k = 1; k <= KMAX; k++) g->prog[k] = A(&top, ((size_t)k * g->prog_ph + 1) * PH_WORDS);
+    for (int k = 1; k <= KMAX; k++)
+        for (int q = 0; q < 2; q++)
+            g->prog[k][q] = A(&top, ((size_t)k * g->prog_ph + 1) * PH_WORDS);
     g->sync_off = A(&top, 2); /* stepk's grid barrier: count, epoch */
     if (top > 0xffffffffu / 4)
         return ptts_fail(e, PTTS_E_NOMEM, "Vulkan: %d streams need too much scratch", g->S);
@@ -1343,7 +1356,17 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
      * tests run it with 1 on lavapipe) or 0 turns it off */
     if (!rc) {
         const char *ev = getenv("PTTS_VK_STEPK");
-        g->stepk_G = ev && *ev ? atoi(ev) : g->c.sm_count;
+        /* With a second queue of another family the codec of one call runs beside the next
+         * call's step (vk_step_decode), on the SMs the persistent grid leaves it: spare of them
+         * (PTTS_VK_STEPK_SPARE, default 24). H200, one stream, 400 frames, decode + step in
+         * bench_vulkan: bf16 0.460-0.464 ms a frame with the grid on all 132 SMs, 0.414-0.415
+         * with 8 spare, 0.405-0.408 with 16, 0.404-0.405 with 24 or 32; float32 (a slower
+         * codec) 0.544 / 0.479 / 0.443 with 0 / 16 / 24 (bench/RESULTS.md). PTTS_VK_STEPK=N
+         * sets the grid outright. */
+        const char *es = getenv("PTTS_VK_STEPK_SPARE");
+        int spare = g->c.pool2 ? (es && *es ? atoi(es) : 24) : 0;
+        if (spare < 0 || g->c.sm_count < 2 * spare) spare = 0;
+        g->stepk_G = ev && *ev ? atoi(ev) : g->c.sm_count - spare;
         if (g->stepk_G < 0) g->stepk_G = 0;
         const char *em = getenv("PTTS_VK_STEPK_EMPTY");
         g->stepk_empty = em ? (uint32_t)atoi(em) & 3u : 0;
@@ -1353,6 +1376,8 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
         const int wgs = ew && *ew ? atoi(ew) : 512;
         g->stepk_pipe = wgs == 512 && g->c.pipe[PVK_STEPK512] ? PVK_STEPK512 : PVK_STEPK;
         g->stepk_f32 = getenv("PTTS_VK_STEPK_F32") != NULL;
+        const char *pe = getenv("PTTS_VK_PIPE");
+        g->pipe = !(pe && !strcmp(pe, "0"));
         g->no_group_attn = getenv("PTTS_VK_NO_GROUP_ATTN") != NULL;
     }
     if (!rc) rc = upload_weights(g, e);
@@ -1490,28 +1515,37 @@ static int set_key(cached *c, int n, int k, const int *key, int nkey) {
     return 0;
 }
 
-static int vk_step(void *p, const int *slots, int n, int k, const float *noise, float *eos,
-                   float *latents, ptts_error *e) {
-    vk_engine *g = p;
+/* Record command buffers for steplat_[par] (use_par before recording). */
+static void use_par(vk_engine *g, int par) {
+    g->rpar = par;
+    g->steplat = g->steplat_[par];
+}
+
+/* The step call's inputs written and its command buffer (cached per k and parity, recorded
+ * on first use) in *out; the call writes steplat_[g->par]. */
+static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *noise,
+                     VkCommandBuffer *out, ptts_error *e) {
     const ptts_arch *a = &g->m->w->arch;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan step: %d slots x %d steps", n, k);
+    const int par = g->par;
     uint32_t *iv = g->ints.map;
     for (int i = 0; i < n; i++) iv[g->i_step + i] = (uint32_t)slots[i];
     memcpy((float *)g->io.map + g->o_noise, noise, (size_t)n * k * a->ld * sizeof(float));
-    cached *c = &g->step_cb[k];
+    cached *c = &g->step_cb[k][par];
     if (!same_key(c, n, k, slots, n)) {
         drop_cached(g, c);
-        if (stepk_ok(g, n) && !g->prog_ok[k]) { /* before recording: an upload submits */
+        use_par(g, par);
+        if (stepk_ok(g, n) && !g->prog_ok[k][par]) { /* before recording: an upload submits */
             size_t words = ((size_t)k * g->prog_ph + 1) * PH_WORDS;
             uint32_t *P = calloc(words, 4);
             if (!P) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
             g->prog_n[k] = stepk_program(g, (uint32_t)k, P);
-            int rc = upload(g, &g->arena, (size_t)g->prog[k] * 4, P,
+            int rc = upload(g, &g->arena, (size_t)g->prog[k][par] * 4, P,
                             (size_t)g->prog_n[k] * PH_WORDS * 4, e);
             free(P);
             if (rc) return rc;
-            g->prog_ok[k] = 1;
+            g->prog_ok[k][par] = 1;
         }
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
@@ -1523,18 +1557,40 @@ static int vk_step(void *p, const int *slots, int n, int k, const float *noise, 
         }
         c->cb = cb;
     }
-    int rc = pvk_submit_wait(&g->c, c->cb, e);
-    if (rc) return rc;
-    const float *io = g->io.map;
-    memcpy(eos, io + g->o_eos, (size_t)n * k * sizeof(float));
-    memcpy(latents, io + g->o_lat, (size_t)n * k * a->ld * sizeof(float));
+    *out = c->cb;
     return 0;
 }
 
-static int vk_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
-                     ptts_error *e) {
-    vk_engine *g = p;
+/* After a step call ran: its outputs to the caller, the parities moved on. */
+static void step_done(vk_engine *g, int n, int k, float *eos, float *latents) {
     const ptts_arch *a = &g->m->w->arch;
+    const float *io = g->io.map;
+    memcpy(eos, io + g->o_eos, (size_t)n * k * sizeof(float));
+    memcpy(latents, io + g->o_lat, (size_t)n * k * a->ld * sizeof(float));
+    g->lpar = g->par;
+    g->par ^= 1;
+}
+
+static int vk_step(void *p, const int *slots, int n, int k, const float *noise, float *eos,
+                   float *latents, ptts_error *e) {
+    vk_engine *g = p;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    int rc = step_prep(g, slots, n, k, noise, &cb, e);
+    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+    if (rc) return rc;
+    step_done(g, n, k, eos, latents);
+    return 0;
+}
+
+/* The queue decode command buffers are for: the second where it is of another family (a
+ * command buffer is for one family), else the first. */
+static int dq(const vk_engine *g) { return g->c.pool2 != VK_NULL_HANDLE; }
+
+/* The decode call's lists written and its command buffer (cached per k, slot order, counts and
+ * parity) in *out, NULL when no slot has a frame; reads steplat_[g->lpar]. */
+static int decode_prep(vk_engine *g, const int *slots, int n, int k, const int *counts,
+                       VkCommandBuffer *out, ptts_error *e) {
+    *out = VK_NULL_HANDLE;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
     /* slots by count, descending (stable): frame f runs on a prefix */
@@ -1558,11 +1614,12 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
     memcpy(key, g->sorted, (size_t)m * sizeof(int));
     memcpy(key + m, g->scount, (size_t)m * sizeof(int));
     memcpy(key + 2 * m, g->orig, (size_t)m * sizeof(int));
-    cached *c = &g->dec_cb[k];
+    cached *c = &g->dec_cb[k][g->lpar];
     int rc = 0;
     if (!same_key(c, m, k, key, 3 * m)) {
         drop_cached(g, c);
-        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+        use_par(g, g->lpar);
+        VkCommandBuffer cb = pvk_cmd_begin_q(&g->c, dq(g), e);
         if (!cb) rc = PTTS_E_BACKEND;
         /* passes over frames f .. f + kc - 1 of the nf slots that have them (a prefix: sorted
          * by count), kc as large as every one of them has frames and nf * kc <= FG allows */
@@ -1576,17 +1633,56 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
         }
         if (!rc) rc = pvk_cmd_end(&g->c, cb, e);
         if (!rc && set_key(c, m, k, key, 3 * m)) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-        if (rc) pvk_cmd_free(&g->c, cb);
-        else c->cb = cb;
+        if (rc) {
+            pvk_cmd_free_q(&g->c, cb, dq(g));
+        } else {
+            c->cb = cb;
+            c->q = dq(g);
+        }
     }
-    if (!rc) rc = pvk_submit_wait(&g->c, c->cb, e);
-    if (rc) return rc;
-    const size_t fs = (size_t)a->frame_samples;
+    if (!rc) *out = c->cb;
+    return rc;
+}
+
+static void decode_done(vk_engine *g, int n, int k, const int *counts, float *pcm) {
+    const size_t fs = (size_t)g->m->w->arch.frame_samples;
     const float *io = (const float *)g->io.map + g->o_pcm;
     for (int i = 0; i < n; i++)
         if (counts[i] > 0)
             memcpy(pcm + (size_t)i * k * fs, io + (size_t)i * k * fs,
                    (size_t)counts[i] * fs * sizeof(float));
+}
+
+static int vk_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
+                     ptts_error *e) {
+    vk_engine *g = p;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    int rc = decode_prep(g, slots, n, k, counts, &cb, e);
+    if (rc || !cb) return rc;
+    if ((rc = pvk_submit_wait_q(&g->c, cb, dq(g), e))) return rc;
+    decode_done(g, n, k, counts, pcm);
+    return 0;
+}
+
+/* decode(slots, k, counts) of the last step call and the next step call (same slots, kn
+ * frames) in one submission, on two queues where the device has them: the codec's buffers,
+ * the step's and the latents they pass (by parity) are disjoint. PTTS_VK_PIPE=0: one after the
+ * other (benchmarks). */
+static int vk_step_decode(void *p, const int *slots, int n, int k, const int *counts,
+                          float *pcm, int kn, const float *noise, float *eos, float *latents,
+                          ptts_error *e) {
+    vk_engine *g = p;
+    if (!g->pipe) {
+        int rc = vk_decode(p, slots, n, k, counts, pcm, e);
+        return rc ? rc : vk_step(p, slots, n, kn, noise, eos, latents, e);
+    }
+    VkCommandBuffer dcb = VK_NULL_HANDLE, scb = VK_NULL_HANDLE;
+    int rc = decode_prep(g, slots, n, k, counts, &dcb, e);
+    if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
+    if (!rc) rc = dcb ? pvk_submit_pair(&g->c, scb, dcb, e) : pvk_submit_wait(&g->c, scb, e);
+    if (rc) return rc;
+    if (dcb) decode_done(g, n, k, counts, pcm);
+    step_done(g, n, kn, eos, latents);
     return 0;
 }
 
@@ -1599,6 +1695,7 @@ static const ptts_engine_ops vk_ops = {
     .begin_chunk = vk_begin_chunk,
     .step = vk_step,
     .decode = vk_decode,
+    .step_decode = vk_step_decode,
 };
 
 const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
@@ -1705,7 +1802,7 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
         rec_rowop(g, cb, (uint32_t)(n * k), ld, OP_COPY, g->i_step, SB(BUF_IO, RC(g->o_lat, ld)),
-                  SS(BUF_ARENA, RG(g->steplat, (uint32_t)k, KMAX * ld, ld)), 0, 0);
+                  SS(BUF_ARENA, RG(g->steplat_[0], (uint32_t)k, KMAX * ld, ld)), 0, 0);
         rc = pvk_cmd_end(&g->c, cb, e);
         if (!rc && set_key(c, n, k, slots, n)) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
         if (rc) {
@@ -1715,6 +1812,7 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
         c->cb = cb;
     }
     rc = pvk_submit_wait(&g->c, c->cb, e);
+    g->lpar = 0; /* decode reads what the copy wrote */
     return rc ? rc : vk_decode(p, slots, n, k, counts, pcm, e);
 }
 
