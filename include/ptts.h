@@ -250,6 +250,8 @@ typedef struct ptts_stream_status {
     int step;             /* step within the chunk */
     int frames_total;     /* frames emitted so far */
     int eos_missed;       /* chunks that hit max_gen_len without EOS */
+    int frames_ahead;     /* frames the engine has computed beyond those (a GPU computes the
+                           * next call's frames with the last call's audio): 0 at chunk ends */
 } ptts_stream_status;
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st);
 

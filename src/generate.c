@@ -313,9 +313,13 @@ struct ptts_stream {
     void *eng;
     int kmax;
     utt u;
-    /* the frames of the last step call, handed out one by one */
-    float *noise, *eos, *latents, *pcm; /* [kmax][ld], [kmax], [kmax][ld], [kmax][fs] */
-    rng_state *after;                   /* [kmax] */
+    /* the frames of the last decoded step call, handed out one by one (EOS logits and latents
+     * in buffer cur), and with an engine that has step_decode the next call's, computed
+     * (pend_k frames in buffer cur ^ 1) but not yet decoded */
+    float *noise, *pcm;     /* [kmax][ld], [kmax][fs] */
+    float *eos[2], *lat[2]; /* [kmax], [kmax][ld] */
+    rng_state *after;       /* [kmax] */
+    int cur, pend_k;
     int n_ready, next_out;
     ptts_step_record rec;
     int failed; /* an engine operation failed: the engine is not reused */
@@ -333,12 +337,15 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
         s->kmax = s->ops->max_steps_per_call(s->eng);
         size_t k = (size_t)s->kmax;
         s->noise = ptts_calloc_aligned(k * a->ld * sizeof(float));
-        s->eos = ptts_calloc_aligned(k * sizeof(float));
-        s->latents = ptts_calloc_aligned(k * a->ld * sizeof(float));
         s->pcm = ptts_calloc_aligned(k * a->frame_samples * sizeof(float));
         s->after = calloc(k, sizeof *s->after);
-        if (!s->noise || !s->eos || !s->latents || !s->pcm || !s->after)
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        int ok = s->noise && s->pcm && s->after;
+        for (int b = 0; b < 2; b++) {
+            s->eos[b] = ptts_calloc_aligned(k * sizeof(float));
+            s->lat[b] = ptts_calloc_aligned(k * a->ld * sizeof(float));
+            ok = ok && s->eos[b] && s->lat[b];
+        }
+        if (!ok) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
         ptts_stream_free(s);
@@ -353,8 +360,10 @@ void ptts_stream_free(ptts_stream *s) {
     utt_clear(&s->u);
     ptts_engine_release(s->m, s->ops, 1, s->eng, s->failed);
     ptts_free_aligned(s->noise);
-    ptts_free_aligned(s->eos);
-    ptts_free_aligned(s->latents);
+    for (int b = 0; b < 2; b++) {
+        ptts_free_aligned(s->eos[b]);
+        ptts_free_aligned(s->lat[b]);
+    }
     ptts_free_aligned(s->pcm);
     free(s->after);
     free(s);
@@ -362,35 +371,62 @@ void ptts_stream_free(ptts_stream *s) {
 
 int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = 0;
+    s->n_ready = s->next_out = s->pend_k = 0;
     int rc = utt_start(&s->u, s->m, v, text, o, e);
     if (!rc && (rc = s->ops->set_lsd_steps(s->eng, s->u.o.lsd_steps, e))) s->failed = 1;
     if (rc) utt_clear(&s->u);
     return rc;
 }
 
+/* An engine operation failed: the utterance is over and the engine is not reused. */
+static int stream_fail(ptts_stream *s, int rc) {
+    s->u.voice = NULL;
+    s->failed = 1;
+    s->pend_k = 0;
+    return rc;
+}
+
 int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
     const ptts_arch *a = &s->m->w->arch;
+    const int ld = a->ld, slot = 0;
     while (s->next_out >= s->n_ready) {
-        int rc = utt_ready(&s->u, s->m, s->ops, s->eng, 0, e);
-        if (rc <= 0) {
-            s->u.voice = NULL; /* finished or failed: the utterance is over */
-            if (rc < 0) s->failed = 1;
-            return rc;
+        int k, b, rc;
+        if (s->pend_k) { /* computed with the last decode */
+            k = s->pend_k;
+            b = s->cur ^ 1;
+            s->pend_k = 0;
+        } else {
+            rc = utt_ready(&s->u, s->m, s->ops, s->eng, slot, e);
+            if (rc <= 0) {
+                s->u.voice = NULL; /* finished or failed: the utterance is over */
+                if (rc < 0) s->failed = 1;
+                return rc;
+            }
+            k = utt_plan(&s->u, utt_ramp(&s->u, s->kmax));
+            b = s->cur ^ 1;
+            if ((rc = utt_noise(&s->u, ld, k, s->noise, s->after, e)) ||
+                (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos[b], s->lat[b], e)))
+                return stream_fail(s, rc);
         }
-        int k = utt_plan(&s->u, utt_ramp(&s->u, s->kmax)), slot = 0;
-        if ((rc = utt_noise(&s->u, a->ld, k, s->noise, s->after, e)) ||
-            (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos, s->latents, e))) {
-            s->u.voice = NULL;
-            s->failed = 1;
-            return rc;
+        int emit = utt_consume(&s->u, k, s->eos[b], s->after);
+        /* The chunk goes on past the ramp: the next call's step goes with this decode (on a
+         * GPU the codec then runs beside the backbone). Its noise is drawn now, after this
+         * call's EOS rule, as the next iteration would have drawn it. In the ramp the decode
+         * runs alone, so that first audio waits for nothing more. */
+        int kn = 0;
+        if (s->ops->step_decode && emit == k && s->u.in_chunk && s->u.step < s->u.max_gen &&
+            utt_ramp(&s->u, s->kmax) == s->kmax)
+            kn = utt_plan(&s->u, s->kmax);
+        if (kn > 0) {
+            if ((rc = utt_noise(&s->u, ld, kn, s->noise, s->after, e)) ||
+                (rc = s->ops->step_decode(s->eng, &slot, 1, k, &emit, s->pcm, kn, s->noise,
+                                          s->eos[b ^ 1], s->lat[b ^ 1], e)))
+                return stream_fail(s, rc);
+            s->pend_k = kn;
+        } else if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
+            return stream_fail(s, rc);
         }
-        int emit = utt_consume(&s->u, k, s->eos, s->after);
-        if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
-            s->u.voice = NULL;
-            s->failed = 1;
-            return rc;
-        }
+        s->cur = b;
         s->rec.chunk = s->u.in_chunk ? s->u.chunk : s->u.chunk - 1;
         s->n_ready = emit;
         s->next_out = 0;
@@ -398,8 +434,8 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
     int j = s->next_out++;
     memcpy(pcm, s->pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
     s->rec.emitted = 1;
-    s->rec.eos = s->eos[j];
-    s->rec.latent = s->latents + (size_t)j * a->ld;
+    s->rec.eos = s->eos[s->cur][j];
+    s->rec.latent = s->lat[s->cur] + (size_t)j * ld;
     return a->frame_samples;
 }
 
@@ -409,6 +445,7 @@ void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
     st->step = s->u.step;
     st->frames_total = s->u.frames_total;
     st->eos_missed = s->u.eos_missed;
+    st->frames_ahead = s->pend_k;
 }
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }

@@ -244,7 +244,10 @@ static ptts_gen_options gen_opts(void) {
  * compute several frames a call (the GPU's 8) and hand them out one by one: the loop figure is
  * the time after the first frame divided by the frames computed in that time (the stream's
  * frames_total; every frame is emitted, EOS is off), never by the frames handed out, some of
- * which the first call computed. At least one call is timed whatever --frames says. */
+ * which the first call computed. At least one call is timed whatever --frames says, and the
+ * window ends where no frame is computed ahead (frames_ahead 0): where the GPU steps the next
+ * call's frames with the last call's audio, that is the chunk's end, so the window holds as
+ * many steps as decodes. */
 static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba, double *loop,
                         double *ttfa, ptts_error *e) {
     ptts_stream *s;
@@ -268,7 +271,7 @@ static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba
         for (int f = 1;; f++) {
             if (f >= ba->frames) {
                 ptts_stream_get_status(s, &st);
-                if (st.frames_total > computed0) break;
+                if (st.frames_total > computed0 && st.frames_ahead == 0) break;
             }
             int n = ptts_stream_next(s, pcm, e);
             if (n < 0) rc = n;
