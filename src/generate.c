@@ -493,7 +493,12 @@ struct ptts_batch {
     utt *u;              /* [n_slots] */
     int *active;         /* slot ids stepped this call */
     int *counts;         /* frames to emit per stepped slot */
-    float *noise, *eos, *latents, *pcm;
+    float *noise, *pcm;
+    float *eos[2], *lat[2]; /* the last call's EOS logits and latents in [cur]; with an engine
+                             * that has step_decode, the next call's (pend_k frames of the
+                             * same slots, computed, not yet through the EOS rule) in [cur ^ 1] */
+    int cur, pend_k, pend_n;
+    unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
     rng_state *after;    /* [n_slots][kmax] */
     int failed;          /* an engine operation failed: the engine is not reused */
 };
@@ -518,13 +523,16 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
         b->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
-        b->eos = ptts_calloc_aligned(nk * sizeof(float));
-        b->latents = ptts_calloc_aligned(nk * a->ld * sizeof(float));
         b->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
         b->after = calloc(nk, sizeof *b->after);
-        if (!b->u || !b->active || !b->counts || !b->noise || !b->eos || !b->latents ||
-            !b->pcm || !b->after)
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        b->pend_live = calloc((size_t)max_streams, 1);
+        int ok = b->u && b->active && b->counts && b->noise && b->pcm && b->after && b->pend_live;
+        for (int i = 0; i < 2; i++) {
+            b->eos[i] = ptts_calloc_aligned(nk * sizeof(float));
+            b->lat[i] = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+            ok = ok && b->eos[i] && b->lat[i];
+        }
+        if (!ok) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
         ptts_batch_free(b);
@@ -542,11 +550,20 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->active);
     free(b->counts);
     ptts_free_aligned(b->noise);
-    ptts_free_aligned(b->eos);
-    ptts_free_aligned(b->latents);
+    for (int i = 0; i < 2; i++) {
+        ptts_free_aligned(b->eos[i]);
+        ptts_free_aligned(b->lat[i]);
+    }
     ptts_free_aligned(b->pcm);
     free(b->after);
+    free(b->pend_live);
     free(b);
+}
+
+/* The slot's utterance is over: frames computed ahead for it are dropped. */
+static void batch_clear(ptts_batch *b, int slot) {
+    utt_clear(&b->u[slot]);
+    b->pend_live[slot] = 0;
 }
 
 int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
@@ -569,7 +586,7 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
     if (steps != b->lsd_steps) {
         if ((rc = b->ops->set_lsd_steps(b->eng, steps, e))) {
             b->failed = 1;
-            utt_clear(&b->u[slot]);
+            batch_clear(b, slot);
             return rc;
         }
         b->lsd_steps = steps;
@@ -578,7 +595,7 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
 }
 
 void ptts_batch_cancel(ptts_batch *b, int slot) {
-    if (slot >= 0 && slot < b->n_slots) utt_clear(&b->u[slot]);
+    if (slot >= 0 && slot < b->n_slots) batch_clear(b, slot);
 }
 
 int ptts_batch_active(const ptts_batch *b) {
@@ -587,9 +604,9 @@ int ptts_batch_active(const ptts_batch *b) {
     return n;
 }
 
-int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
-    const ptts_arch *a = &b->m->w->arch;
-    const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
+/* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
+ * needed; those that end are reported) and its k: how many slots, < 0 on an error. */
+static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
     /* every active utterance takes the same k: the smallest remaining budget, and the ramp
      * (utt_ramp) only while every utterance is in it: one that arrives at an idle batch gets
      * its first audio after one frame's work; one that joins running streams waits a call of
@@ -601,7 +618,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         ptts_error se = {0};
         int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
         if (rc <= 0) {
-            utt_clear(u);
+            batch_clear(b, i);
             if (fn) fn(user, i, NULL, rc < 0 ? rc : 0);
             if (rc < 0) {
                 ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
@@ -613,36 +630,91 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
         b->active[n++] = i;
     }
-    if (n == 0) return 0;
-    k = PTTS_MIN(k, ramp);
+    *kout = PTTS_MIN(k, ramp);
+    return n;
+}
+
+/* With step_decode: the k of the next call when it can go with this call's decode (every
+ * stepped utterance emitted all k frames, goes on in its chunk past the ramp, and no other
+ * utterance waits to join), else 0. */
+static int batch_pair_k(const ptts_batch *b, int n, int k) {
+    if (!b->ops->step_decode) return 0;
+    int kn = b->kmax, live = 0;
     for (int j = 0; j < n; j++) {
-        utt *u = &b->u[b->active[j]];
-        int rc = utt_noise(u, (int)ld, k, b->noise + (size_t)j * k * ld,
-                           b->after + (size_t)j * b->kmax, e);
-        if (rc) return rc;
+        const utt *u = &b->u[b->active[j]];
+        if (!u->voice || b->counts[j] != k || !u->in_chunk || u->step >= u->max_gen ||
+            utt_ramp(u, b->kmax) != b->kmax)
+            return 0;
+        kn = PTTS_MIN(kn, utt_plan(u, b->kmax));
+        live++;
     }
-    int rc = b->ops->step(b->eng, b->active, n, k, b->noise, b->eos, b->latents, e);
+    return live == n && live == ptts_batch_active(b) ? kn : 0;
+}
+
+int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
+    const ptts_arch *a = &b->m->w->arch;
+    const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
+    int n, k, rc, buf;
+    if (b->pend_k) { /* computed with the last call's decode: the same slots */
+        n = b->pend_n;
+        k = b->pend_k;
+        buf = b->cur ^ 1;
+        b->pend_k = 0;
+    } else {
+        if ((n = batch_plan(b, fn, user, &k)) <= 0) return n;
+        buf = b->cur ^ 1;
+        for (int j = 0; j < n; j++) {
+            utt *u = &b->u[b->active[j]];
+            if ((rc = utt_noise(u, (int)ld, k, b->noise + (size_t)j * k * ld,
+                                b->after + (size_t)j * b->kmax, e)))
+                return rc;
+            b->pend_live[b->active[j]] = 1;
+        }
+        if ((rc = b->ops->step(b->eng, b->active, n, k, b->noise, b->eos[buf], b->lat[buf],
+                               e))) {
+            b->failed = 1;
+            return rc;
+        }
+    }
+    b->cur = buf;
+    /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
+    for (int j = 0; j < n; j++) {
+        int slot = b->active[j];
+        b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->eos[buf] + (size_t)j * k,
+                                                        b->after + (size_t)j * b->kmax)
+                                          : 0;
+        b->pend_live[slot] = 0;
+    }
+    int kn = batch_pair_k(b, n, k);
+    if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
+        for (int j = 0; j < n; j++) {
+            utt *u = &b->u[b->active[j]];
+            if ((rc = utt_noise(u, (int)ld, kn, b->noise + (size_t)j * kn * ld,
+                                b->after + (size_t)j * b->kmax, e)))
+                return rc;
+        }
+        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->pcm, kn, b->noise,
+                                 b->eos[buf ^ 1], b->lat[buf ^ 1], e);
+        if (!rc) {
+            b->pend_k = kn;
+            b->pend_n = n;
+            for (int j = 0; j < n; j++) b->pend_live[b->active[j]] = 1;
+        }
+    } else {
+        rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e);
+    }
     if (rc) {
         b->failed = 1;
         return rc;
     }
-    for (int j = 0; j < n; j++)
-        b->counts[j] = utt_consume(&b->u[b->active[j]], k, b->eos + (size_t)j * k,
-                                   b->after + (size_t)j * b->kmax);
-    if ((rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e))) {
-        b->failed = 1;
-        return rc;
-    }
-    int left = 0;
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
         for (int f = 0; f < b->counts[j]; f++) {
             if (fn && fn(user, slot, b->pcm + ((size_t)j * k + f) * fs, (int)fs)) {
-                utt_clear(&b->u[slot]);
+                batch_clear(b, slot);
                 break;
             }
         }
-        left += b->u[slot].voice != NULL;
     }
-    return left;
+    return ptts_batch_active(b);
 }

@@ -134,6 +134,80 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
     return n;
 }
 
+/* A stream's PCM alone on the CPU engine, the batch API (seeded, EOS off): n samples. */
+static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text, uint64_t seed,
+                     float *out, int cap) {
+    const ptts_engine_ops *keep = m->engine;
+    m->engine = NULL;
+    ptts_error e = {0};
+    ptts_gen_options o = ptts_gen_options_default();
+    o.seed_set = 1;
+    o.seed = seed;
+    o.eos_threshold = 1e9f;
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
+    CHECK(ptts_batch_start(b, v, text, &o, &e) == 0);
+    collect one = {.cap = cap};
+    one.pcm[0] = out;
+    while (ptts_batch_step(b, on_frame, &one, &e) > 0) {
+    }
+    ptts_batch_free(b);
+    m->engine = keep;
+    return one.n[0];
+}
+
+/* A batch whose calls pair decode and the next step: slot 1 is cancelled while its next frames
+ * are computed and a new utterance starts there; the frames computed for the old one must not
+ * reach the new one, and slot 0 goes on as if alone (both against the CPU). */
+static void batch_cancel_restart(ptts_model *m) {
+    static const char *text = "A second, somewhat longer sentence here.";
+    ptts_error e = {0};
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    const int cap = 400 * 1920;
+    collect gpu = {.cap = cap};
+    gpu.pcm[0] = calloc((size_t)cap, sizeof(float));
+    gpu.pcm[1] = calloc((size_t)cap, sizeof(float));
+    float *ref = calloc((size_t)cap, sizeof(float));
+    REQUIRE(gpu.pcm[0] && gpu.pcm[1] && ref);
+    ptts_gen_options o = ptts_gen_options_default();
+    o.seed_set = 1;
+    o.eos_threshold = 1e9f;
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 2, &e) == 0);
+    o.seed = 11;
+    CHECK(ptts_batch_start(b, v, text, &o, &e) == 0);
+    o.seed = 12;
+    CHECK(ptts_batch_start(b, v, text, &o, &e) == 1);
+    while (gpu.n[1] < 30 * 1920 && ptts_batch_step(b, on_frame, &gpu, &e) > 0) {
+    }
+    ptts_batch_cancel(b, 1);
+    gpu.n[1] = 0;
+    o.seed = 13;
+    CHECK(ptts_batch_start(b, v, text, &o, &e) == 1);
+    int left;
+    while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0) {
+    }
+    CHECKF(left == 0, "batch: %s", e.msg);
+    ptts_batch_free(b);
+    static const uint64_t seeds[2] = {11, 13};
+    for (int i = 0; i < 2; i++) {
+        int n = cpu_alone(m, v, text, seeds[i], ref, cap);
+        CHECKF(n == gpu.n[i] && n > 0, "cancel + restart, slot %d: %d samples, %d alone", i,
+               gpu.n[i], n);
+        double worst = 0;
+        for (int f = 0; f + 1920 <= n && f + 1920 <= gpu.n[i]; f += 1920)
+            worst = fmax(worst, rel_l2(gpu.pcm[i] + f, ref + f, 1920));
+        printf("paired batch, cancel + restart, slot %d: %d frames, max rel err vs CPU %.3g\n",
+               i, gpu.n[i] / 1920, worst);
+        CHECKF(worst <= TOL, "cancel + restart, slot %d: rel err %.3g", i, worst);
+    }
+    free(gpu.pcm[0]);
+    free(gpu.pcm[1]);
+    free(ref);
+    ptts_voice_free(v);
+}
+
 /* The stream's decode and next step in one submission (step_decode; on two queues where the
  * device has them) against the two submitted one after the other: the same kernels on the same
  * data, so the same samples bit for bit. */
@@ -217,6 +291,7 @@ int main(void) {
     batch_vs_cpu_n(m, 4); /* 32 slot-frames: one full codec pass */
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
     pipe_exact(m);
+    batch_cancel_restart(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     setenv("PTTS_VK_STEPK", "1", 1);

@@ -299,7 +299,10 @@ static int count_frame(void *user, int slot, const float *pcm, int n) {
     return 0;
 }
 
-/* Aggregate frames per second of n streams through one batch (median over reps). */
+/* Aggregate frames per second of n streams through one batch (median over reps): the frames
+ * delivered in --frames - 1 calls after the first. Where the engine pairs each call's decode
+ * with the next call's step, the last timed call also computes frames it does not deliver, so
+ * the figure errs low by at most one call. */
 static double bench_batch(ptts_model *m, const ptts_voice *v, int n, const bench_args *ba,
                           ptts_error *e) {
     ptts_batch *b;
