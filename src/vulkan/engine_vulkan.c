@@ -30,11 +30,11 @@
 #include "model.h"
 #include "vk.h"
 
-/* Steps per call. Also a limit, not only a choice: made a run-time value and raised (tried
- * 2026-11-30 on lavapipe), test_vulkan failed in the one-dispatch step (stepk, one workgroup,
- * and the bf16 stepk comparison) from 9 (the 3-stream batch) and from 12 (one stream, from the
- * 12th step of a call); the multi-dispatch step and the codec passed at 12 (batches of 3, 4 and
- * 6 included), and everything at 3. The cause in stepk was not found. */
+/* Steps per call. Raised to 12 (2026-11-30, lavapipe), stepk's replays failed from the 9th
+ * frame of a call (the 3-stream batch) and the 12th (one stream) while the multi-dispatch step
+ * and the codec passed: lavapipe broke under stepk's seven-barrier lane sums (lg_sum in
+ * stepk.glsl); with the two-barrier sums now there the 3-stream batch passes at 12. Larger
+ * values were not measured on a GPU. */
 #define KMAX 8
 #define PBLOCK 64       /* prompt rows per pass */
 #define IDS_MAX 4096    /* prompt ids per submit */

@@ -83,16 +83,18 @@ float block_max(float v) {
     return r;
 }
 
-// sum over the 32 lanes of a lane group (every invocation calls it)
+// sum over the 32 lanes of a lane group (every invocation calls it). Without 32-lane
+// subgroups (lavapipe: 8) through shared memory, each lane summing its group's 32 values: two
+// barriers. A tree of five steps (seven barriers) broke lavapipe's two-stream stepk replays
+// (pcm error 0.6-0.9 from one frame on) once a dispatch ran enough of them: from the 8th frame
+// of a call with more code in matvec(), from the 9th with KMAX 12 (bench/RESULTS.md, sixth GPU
+// round); the same replays pass with this.
 float lg_sum(float v) {
     if (gl_SubgroupSize == 32u) return subgroupAdd(v);
     red[t_] = v;
     barrier();
-    for (uint s = 16u; s > 0u; s >>= 1) {
-        if ((t_ & 31u) < s) red[t_] += red[t_ + s];
-        barrier();
-    }
-    float r = red[t_ & ~31u];
+    float r = 0.0;
+    for (uint i = 0u; i < 32u; i++) r += red[(t_ & ~31u) + i];
     barrier();
     return r;
 }
