@@ -71,7 +71,8 @@ typedef struct pvk_ctx {
     uint32_t qfamily2;
     VkCommandPool pool2;
     VkFence fence2;
-    int spin_us;    /* poll a fence this long before a blocking wait (PTTS_VK_SPIN) */
+    int spin_us;    /* poll a fence this long before a blocking wait (PTTS_VK_SPIN; discrete
+                     * GPUs only by default) */
     uint32_t qfamily;
     VkCommandPool pool;
     VkFence fence;
