@@ -287,6 +287,16 @@ static int utt_ramp(const utt *u, int kmax) {
     return u->chunk == 0 ? PTTS_MIN(kmax, u->step + 1) : kmax;
 }
 
+/* The k of u's next call when it can be computed with this call's decode (step_decode): u
+ * emitted all k frames of this call and goes on in its chunk past the ramp (in the ramp the
+ * decode runs alone, so that first audio waits for nothing more); else 0. */
+static int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
+    if (!u->voice || emitted != k || !u->in_chunk || u->step >= u->max_gen ||
+        utt_ramp(u, kmax) != kmax)
+        return 0;
+    return utt_plan(u, kmax);
+}
+
 /* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
 static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
     for (int j = 0; j < k; j++) {
@@ -411,12 +421,8 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
         int emit = utt_consume(&s->u, k, s->eos[b], s->after);
         /* The chunk goes on past the ramp: the next call's step goes with this decode (on a
          * GPU the codec then runs beside the backbone). Its noise is drawn now, after this
-         * call's EOS rule, as the next iteration would have drawn it. In the ramp the decode
-         * runs alone, so that first audio waits for nothing more. */
-        int kn = 0;
-        if (s->ops->step_decode && emit == k && s->u.in_chunk && s->u.step < s->u.max_gen &&
-            utt_ramp(&s->u, s->kmax) == s->kmax)
-            kn = utt_plan(&s->u, s->kmax);
+         * call's EOS rule, as the next iteration would have drawn it. */
+        int kn = s->ops->step_decode ? utt_pair_k(&s->u, emit, k, s->kmax) : 0;
         if (kn > 0) {
             if ((rc = utt_noise(&s->u, ld, kn, s->noise, s->after, e)) ||
                 (rc = s->ops->step_decode(s->eng, &slot, 1, k, &emit, s->pcm, kn, s->noise,
@@ -634,21 +640,17 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
     return n;
 }
 
-/* With step_decode: the k of the next call when it can go with this call's decode (every
- * stepped utterance emitted all k frames, goes on in its chunk past the ramp, and no other
- * utterance waits to join), else 0. */
+/* With step_decode: the k of the next call when it can go with this call's decode (utt_pair_k
+ * of every stepped utterance, and no other utterance waits to join), else 0. */
 static int batch_pair_k(const ptts_batch *b, int n, int k) {
-    if (!b->ops->step_decode) return 0;
-    int kn = b->kmax, live = 0;
+    if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
+    int kn = b->kmax;
     for (int j = 0; j < n; j++) {
-        const utt *u = &b->u[b->active[j]];
-        if (!u->voice || b->counts[j] != k || !u->in_chunk || u->step >= u->max_gen ||
-            utt_ramp(u, b->kmax) != b->kmax)
-            return 0;
-        kn = PTTS_MIN(kn, utt_plan(u, b->kmax));
-        live++;
+        int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
+        if (kj == 0) return 0;
+        kn = PTTS_MIN(kn, kj);
     }
-    return live == n && live == ptts_batch_active(b) ? kn : 0;
+    return kn;
 }
 
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
