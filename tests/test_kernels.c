@@ -497,7 +497,8 @@ static void test_rows(const ptts_kernels *k) {
         }
 }
 
-/* GELU's erf against double-precision erf: errors in units of 2^-24 on (1 + erf). */
+/* tanh GELU against the same formula in double (the inner u from the float x): errors in units of
+ * 2^-24 on (1 + tanh u), i.e. relative to 0.5|x|. */
 static void report_gelu_accuracy(const ptts_kernels *k) {
     enum { G = 200001 };
     float *x = malloc(G * sizeof(float)), *y = malloc(G * sizeof(float));
@@ -513,8 +514,8 @@ static void report_gelu_accuracy(const ptts_kernels *k) {
     for (int i = 0; i < G; i++) {
         if (x[i] == 0.f) continue;
         double xd = x[i];
-        double z = (double)(x[i] * 0.70710678118654752f); /* the same float argument */
-        double exact = 0.5 * xd * (1.0 + erf(z));
+        double ud = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd);
+        double exact = 0.5 * xd * (1.0 + tanh(ud));
         double u = 0.5 * fabs(xd) * 0x1p-24;
         double e = fabs(y[i] - exact) / u, er = fabs(r[i] - exact) / u;
         double ev = fabs((double)y[i] - r[i]) / u;
@@ -522,10 +523,10 @@ static void report_gelu_accuracy(const ptts_kernels *k) {
         if (er > worst_ref) worst_ref = er;
         if (ev > worst_vs_ref) worst_vs_ref = ev;
     }
-    printf("%-7s gelu on [-10, 10]: max error of (1 + erf) in units of 2^-24: %.2f (at x=%.4f); "
-           "reference erff: %.2f; vs reference: %.2f\n",
+    printf("%-7s gelu on [-10, 10]: max error of (1 + tanh) in units of 2^-24: %.2f (at x=%.4f); "
+           "reference tanhf: %.2f; vs reference: %.2f\n",
            k->isa, worst, wx, worst_ref, worst_vs_ref);
-    CHECKF(worst < 6.0, "%s gelu erf error %.2f units of 2^-24", k->isa, worst);
+    CHECKF(worst < 8.0, "%s gelu tanh error %.2f units of 2^-24", k->isa, worst);
     free(x), free(y), free(r);
 }
 

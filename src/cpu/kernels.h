@@ -97,7 +97,8 @@ typedef struct ptts_kernels {
     void (*layernorm)(float *y, const float *x, const float *w, const float *b, int n, float eps);
     /* In place, numerically stable (max subtracted). */
     void (*softmax)(float *x, int n);
-    void (*gelu)(float *x, int n); /* exact erf GELU, in place */
+    /* tanh GELU, in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    void (*gelu)(float *x, int n);
     void (*silu)(float *y, const float *x, int n);
     void (*elu)(float *y, const float *x, int n); /* alpha 1 */
     float (*dot)(const float *a, const float *b, int n);

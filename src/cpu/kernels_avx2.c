@@ -10,7 +10,8 @@
  *     tiles with NB = 1..2.
  *   - Loop order and X panels (about 256 KiB, kept in L2) as in kernels_avx512.c: every W row is
  *     streamed from memory once per call for N <= 15 at K <= 4096.
- * Elementwise kernels: the same exp / expm1 / erf approximations as kernels_avx512.c, with the
+ * Elementwise kernels: the same exp / expm1 approximations (and GELU through exp) as
+ * kernels_avx512.c, with the
  * power of two built in the exponent field in two halves (no vscalefps), so that subnormal
  * results of exp are rounded once and kept.
  */
@@ -238,46 +239,15 @@ AI __m256 expm1_neg8(__m256 x) {
     return _mm256_fmadd_ps(s, p, _mm256_sub_ps(s, _mm256_set1_ps(1.f)));
 }
 
-AI __m256 erf8(__m256 z) {
-    const __m256 sign = _mm256_set1_ps(-0.f);
-    __m256 a = _mm256_andnot_ps(sign, z);
-    __m256 z2 = _mm256_mul_ps(z, z);
-    __m256 p = _mm256_set1_ps(-1.229055530e-09f);
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(1.480719282e-08f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-1.636584469e-07f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(1.646211437e-06f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-1.492565036e-05f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(1.205533298e-04f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-8.548327023e-04f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(5.223977625e-03f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-2.686617065e-02f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(1.128379167e-01f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-3.761263890e-01f));
-    p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(1.128379167e+00f));
-    __m256 small = _mm256_mul_ps(p, z);
-    __m256 t = _mm256_div_ps(_mm256_set1_ps(1.f),
-                             _mm256_fmadd_ps(a, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.f)));
-    __m256 q = _mm256_set1_ps(0.17087277f);
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.82215223f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.48851587f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.13520398f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.27886807f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.18628806f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.09678418f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.37409196f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.00002368f));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.26551223f));
-    __m256 erfc = _mm256_mul_ps(t, exp8(_mm256_fnmadd_ps(a, a, q)));
-    __m256 big = _mm256_sub_ps(_mm256_set1_ps(1.f), erfc);
-    big = _mm256_or_ps(big, _mm256_and_ps(z, sign));
-    __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(1.f), _CMP_LT_OQ);
-    return _mm256_blendv_ps(big, small, is_small);
-}
-
+/* tanh GELU as x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): the same function as
+ * 0.5 x (1 + tanh u) without the cancellation of 1 + tanh for negative x; |x| large gives x or
+ * -0 (exp saturates), NaN propagates. */
 AI __m256 gelu8(__m256 x) {
-    __m256 e = erf8(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
-    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x),
-                         _mm256_add_ps(_mm256_set1_ps(1.f), e));
+    __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+    __m256 u = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f),
+                          _mm256_fmadd_ps(x3, _mm256_set1_ps(0.044715f), x));
+    __m256 e = exp8(_mm256_mul_ps(u, _mm256_set1_ps(-2.f)));
+    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e));
 }
 
 AI __m256 silu8(__m256 x) {

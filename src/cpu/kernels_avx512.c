@@ -34,9 +34,8 @@
  *     K <= 4096).
  *
  * Elementwise kernels use vectorised exp (Cephes polynomial, scalef for the exponent, ~1 ulp),
- * expm1 (2^n * expm1(r) + (2^n - 1), accurate near 0 like expm1f) and erf (Taylor series for
- * |z| < 1, Numerical Recipes' erfc fit, fractional error < 1.2e-7, times exp for |z| >= 1);
- * tests/test_kernels.c reports the measured errors. Tails use masked loads and stores.
+ * expm1 (2^n * expm1(r) + (2^n - 1), accurate near 0 like expm1f) and tanh GELU through exp
+ * (x / (1 + exp(-2u))); tests/test_kernels.c reports the measured errors. Tails use masked loads and stores.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -564,49 +563,15 @@ AI __m512 expm1_neg16(__m512 x) {
     return _mm512_fmadd_ps(s, p, _mm512_sub_ps(s, _mm512_set1_ps(1.f)));
 }
 
-/* erf(z): Taylor series (12 terms) for |z| < 1; 1 - erfc(|z|) with the sign of z above. */
-AI __m512 erf16(__m512 z) {
-    const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u));
-    __m512 a = _mm512_andnot_ps(sign, z);
-    __m512 z2 = _mm512_mul_ps(z, z);
-    __m512 p = _mm512_set1_ps(-1.229055530e-09f);
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.480719282e-08f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-1.636584469e-07f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.646211437e-06f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-1.492565036e-05f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.205533298e-04f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-8.548327023e-04f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(5.223977625e-03f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-2.686617065e-02f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.128379167e-01f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(-3.761263890e-01f));
-    p = _mm512_fmadd_ps(p, z2, _mm512_set1_ps(1.128379167e+00f));
-    __m512 small = _mm512_mul_ps(p, z);
-    /* erfc(a) = t exp(-a^2 - 1.26551223 + t P(t)), t = 1 / (1 + a/2) */
-    __m512 t = _mm512_div_ps(_mm512_set1_ps(1.f),
-                             _mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f)));
-    __m512 q = _mm512_set1_ps(0.17087277f);
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.82215223f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.48851587f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.13520398f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.27886807f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.18628806f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.09678418f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.37409196f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.00002368f));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.26551223f));
-    __m512 erfc = _mm512_mul_ps(t, exp16(_mm512_fnmadd_ps(a, a, q)));
-    __m512 big = _mm512_sub_ps(_mm512_set1_ps(1.f), erfc);
-    big = _mm512_or_ps(big, _mm512_and_ps(z, sign));
-    __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(1.f), _CMP_LT_OQ);
-    /* NaN z: neither branch compares true, and `big` is NaN through a. */
-    return _mm512_mask_blend_ps(is_small, big, small);
-}
-
+/* tanh GELU as x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): the same function as
+ * 0.5 x (1 + tanh u) without the cancellation of 1 + tanh for negative x; |x| large gives x or
+ * -0 (exp saturates), NaN propagates. */
 AI __m512 gelu16(__m512 x) {
-    __m512 e = erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f)));
-    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x),
-                         _mm512_add_ps(_mm512_set1_ps(1.f), e));
+    __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+    __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
+                          _mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x));
+    __m512 e = exp16(_mm512_mul_ps(u, _mm512_set1_ps(-2.f)));
+    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
 }
 
 AI __m512 silu16(__m512 x) {

@@ -180,8 +180,12 @@ static void softmax_ref(float *x, int n) {
     for (int i = 0; i < n; i++) x[i] *= inv;
 }
 
+/* The tanh form the released weights were trained with (MODEL.md section 3), in float32. */
 static void gelu_ref(float *x, int n) {
-    for (int i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.f + erff(x[i] * 0.70710678118654752f));
+    for (int i = 0; i < n; i++) {
+        float v = x[i], u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+        x[i] = 0.5f * v * (1.f + tanhf(u));
+    }
 }
 
 static void silu_ref(float *y, const float *x, int n) {

@@ -2,16 +2,12 @@
 // declares its own, coherent ones).
 const uint NONE = 0xffffffffu;
 
-// erf with |relative error| < 1.2e-7 (Numerical Recipes erfc, Chebyshev fit)
-float erf_(float x) {
-    float z = abs(x);
-    float t = 1.0 / (1.0 + 0.5 * z);
-    float r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-              t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
-              t * (-0.82215223 + t * 0.17087277)))))))));
-    return x >= 0.0 ? 1.0 - r : r - 1.0;
+// tanh GELU (MODEL.md section 3) as x / (1 + exp(-2u)): no cancellation of 1 + tanh u for
+// negative x, and exp saturates to x or -0 for large |x|
+float gelu_(float x) {
+    float u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u));
 }
-float gelu_(float x) { return 0.5 * x * (1.0 + erf_(x * 0.70710678118654752)); }
 float silu_(float x) { return x / (1.0 + exp(-x)); }
 float elu_(float x) {
     if (x > 0.0) return x;
