@@ -23,6 +23,31 @@
 #include "ptts.h"
 #include "voice.h"
 
+struct ptts_weights;
+struct ptts_ctx;
+
+/* Test hooks of the GPU engine: they force one code path so that a test can compare it with
+ * the CPU. Zero (or NULL) everywhere means "the engine decides", which is what users get; an
+ * unknown name is an error at create. Set through the model's internal tuning (backend.h). */
+typedef struct ptts_vk_tuning {
+    int stepk;              /* persistent one-dispatch step: 0 auto, -1 off, N > 0 N workgroups */
+    const char *gemm_force; /* a gemm tile name used for every linear, NULL: the tile picker */
+    const char *tc_force;   /* a tensor-core tile name, NULL: the picker */
+    int conv_copy;          /* ELU'd conv windows through work buffers: 0 auto, 1 on, -1 off */
+    int pipe;               /* decode beside the next step: 0 auto (on), -1 apart */
+} ptts_vk_tuning;
+
+/* What an engine computes with. Engines never see the ptts_model (backend.c builds this). */
+typedef struct ptts_engine_args {
+    const struct ptts_weights *w;
+    const struct ptts_ctx *ctx;   /* CPU kernels + thread pool */
+    const char *device;           /* GPU index or name part; NULL: the default device */
+    int overlap;                  /* PTTS_OVERLAP_* (CPU: codec of frame t beside step t+1) */
+    int tensor_cores;             /* GPU cooperative-matrix gemms: 0 auto, 1 on, -1 off */
+    int fence_spin_us;            /* GPU: poll a fence this long before blocking; 0 default, <0 off */
+    const ptts_vk_tuning *vk;     /* NULL: no test hook */
+} ptts_engine_args;
+
 typedef struct ptts_engine_ops {
     const char *name;
     int (*create)(void **eng, const ptts_model *m, int slots, ptts_error *e);

@@ -197,11 +197,11 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
         return ptts_fail(e, PTTS_E_MODEL,
                          "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
                          vs->layers, vs->heads, vs->dh, a->layers, a->heads, a->d / a->heads);
-    rc = ptts_text_split(m->tok, text, u->o.max_tokens, m->pad_with_spaces, m->remove_semicolons,
-                         &u->chunks, &u->n_chunks, e);
+    rc = ptts_text_split(m->tok, text, u->o.max_tokens, &m->text, &u->chunks, &u->n_chunks, e);
     if (!rc)
         rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
-                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), e);
+                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), &m->text,
+                               e);
     for (int i = 0; !rc && i < u->n_chunks; i++)
         for (int j = 0; !rc && j < u->chunks[i].n_ids; j++)
             if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= a->nb)
@@ -241,11 +241,7 @@ static int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, vo
             } else if (m->recommended_frames_after_eos >= 0) {
                 u->F = m->recommended_frames_after_eos;
             } else {
-                char *prep = NULL;
-                int guess = 1;
-                if (ptts_text_prepare(ch->text, 0, 0, &prep, &guess, NULL)) guess = 1;
-                free(prep);
-                u->F = guess + 2;
+                u->F = ch->guess + 2;
             }
             int rc = ops->begin_chunk(eng, slot, u->voice->st, ch->ids, ch->n_ids, u->max_gen, e);
             if (rc) return rc;

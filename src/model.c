@@ -61,8 +61,9 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
     if (!m->pool) return ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", threads);
     m->ctx.k = ptts_kernels_best();
     m->ctx.pool = m->pool;
-    m->pad_with_spaces = m->cfg.pad_with_spaces;
-    m->remove_semicolons = m->cfg.remove_semicolons;
+    m->text = ptts_text_options_default();
+    m->text.pad_with_spaces = m->cfg.pad_with_spaces;
+    m->text.remove_semicolons = m->cfg.remove_semicolons;
     m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
     return 0;
 }

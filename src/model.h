@@ -9,6 +9,7 @@
 #include "config.h"
 #include "engine.h"
 #include "ops.h"
+#include "text.h"
 #include "tokenizer.h"
 #include "voice.h"
 #include "weights.h"
@@ -19,7 +20,7 @@ struct ptts_model {
     ptts_tokenizer *tok;
     ptts_pool *pool;
     ptts_ctx ctx;
-    int pad_with_spaces, remove_semicolons;
+    ptts_text_options text; /* the config's text rules (MODEL.md 8.1) */
     int recommended_frames_after_eos; /* -1: none */
     const ptts_engine_ops *engine;    /* NULL: the CPU engine */
     int overlap;                      /* PTTS_OVERLAP_*: read when an engine is created */

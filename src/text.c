@@ -247,13 +247,20 @@ static int prepare(const char *text, size_t n, int pad_with_spaces, int remove_s
     return PTTS_OK;
 }
 
-int ptts_text_prepare(const char *text, int pad_with_spaces, int remove_semicolons, char **out,
+ptts_text_options ptts_text_options_default(void) {
+    ptts_text_options o = {0};
+    o.append_terminal_punctuation = 1;
+    o.capitalize_first_letter = 1;
+    return o;
+}
+
+int ptts_text_prepare(const char *text, const ptts_text_options *o, char **out,
                       int *guess, ptts_error *e) {
     if (!text || !out || !guess)
         return ptts_fail(e, PTTS_E_INVALID, "ptts_text_prepare: NULL argument");
     size_t len;
     *out = NULL;
-    return prepare(text, strlen(text), pad_with_spaces, remove_semicolons, out, &len, guess, e);
+    return prepare(text, strlen(text), o->pad_with_spaces, o->remove_semicolons, out, &len, guess, e);
 }
 
 /* A growing byte buffer. */
@@ -373,8 +380,10 @@ static int chunk_push(ptts_chunk **v, int *n, size_t *cap, const char *s, size_t
     memcpy(t, s + b, end - b);
     t[end - b] = '\0';
     (*v)[*n].text = t;
+    (*v)[*n].model_text = NULL;
     (*v)[*n].ids = NULL;
     (*v)[*n].n_ids = 0;
+    (*v)[*n].guess = 1;
     (*n)++;
     return 0;
 }
@@ -383,15 +392,25 @@ void ptts_chunks_free(ptts_chunk *chunks, int n) {
     if (!chunks) return;
     for (int i = 0; i < n; i++) {
         free(chunks[i].text);
+        free(chunks[i].model_text);
         free(chunks[i].ids);
     }
     free(chunks);
 }
 
+/* 3.3: the chunk is prepared again and the prepared text is what is tokenised (MODEL.md 8.4). */
+static int chunk_finish(const ptts_tokenizer *tok, ptts_chunk *c, const ptts_text_options *o,
+                        ptts_error *e) {
+    size_t len;
+    int rc = prepare(c->text, strlen(c->text), o->pad_with_spaces, o->remove_semicolons,
+                     &c->model_text, &len, &c->guess, e);
+    if (rc) return rc;
+    return ptts_tokenizer_encode(tok, c->model_text, len, &c->ids, &c->n_ids, e);
+}
+
 int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
-                    int pad_with_spaces, int remove_semicolons, ptts_chunk **chunks, int *n,
-                    ptts_error *e) {
-    if (!tok || !text || !chunks || !n)
+                    const ptts_text_options *o, ptts_chunk **chunks, int *n, ptts_error *e) {
+    if (!tok || !text || !o || !chunks || !n)
         return ptts_fail(e, PTTS_E_INVALID, "ptts_text_split: NULL argument");
     if (max_tokens < 1)
         return ptts_fail(e, PTTS_E_INVALID, "max_tokens must be at least 1 (got %d)", max_tokens);
@@ -408,7 +427,7 @@ int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
     size_t cap_out = 0;
     size_t plen, b, end;
 
-    int rc = prepare(text, strlen(text), pad_with_spaces, remove_semicolons, &prepared, &plen,
+    int rc = prepare(text, strlen(text), o->pad_with_spaces, o->remove_semicolons, &prepared, &plen,
                      &guess, e);
     if (rc) goto done;
     py_strip(prepared, plen, &b, &end);
@@ -484,11 +503,8 @@ int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
         goto done;
     }
 
-    /* Each chunk is tokenized as-is. */
     for (int i = 0; i < n_out; i++) {
-        if ((rc = ptts_tokenizer_encode(tok, out[i].text, strlen(out[i].text), &out[i].ids,
-                                        &out[i].n_ids, e)))
-            goto done;
+        if ((rc = chunk_finish(tok, &out[i], o, e))) goto done;
         if (out[i].n_ids > max_tokens)
             ptts_log(PTTS_LOG_WARN,
                      "Chunk has %d tokens (max %d), generation may skip words: '%.50s...'",
@@ -517,7 +533,7 @@ done:
  * boundaries into pieces of about max_tokens ids (counted per word). Chunks within hard_max are
  * untouched, so ordinary text is chunked exactly like the reference. */
 int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, int max_tokens,
-                      int hard_max, ptts_error *e) {
+                      int hard_max, const ptts_text_options *o, ptts_error *e) {
     ptts_chunk *in = *chunks, *out = NULL;
     int n_in = *n, n_out = 0, rc = 0;
     size_t cap_out = 0;
@@ -533,6 +549,7 @@ int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, in
             }
             out[n_out++] = in[c];
             in[c].text = NULL;
+            in[c].model_text = NULL;
             in[c].ids = NULL;
             continue;
         }
@@ -572,9 +589,7 @@ int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, in
         if (piece < len && chunk_push(&out, &n_out, &cap_out, s + piece, len - piece)) goto nomem;
         for (int k = 0; k < n_out; k++) {
             if (out[k].ids || !out[k].text) continue;
-            if ((rc = ptts_tokenizer_encode(tok, out[k].text, strlen(out[k].text), &out[k].ids,
-                                            &out[k].n_ids, e)))
-                goto fail;
+            if ((rc = chunk_finish(tok, &out[k], o, e))) goto fail;
         }
     }
     free(wids);

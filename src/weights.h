@@ -26,6 +26,10 @@
 #include "common.h"
 #include "cpu/kernels.h"
 
+/* The sampler heads of MODEL.md section 5: lsd x += flow(h, s, t, x)/N; flow_matching
+ * x += flow(h, t, x)/N; drifting latent = flow(h, x0), once. */
+enum { PTTS_FLOW_LSD = 0, PTTS_FLOW_MATCHING = 1, PTTS_FLOW_DRIFTING = 2 };
+
 /* Architecture, derived from tensor shapes (heads from the config, else width / 64). */
 typedef struct ptts_arch {
     /* backbone */
@@ -36,6 +40,8 @@ typedef struct ptts_arch {
     int has_bos_before_voice;
     /* flow head */
     int fd, flow_depth, nfreq;
+    int n_time_embed; /* K: 2 (lsd), 1 (flow_matching), 0 (drifting), MODEL.md section 5 */
+    int flow_type;    /* PTTS_FLOW_* (from the config, else from K) */
     /* codec */
     int C;              /* codec width (transformer d_model) */
     int nf;             /* SEANet filters */
@@ -78,7 +84,7 @@ typedef struct ptts_res_block {
 typedef struct ptts_flow_weights {
     ptts_lin input_proj;  /* [fd, ld] */
     ptts_lin cond_embed;  /* [fd, d] */
-    ptts_time_embed time[2];
+    ptts_time_embed time[2]; /* the first arch.n_time_embed are bound */
     ptts_res_block *block; /* [flow_depth] */
     ptts_lin final_ada;    /* [2 fd, fd]: shift | scale */
     ptts_lin final_linear; /* [ld, fd] */

@@ -528,7 +528,7 @@ static void test_languages(void) {
     ptts_model *m = NULL;
     CHECKF(ptts_model_load(&m, &mo, &e) == 0, "%s", e.msg);
     if (m) {
-        CHECK(m->remove_semicolons == 1 && m->pad_with_spaces == 0);
+        CHECK(m->text.remove_semicolons == 1 && m->text.pad_with_spaces == 0);
         ptts_voice *v = NULL;
         CHECK(ptts_voice_resolve(&p, "german", "juergen", &e) == 0);
         CHECKF(ptts_voice_load(&v, m, p, &e) == 0, "%s", e.msg);

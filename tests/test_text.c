@@ -15,6 +15,17 @@
 #include "text.h"
 #include "tokenizer.h"
 
+/* The 2.1-era cases: pad and remove_semicolons, the other rules at their defaults. */
+static const ptts_text_options *O(int pad, int semi) {
+    static ptts_text_options o[8];
+    static int k;
+    ptts_text_options *p = &o[k++ & 7];
+    *p = ptts_text_options_default();
+    p->pad_with_spaces = pad;
+    p->remove_semicolons = semi;
+    return p;
+}
+
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -176,7 +187,7 @@ static void test_prepare_fixture(cJSON *root) {
         char *out = NULL;
         int guess = -1;
         ptts_error e = {0};
-        int rc = ptts_text_prepare(in, pad, semi, &out, &guess, &e);
+        int rc = ptts_text_prepare(in, O(pad, semi), &out, &guess, &e);
         if (err) {
             CHECKF(rc == PTTS_E_TEXT, "input '%s': rc %d", in, rc);
             CHECKF(strcmp(e.msg, err->valuestring) == 0, "input '%s': message '%s'", in, e.msg);
@@ -201,7 +212,7 @@ static void test_prepare_unicode(void) {
         char *out = NULL;
         int guess = -1;
         ptts_error e = {0};
-        int rc = ptts_text_prepare(unicode_cases[i].in, unicode_cases[i].pad, unicode_cases[i].semi,
+        int rc = ptts_text_prepare(unicode_cases[i].in, O(unicode_cases[i].pad, unicode_cases[i].semi),
                                    &out, &guess, &e);
         if (!unicode_cases[i].out) {
             CHECKF(rc == PTTS_E_TEXT, "unicode case %zu: rc %d", i, rc);
@@ -237,7 +248,7 @@ static void test_prepare_invalid(void) {
         char *out = NULL;
         int guess;
         ptts_error e = {0};
-        int rc = ptts_text_prepare(cases[i].in, 0, 0, &out, &guess, &e);
+        int rc = ptts_text_prepare(cases[i].in, O(0, 0), &out, &guess, &e);
         CHECKF(rc == PTTS_OK, "invalid case %zu: %s", i, e.msg);
         CHECKF(out && strcmp(out, cases[i].out) == 0, "invalid case %zu: got '%s'", i,
                out ? out : "(null)");
@@ -249,18 +260,18 @@ static void test_prepare_invalid(void) {
         char in[8] = {(char)b, 'a', (char)b, 0};
         char *out = NULL;
         int guess;
-        int rc = ptts_text_prepare(in, 1, 1, &out, &guess, NULL);
+        int rc = ptts_text_prepare(in, O(1, 1), &out, &guess, NULL);
         CHECK(rc == PTTS_OK && out != NULL);
         free(out);
         char one[2] = {(char)b, 0};
-        rc = ptts_text_prepare(one, 0, 0, &out, &guess, NULL);
+        rc = ptts_text_prepare(one, O(0, 0), &out, &guess, NULL);
         CHECK(rc == PTTS_OK || rc == PTTS_E_TEXT);
         CHECK((rc == PTTS_OK) == (out != NULL));
         free(out);
     }
     char *out = (char *)1;
     int guess;
-    CHECK(ptts_text_prepare(NULL, 0, 0, &out, &guess, NULL) == PTTS_E_INVALID);
+    CHECK(ptts_text_prepare(NULL, O(0, 0), &out, &guess, NULL) == PTTS_E_INVALID);
 }
 
 static void test_split_fixture(cJSON *root) {
@@ -279,7 +290,7 @@ static void test_split_fixture(cJSON *root) {
         cJSON *want = cJSON_GetObjectItem(c, "chunks");
         ptts_chunk *chunks = NULL;
         int n = -1;
-        int rc = ptts_text_split(tok, in, max_tokens, 0, 0, &chunks, &n, &e);
+        int rc = ptts_text_split(tok, in, max_tokens, O(0, 0), &chunks, &n, &e);
         CHECKF(rc == PTTS_OK, "split '%s': %s", in, e.msg);
         CHECKF(n == cJSON_GetArraySize(want), "split '%.40s' max %d: %d chunks, want %d", in,
                max_tokens, n, cJSON_GetArraySize(want));
@@ -324,7 +335,7 @@ static void test_split_manifest(const char *manifest, const char *case_name) {
     cJSON *want = cJSON_GetObjectItem(gc, "chunks");
     ptts_chunk *chunks = NULL;
     int n = -1;
-    CHECKF(ptts_text_split(tok, text, max_tokens, pad, semi, &chunks, &n, &e) == PTTS_OK, "%s",
+    CHECKF(ptts_text_split(tok, text, max_tokens, O(pad, semi), &chunks, &n, &e) == PTTS_OK, "%s",
            e.msg);
     CHECKF(n == cJSON_GetArraySize(want), "%s %s: %d chunks", manifest, case_name, n);
     for (int i = 0; i < n && i < cJSON_GetArraySize(want); i++) {
@@ -360,7 +371,7 @@ static void test_split_robust(const ptts_tokenizer *tok) {
         for (int max_tokens = 1; max_tokens <= 50; max_tokens += 7) {
             ptts_chunk *chunks = NULL;
             int n = -1;
-            int rc = ptts_text_split(tok, inputs[i], max_tokens, 1, 1, &chunks, &n, &e);
+            int rc = ptts_text_split(tok, inputs[i], max_tokens, O(1, 1), &chunks, &n, &e);
             CHECKF(rc == PTTS_OK, "robust input %zu: %s", i, e.msg);
             for (int k = 0; k < n; k++)
                 CHECK(chunks[k].text != NULL);
@@ -371,17 +382,17 @@ static void test_split_robust(const ptts_tokenizer *tok) {
         char in[4] = {(char)b, '.', (char)b, 0};
         ptts_chunk *chunks = NULL;
         int n = -1;
-        int rc = ptts_text_split(tok, in, 8, 0, 0, &chunks, &n, &e);
+        int rc = ptts_text_split(tok, in, 8, O(0, 0), &chunks, &n, &e);
         CHECK(rc == PTTS_OK || rc == PTTS_E_TEXT);
         ptts_chunks_free(chunks, n);
     }
     ptts_chunk *chunks = NULL;
     int n = 0;
-    CHECK(ptts_text_split(tok, "   \n ", 50, 0, 0, &chunks, &n, &e) == PTTS_E_TEXT);
+    CHECK(ptts_text_split(tok, "   \n ", 50, O(0, 0), &chunks, &n, &e) == PTTS_E_TEXT);
     CHECK(strcmp(e.msg, "Text prompt cannot be empty") == 0);
-    CHECK(ptts_text_split(tok, "hi", 0, 0, 0, &chunks, &n, &e) == PTTS_E_INVALID);
-    CHECK(ptts_text_split(NULL, "hi", 8, 0, 0, &chunks, &n, &e) == PTTS_E_INVALID);
-    CHECK(ptts_text_split(tok, NULL, 8, 0, 0, &chunks, &n, &e) == PTTS_E_INVALID);
+    CHECK(ptts_text_split(tok, "hi", 0, O(0, 0), &chunks, &n, &e) == PTTS_E_INVALID);
+    CHECK(ptts_text_split(NULL, "hi", 8, O(0, 0), &chunks, &n, &e) == PTTS_E_INVALID);
+    CHECK(ptts_text_split(tok, NULL, 8, O(0, 0), &chunks, &n, &e) == PTTS_E_INVALID);
 }
 
 static char *repeat(const char *unit, size_t target, size_t *len) {
@@ -423,7 +434,7 @@ static void test_huge(const ptts_tokenizer *tok) {
             ptts_chunk *chunks = NULL;
             int n = 0;
             t0 = ptts_now();
-            CHECKF(ptts_text_split(tok, s, 50, 0, 0, &chunks, &n, &e) == PTTS_OK, "%s", e.msg);
+            CHECKF(ptts_text_split(tok, s, 50, O(0, 0), &chunks, &n, &e) == PTTS_OK, "%s", e.msg);
             double t = ptts_now() - t0;
             CHECK(n >= 1);
             printf("huge text (%s): %.1f MB, %d ids, %d chunks: split %.3f s, one encode %.3f s\n",
@@ -434,7 +445,7 @@ static void test_huge(const ptts_tokenizer *tok) {
         } else {
             char *out = NULL;
             int guess;
-            CHECK(ptts_text_prepare(s, 1, 1, &out, &guess, &e) == PTTS_OK);
+            CHECK(ptts_text_prepare(s, O(1, 1), &out, &guess, &e) == PTTS_OK);
             free(out);
             double t = ptts_now() - t0;
             printf("huge text (%s): %.1f MB: prepare %.3f s\n", kinds[k].name, (double)len / 1e6,

@@ -390,7 +390,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
 
     ptts_chunk *chunks = NULL;
     int n_chunks = 0;
-    if (!rc && ptts_text_split(m->tok, ba->text, 50, m->pad_with_spaces, m->remove_semicolons,
+    if (!rc && ptts_text_split(m->tok, ba->text, 50, &m->text,
                                &chunks, &n_chunks, &e))
         rc = 1;
     double bb = 0, fl = 0, cd = 0;
