@@ -214,12 +214,19 @@ int ptts_preset_voice_url(const char *language, const char *voice, char *url, si
 int ptts_voice_resolve(char **path, const char *language, const char *voice, ptts_error *e);
 
 /* ---- generation ---------------------------------------------------------------------------- */
+/* Zero means default in every field (`ptts_gen_options o = {0};` is the reference's defaults,
+ * MODEL.md 10.1). A value whose zero is meaningful is used only with its _set flag. */
 typedef struct ptts_gen_options {
-    float temperature;    /* noise variance; default 0.7. 0 means no noise (deterministic) */
+    float temperature;    /* noise variance (with temperature_set; 0: no noise). Unset: the
+                           * model's default_temperature (0.3 for every shipped config) */
+    int temperature_set;
     float noise_clamp;    /* > 0: noise truncated to [-clamp, clamp]; <= 0: none (default) */
-    float eos_threshold;  /* default -4.0 */
-    int frames_after_eos; /* < 0: auto (the model's recommendation, else the text's guess) */
-    int lsd_steps;        /* 0: 1 */
+    float eos_threshold;  /* with eos_threshold_set; unset: -4.0 */
+    int eos_threshold_set;
+    int frames_after_eos; /* with frames_after_eos_set (>= 0); unset: auto (the config's
+                           * recommendation, else the chunk's guess + 2) */
+    int frames_after_eos_set;
+    int sampler_steps;    /* sampler_decode_steps (was lsd_decode_steps); 0: 1 */
     int max_tokens;       /* tokens per text chunk; 0: 50 */
     uint64_t seed;        /* with seed_set: reproducible noise */
     int seed_set;         /* 0: a random seed */

@@ -54,7 +54,7 @@ typedef struct ptts_engine_ops {
     void (*destroy)(void *eng);
     /* The largest k this engine takes in one step call (1 for the CPU). */
     int (*max_steps_per_call)(void *eng);
-    int (*set_lsd_steps)(void *eng, int steps, ptts_error *e);
+    int (*set_sampler_steps)(void *eng, int steps, ptts_error *e);
     /* max_steps: the chunk's step budget (max_gen_len), so caches can be sized up front. */
     int (*begin_chunk)(void *eng, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                        int max_steps, ptts_error *e);

@@ -184,7 +184,7 @@ static int cpu_max_steps(void *p) {
     return 1;
 }
 
-static int cpu_set_lsd_steps(void *p, int steps, ptts_error *e) {
+static int cpu_set_sampler_steps(void *p, int steps, ptts_error *e) {
     cpu_engine *g = p;
     if (ptts_flow_steps(g->flow) == steps) return 0;
     ptts_flow *f;
@@ -392,7 +392,7 @@ const ptts_engine_ops ptts_engine_cpu = {
     .create = cpu_create,
     .destroy = cpu_destroy,
     .max_steps_per_call = cpu_max_steps,
-    .set_lsd_steps = cpu_set_lsd_steps,
+    .set_sampler_steps = cpu_set_sampler_steps,
     .begin_chunk = cpu_begin_chunk,
     .step = cpu_step,
     .decode = cpu_decode,

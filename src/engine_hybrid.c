@@ -59,9 +59,9 @@ static int hy_max_steps(void *p) {
     return ptts_engine_cpu.max_steps_per_call(h->cpu);
 }
 
-static int hy_set_lsd_steps(void *p, int steps, ptts_error *e) {
+static int hy_set_sampler_steps(void *p, int steps, ptts_error *e) {
     hy_engine *h = p;
-    return ptts_engine_cpu.set_lsd_steps(h->cpu, steps, e);
+    return ptts_engine_cpu.set_sampler_steps(h->cpu, steps, e);
 }
 
 static int hy_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
@@ -90,7 +90,7 @@ static const ptts_engine_ops hy_ops = {
     .create = hy_create,
     .destroy = hy_destroy,
     .max_steps_per_call = hy_max_steps,
-    .set_lsd_steps = hy_set_lsd_steps,
+    .set_sampler_steps = hy_set_sampler_steps,
     .begin_chunk = hy_begin_chunk,
     .step = hy_step,
     .decode = hy_decode,

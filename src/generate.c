@@ -39,13 +39,7 @@
 
 ptts_gen_options ptts_gen_options_default(void) {
     ptts_gen_options o;
-    memset(&o, 0, sizeof o);
-    o.temperature = 0.7f;
-    o.noise_clamp = 0.f;
-    o.eos_threshold = -4.0f;
-    o.frames_after_eos = -1;
-    o.lsd_steps = 1;
-    o.max_tokens = 50;
+    memset(&o, 0, sizeof o); /* every default is zero-encoded (ptts.h) */
     return o;
 }
 
@@ -169,9 +163,9 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
         return ptts_fail(e, PTTS_E_INVALID, "noise_clamp is not a number");
     if (o->eos_threshold != o->eos_threshold)
         return ptts_fail(e, PTTS_E_INVALID, "eos_threshold is not a number");
-    if (o->lsd_steps < 0 || o->lsd_steps > 1000)
+    if (o->sampler_steps < 0 || o->sampler_steps > 1000)
         return ptts_fail(e, PTTS_E_INVALID, "lsd_decode_steps must be in [1, 1000], got %d",
-                         o->lsd_steps);
+                         o->sampler_steps);
     if (o->max_tokens < 0 || o->max_tokens > 100000)
         return ptts_fail(e, PTTS_E_INVALID, "max_tokens must be in [1, 100000], got %d",
                          o->max_tokens);
@@ -187,7 +181,10 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
     utt_clear(u);
     if (!v || !text) return ptts_fail(e, PTTS_E_INVALID, "a voice and a text are required");
     u->o = opt ? *opt : ptts_gen_options_default();
-    if (u->o.lsd_steps == 0) u->o.lsd_steps = 1;
+    if (!u->o.temperature_set) u->o.temperature = m->default_temperature;
+    if (!u->o.eos_threshold_set) u->o.eos_threshold = -4.0f;
+    if (!u->o.frames_after_eos_set) u->o.frames_after_eos = -1;
+    if (u->o.sampler_steps == 0) u->o.sampler_steps = 1;
     if (u->o.max_tokens == 0) u->o.max_tokens = 50;
     int rc = check_options(&u->o, e);
     if (rc) return rc;
@@ -379,7 +376,7 @@ int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e) {
     s->n_ready = s->next_out = s->pend_k = 0;
     int rc = utt_start(&s->u, s->m, v, text, o, e);
-    if (!rc && (rc = s->ops->set_lsd_steps(s->eng, s->u.o.lsd_steps, e))) s->failed = 1;
+    if (!rc && (rc = s->ops->set_sampler_steps(s->eng, s->u.o.sampler_steps, e))) s->failed = 1;
     if (rc) utt_clear(&s->u);
     return rc;
 }
@@ -491,7 +488,7 @@ struct ptts_batch {
     const ptts_model *m;
     const ptts_engine_ops *ops;
     void *eng;
-    int n_slots, kmax, lsd_steps;
+    int n_slots, kmax, sampler_steps;
     utt *u;              /* [n_slots] */
     int *active;         /* slot ids stepped this call */
     int *counts;         /* frames to emit per stepped slot */
@@ -515,7 +512,7 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     b->m = m;
     b->ops = m->engine ? m->engine : &ptts_engine_cpu;
     b->n_slots = max_streams;
-    b->lsd_steps = 1;
+    b->sampler_steps = 1;
     int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);
     if (!rc) {
         const ptts_arch *a = &m->w->arch;
@@ -578,20 +575,20 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
         }
     if (slot < 0) return ptts_fail(e, PTTS_E_BUSY, "all %d streams of the batch are busy",
                                    b->n_slots);
-    int steps = o && o->lsd_steps > 0 ? o->lsd_steps : 1;
-    if (ptts_batch_active(b) > 0 && steps != b->lsd_steps)
+    int steps = o && o->sampler_steps > 0 ? o->sampler_steps : 1;
+    if (ptts_batch_active(b) > 0 && steps != b->sampler_steps)
         return ptts_fail(e, PTTS_E_BUSY, "the batch runs %d LSD steps; a request for %d must "
                                          "wait until it is idle",
-                         b->lsd_steps, steps);
+                         b->sampler_steps, steps);
     int rc = utt_start(&b->u[slot], b->m, v, text, o, e);
     if (rc) return rc;
-    if (steps != b->lsd_steps) {
-        if ((rc = b->ops->set_lsd_steps(b->eng, steps, e))) {
+    if (steps != b->sampler_steps) {
+        if ((rc = b->ops->set_sampler_steps(b->eng, steps, e))) {
             b->failed = 1;
             batch_clear(b, slot);
             return rc;
         }
-        b->lsd_steps = steps;
+        b->sampler_steps = steps;
     }
     return slot;
 }

@@ -62,6 +62,7 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
     m->ctx.k = ptts_kernels_best();
     m->ctx.pool = m->pool;
     m->text = ptts_text_options_default();
+    m->default_temperature = 0.3f;
     m->text.pad_with_spaces = m->cfg.pad_with_spaces;
     m->text.remove_semicolons = m->cfg.remove_semicolons;
     m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;

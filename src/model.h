@@ -20,7 +20,8 @@ struct ptts_model {
     ptts_tokenizer *tok;
     ptts_pool *pool;
     ptts_ctx ctx;
-    ptts_text_options text; /* the config's text rules (MODEL.md 8.1) */
+    ptts_text_options text;    /* the config's text rules (MODEL.md 8.1) */
+    float default_temperature; /* the config's default_temperature (0.3 when absent) */
     int recommended_frames_after_eos; /* -1: none */
     const ptts_engine_ops *engine;    /* NULL: the CPU engine */
     int overlap;                      /* PTTS_OVERLAP_*: read when an engine is created */

@@ -56,7 +56,9 @@ static void stream_run(ptts_model *m, const ptts_voice *v, float eos_threshold, 
     o.seed_set = 1;
     o.max_tokens = 6;
     o.eos_threshold = eos_threshold;
+    o.eos_threshold_set = 1;
     o.frames_after_eos = 3;
+    o.frames_after_eos_set = 1;
     ptts_stream *s;
     REQUIRE(ptts_stream_create(&s, m, &e) == 0);
     CHECKF(ptts_stream_start(s, v, "Hello world. This is a test of the pocket engine; it speaks!",
@@ -116,7 +118,9 @@ static void batch_run(ptts_model *m, const ptts_voice *const *voices, float eos_
         o[i].seed_set = 1;
         o[i].max_tokens = 8;
         o[i].eos_threshold = i % 2 ? eos_case : 1e9f; /* EOS stops and max_gen_len stops */
+        o[i].eos_threshold_set = 1;
         o[i].frames_after_eos = i;
+        o[i].frames_after_eos_set = 1;
     }
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);

@@ -93,9 +93,11 @@ static void replay(ptts_model *m, const char *size, const char *cname, const cha
 
     ptts_gen_options o = ptts_gen_options_default();
     o.temperature = (float)cJSON_GetObjectItem(cs, "temperature")->valuedouble;
+    o.temperature_set = 1;
     o.eos_threshold = eos_threshold;
+    o.eos_threshold_set = 1;
     o.max_tokens = max_tokens;
-    o.lsd_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
+    o.sampler_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
     o.noise = noise;
     o.noise_rows = (int)(n_noise / ld);
     ptts_stream *s;

@@ -65,7 +65,9 @@ int main(void) {
         o[i].seed = 100 + (uint64_t)i;
         o[i].seed_set = 1;
         o[i].eos_threshold = i == 3 ? -1e9f : 1e9f; /* slot 3 stops at once (F frames) */
+        o[i].eos_threshold_set = 1;
         o[i].frames_after_eos = 2;
+        o[i].frames_after_eos_set = 1;
     }
 
     ptts_batch *b;

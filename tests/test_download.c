@@ -536,7 +536,9 @@ static void test_languages(void) {
         ptts_gen_options go = ptts_gen_options_default();
         go.seed_set = 1;
         go.frames_after_eos = 1;
+        go.frames_after_eos_set = 1;
         go.eos_threshold = -1e9f;
+        go.eos_threshold_set = 1;
         ptts_stream *s = NULL;
         float pcm[PTTS_FRAME_SAMPLES];
         CHECK(ptts_stream_create(&s, m, &e) == 0);

@@ -27,6 +27,7 @@ static int gen(ptts_model *m, ptts_voice *v, uint64_t seed, int max_frames, floa
     o.seed_set = 1;
     o.seed = seed;
     o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
     o.max_tokens = 24;
     ptts_stream *s;
     REQUIRE(ptts_stream_create(&s, m, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
@@ -67,6 +68,7 @@ static void batch_run(ptts_model *m, ptts_voice *v, int steps, sink *k) {
     o.seed_set = 1;
     o.seed = 3;
     o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
     o.max_tokens = 12;
     CHECK(ptts_batch_start(b, v, "First stream.", &o, &e) == 0);
     o.seed = 4;

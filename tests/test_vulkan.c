@@ -67,6 +67,7 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
     ptts_gen_options o = ptts_gen_options_default();
     o.seed_set = 1;
     o.eos_threshold = 1e9f; /* lengths from the texts alone (no EOS flip at a rounding edge) */
+    o.eos_threshold_set = 1;
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, ns, &e) == 0);
     for (int i = 0; i < ns; i++) {
@@ -121,6 +122,7 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
     o.seed_set = 1;
     o.seed = 7;
     o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
     o.max_tokens = 40;
     ptts_stream *s;
     REQUIRE(ptts_stream_create(&s, m, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
@@ -144,6 +146,7 @@ static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text, uint6
     o.seed_set = 1;
     o.seed = seed;
     o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
     CHECK(ptts_batch_start(b, v, text, &o, &e) == 0);
@@ -173,6 +176,7 @@ static void batch_cancel_restart(ptts_model *m) {
     ptts_gen_options o = ptts_gen_options_default();
     o.seed_set = 1;
     o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 2, &e) == 0);
     o.seed = 11;

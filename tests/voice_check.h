@@ -126,6 +126,7 @@ static float *gen_replay(const ptts_model *m, const ptts_voice *v, const char *t
     ptts_error e = {0};
     ptts_gen_options o = ptts_gen_options_default();
     o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
     o.max_tokens = max_tokens;
     o.noise = noise;
     o.noise_rows = noise_rows;

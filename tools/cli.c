@@ -165,18 +165,21 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
     if (cli_is(arg, "--temperature")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 100, &x)) return -1;
         o->temperature = (float)x;
-    } else if (cli_is(arg, "--lsd-decode-steps")) {
+        o->temperature_set = 1;
+    } else if (cli_is(arg, "--sampler-decode-steps") || cli_is(arg, "--lsd-decode-steps")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1000, &n)) return -1;
-        o->lsd_steps = (int)n;
+        o->sampler_steps = (int)n;
     } else if (cli_is(arg, "--noise-clamp")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 1e6, &x)) return -1;
         o->noise_clamp = (float)x;
     } else if (cli_is(arg, "--eos-threshold")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, -1e30, 1e30, &x)) return -1;
         o->eos_threshold = (float)x;
+        o->eos_threshold_set = 1;
     } else if (cli_is(arg, "--frames-after-eos")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 0, 100000, &n)) return -1;
         o->frames_after_eos = (int)n;
+        o->frames_after_eos_set = 1;
     } else if (cli_is(arg, "--max-tokens")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 100000, &n)) return -1;
         o->max_tokens = (int)n;

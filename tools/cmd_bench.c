@@ -237,6 +237,7 @@ static ptts_gen_options gen_opts(void) {
     o.seed = 42;
     o.seed_set = 1;
     o.eos_threshold = 1e9f; /* synthetic weights: never stop early, every run is as long */
+    o.eos_threshold_set = 1;
     return o;
 }
 

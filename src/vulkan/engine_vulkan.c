@@ -1297,7 +1297,7 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
 
 /* ---- engine ops --------------------------------------------------------------------------- */
 
-static int vk_set_lsd_steps(void *p, int steps, ptts_error *e);
+static int vk_set_sampler_steps(void *p, int steps, ptts_error *e);
 
 static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
     *out = NULL;
@@ -1382,7 +1382,7 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     }
     if (!rc) rc = upload_weights(g, e);
     if (!rc) rc = layout_arena(g, e);
-    if (!rc) rc = vk_set_lsd_steps(g, 1, e);
+    if (!rc) rc = vk_set_sampler_steps(g, 1, e);
     if (rc) {
         vk_destroy(g);
         return rc;
@@ -1396,7 +1396,7 @@ static int vk_max_steps(void *p) {
     return KMAX;
 }
 
-static int vk_set_lsd_steps(void *p, int steps, ptts_error *e) {
+static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     vk_engine *g = p;
     if (steps == g->steps) return 0;
     if (steps < 1 || steps > TE_MAX)
@@ -1691,7 +1691,7 @@ static const ptts_engine_ops vk_ops = {
     .create = vk_create,
     .destroy = vk_destroy,
     .max_steps_per_call = vk_max_steps,
-    .set_lsd_steps = vk_set_lsd_steps,
+    .set_sampler_steps = vk_set_sampler_steps,
     .begin_chunk = vk_begin_chunk,
     .step = vk_step,
     .decode = vk_decode,
