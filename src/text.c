@@ -1,25 +1,19 @@
 /*
- * text.c - the reference's prepare_text_prompt and split_into_best_sentences (MODEL.md section 8),
- * reproduced with Python's string semantics so that chunk texts and ids match the reference
- * byte for byte.
+ * text.c - the reference's prepare_text_prompt and split_into_best_sentences of 3.3 (MODEL.md
+ * sections 8.1 to 8.4), reproduced with Python's string semantics so that chunk texts and ids
+ * match the reference byte for byte.
  *
- * Why each piece is here:
- * - Python's str.strip()/str.split() whitespace is "general category Zs, or bidirectional class
- *   WS, B or S" (Objects/unicodectype.c, Tools/unicode/makeunicodedata.py); utf8proc gives both
- *   properties, so the same set falls out (TAB..CR, 0x1C..0x1F, space, NEL, NBSP, U+1680,
- *   U+2000..200A, U+2028/2029, U+202F, U+205F, U+3000).
- * - str.isalnum() on one character is isalpha (Lu Ll Lt Lm Lo) or isdecimal/isdigit/isnumeric,
- *   and every character with a numeric value is in Nd, Nl or No: so "category L* or N*". Checked
- *   against CPython 3.11 over every assigned code point.
- * - str.isupper() on one character is the Unicode "Uppercase" property (Lu plus Other_Uppercase).
- *   The Other_Uppercase characters (Roman numerals, circled/squared Latin capitals) are their own
- *   uppercase, so "not Lu -> replace by upper()" gives the same text; we test Lu only.
- * - str.upper() uses the full case mapping: utf8proc_toupper (the simple mapping) plus the
- *   unconditional multi-character mappings of SpecialCasing.txt (special_upper below: every code
- *   point whose Python upper() is longer than one character, e.g. U+00DF -> "SS").
- * - Invalid UTF-8 bytes never reach Python; here each is kept as an opaque one-byte character
- *   with no property (not space, not upper-cased, not alphanumeric), so nothing crashes and the
- *   bytes go on to the tokenizer, which handles them like SentencePiece.
+ * Map: prepare (8.1, with the replace step and ensure_terminal_punctuation of 8.2) -> the
+ * decimal-point test and segment boundaries (8.3) -> refine and the greedy merge -> the per-chunk
+ * preparation of 8.4 (chunk_finish) -> ptts_chunks_limit.
+ *
+ * Python's character rules (whitespace, isupper/upper, isdigit) are in text_py.c.
+ *
+ * Why the split is built this way:
+ * - The decimal-point test decodes ids[:i] and ids[i:] in full in the reference, once per
+ *   sentence end: quadratic on long texts. Here only the two last characters of the first decode
+ *   and the first character of the second are needed, and a decode of a short window of ids
+ *   gives them exactly (see tail_chars / head_char), so the split stays linear.
  * Every pass is linear in the text length; merging appends into a growing buffer.
  */
 #include "text.h"
@@ -29,183 +23,208 @@
 
 #include <utf8proc.h>
 
-/* Unconditional multi-character uppercase mappings (SpecialCasing.txt, as CPython applies them in
- * str.upper()); sorted by code point. Unused trailing slots are 0. */
-static const struct {
-    uint32_t cp;
-    uint32_t up[3];
-} special_upper[] = {
-    {0x00DF, {0x0053, 0x0053, 0x0000}}, {0x0149, {0x02BC, 0x004E, 0x0000}},
-    {0x01F0, {0x004A, 0x030C, 0x0000}}, {0x0390, {0x0399, 0x0308, 0x0301}},
-    {0x03B0, {0x03A5, 0x0308, 0x0301}}, {0x0587, {0x0535, 0x0552, 0x0000}},
-    {0x1E96, {0x0048, 0x0331, 0x0000}}, {0x1E97, {0x0054, 0x0308, 0x0000}},
-    {0x1E98, {0x0057, 0x030A, 0x0000}}, {0x1E99, {0x0059, 0x030A, 0x0000}},
-    {0x1E9A, {0x0041, 0x02BE, 0x0000}}, {0x1F50, {0x03A5, 0x0313, 0x0000}},
-    {0x1F52, {0x03A5, 0x0313, 0x0300}}, {0x1F54, {0x03A5, 0x0313, 0x0301}},
-    {0x1F56, {0x03A5, 0x0313, 0x0342}}, {0x1F80, {0x1F08, 0x0399, 0x0000}},
-    {0x1F81, {0x1F09, 0x0399, 0x0000}}, {0x1F82, {0x1F0A, 0x0399, 0x0000}},
-    {0x1F83, {0x1F0B, 0x0399, 0x0000}}, {0x1F84, {0x1F0C, 0x0399, 0x0000}},
-    {0x1F85, {0x1F0D, 0x0399, 0x0000}}, {0x1F86, {0x1F0E, 0x0399, 0x0000}},
-    {0x1F87, {0x1F0F, 0x0399, 0x0000}}, {0x1F88, {0x1F08, 0x0399, 0x0000}},
-    {0x1F89, {0x1F09, 0x0399, 0x0000}}, {0x1F8A, {0x1F0A, 0x0399, 0x0000}},
-    {0x1F8B, {0x1F0B, 0x0399, 0x0000}}, {0x1F8C, {0x1F0C, 0x0399, 0x0000}},
-    {0x1F8D, {0x1F0D, 0x0399, 0x0000}}, {0x1F8E, {0x1F0E, 0x0399, 0x0000}},
-    {0x1F8F, {0x1F0F, 0x0399, 0x0000}}, {0x1F90, {0x1F28, 0x0399, 0x0000}},
-    {0x1F91, {0x1F29, 0x0399, 0x0000}}, {0x1F92, {0x1F2A, 0x0399, 0x0000}},
-    {0x1F93, {0x1F2B, 0x0399, 0x0000}}, {0x1F94, {0x1F2C, 0x0399, 0x0000}},
-    {0x1F95, {0x1F2D, 0x0399, 0x0000}}, {0x1F96, {0x1F2E, 0x0399, 0x0000}},
-    {0x1F97, {0x1F2F, 0x0399, 0x0000}}, {0x1F98, {0x1F28, 0x0399, 0x0000}},
-    {0x1F99, {0x1F29, 0x0399, 0x0000}}, {0x1F9A, {0x1F2A, 0x0399, 0x0000}},
-    {0x1F9B, {0x1F2B, 0x0399, 0x0000}}, {0x1F9C, {0x1F2C, 0x0399, 0x0000}},
-    {0x1F9D, {0x1F2D, 0x0399, 0x0000}}, {0x1F9E, {0x1F2E, 0x0399, 0x0000}},
-    {0x1F9F, {0x1F2F, 0x0399, 0x0000}}, {0x1FA0, {0x1F68, 0x0399, 0x0000}},
-    {0x1FA1, {0x1F69, 0x0399, 0x0000}}, {0x1FA2, {0x1F6A, 0x0399, 0x0000}},
-    {0x1FA3, {0x1F6B, 0x0399, 0x0000}}, {0x1FA4, {0x1F6C, 0x0399, 0x0000}},
-    {0x1FA5, {0x1F6D, 0x0399, 0x0000}}, {0x1FA6, {0x1F6E, 0x0399, 0x0000}},
-    {0x1FA7, {0x1F6F, 0x0399, 0x0000}}, {0x1FA8, {0x1F68, 0x0399, 0x0000}},
-    {0x1FA9, {0x1F69, 0x0399, 0x0000}}, {0x1FAA, {0x1F6A, 0x0399, 0x0000}},
-    {0x1FAB, {0x1F6B, 0x0399, 0x0000}}, {0x1FAC, {0x1F6C, 0x0399, 0x0000}},
-    {0x1FAD, {0x1F6D, 0x0399, 0x0000}}, {0x1FAE, {0x1F6E, 0x0399, 0x0000}},
-    {0x1FAF, {0x1F6F, 0x0399, 0x0000}}, {0x1FB2, {0x1FBA, 0x0399, 0x0000}},
-    {0x1FB3, {0x0391, 0x0399, 0x0000}}, {0x1FB4, {0x0386, 0x0399, 0x0000}},
-    {0x1FB6, {0x0391, 0x0342, 0x0000}}, {0x1FB7, {0x0391, 0x0342, 0x0399}},
-    {0x1FBC, {0x0391, 0x0399, 0x0000}}, {0x1FC2, {0x1FCA, 0x0399, 0x0000}},
-    {0x1FC3, {0x0397, 0x0399, 0x0000}}, {0x1FC4, {0x0389, 0x0399, 0x0000}},
-    {0x1FC6, {0x0397, 0x0342, 0x0000}}, {0x1FC7, {0x0397, 0x0342, 0x0399}},
-    {0x1FCC, {0x0397, 0x0399, 0x0000}}, {0x1FD2, {0x0399, 0x0308, 0x0300}},
-    {0x1FD3, {0x0399, 0x0308, 0x0301}}, {0x1FD6, {0x0399, 0x0342, 0x0000}},
-    {0x1FD7, {0x0399, 0x0308, 0x0342}}, {0x1FE2, {0x03A5, 0x0308, 0x0300}},
-    {0x1FE3, {0x03A5, 0x0308, 0x0301}}, {0x1FE4, {0x03A1, 0x0313, 0x0000}},
-    {0x1FE6, {0x03A5, 0x0342, 0x0000}}, {0x1FE7, {0x03A5, 0x0308, 0x0342}},
-    {0x1FF2, {0x1FFA, 0x0399, 0x0000}}, {0x1FF3, {0x03A9, 0x0399, 0x0000}},
-    {0x1FF4, {0x038F, 0x0399, 0x0000}}, {0x1FF6, {0x03A9, 0x0342, 0x0000}},
-    {0x1FF7, {0x03A9, 0x0342, 0x0399}}, {0x1FFC, {0x03A9, 0x0399, 0x0000}},
-    {0xFB00, {0x0046, 0x0046, 0x0000}}, {0xFB01, {0x0046, 0x0049, 0x0000}},
-    {0xFB02, {0x0046, 0x004C, 0x0000}}, {0xFB03, {0x0046, 0x0046, 0x0049}},
-    {0xFB04, {0x0046, 0x0046, 0x004C}}, {0xFB05, {0x0053, 0x0054, 0x0000}},
-    {0xFB06, {0x0053, 0x0054, 0x0000}}, {0xFB13, {0x0544, 0x0546, 0x0000}},
-    {0xFB14, {0x0544, 0x0535, 0x0000}}, {0xFB15, {0x0544, 0x053B, 0x0000}},
-    {0xFB16, {0x054E, 0x0546, 0x0000}}, {0xFB17, {0x0544, 0x053D, 0x0000}},
-};
+#include "text_py.h"
 
-/* Decode one character at s[i] (i < n): returns its byte length and sets *cp, or -1 in *cp for
- * an invalid byte (length 1). */
-static size_t u8_next(const char *s, size_t n, size_t i, int32_t *cp) {
-    utf8proc_int32_t c;
-    utf8proc_ssize_t len =
-        utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
-    if (len <= 0) {
-        *cp = -1;
-        return 1;
+/* The sets of ensure_terminal_punctuation (MODEL.md 8.2). */
+static int is_terminal(int32_t c) { return c == '.' || c == '!' || c == '?' || c == 0x2026; }
+static int is_weak(int32_t c) {
+    return c == ',' || c == ';' || c == ':' || c == '-' || c == 0x2013 || c == 0x2014;
+}
+static int is_closer(int32_t c) {
+    return c == '"' || c == '\'' || c == 0x201D || c == 0x2019 || c == ')' || c == ']' || c == 0xBB;
+}
+
+/* A growing byte buffer, always NUL-terminated once non-empty. */
+typedef struct {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static int sb_add(sbuf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->n + n + 1) {
+            if (cap > SIZE_MAX / 2) return -1;
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (!p) return -1;
+        b->p = p;
+        b->cap = cap;
     }
-    *cp = c;
-    return (size_t)len;
+    if (n) memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return 0;
 }
 
-static int py_isspace(int32_t cp) {
-    if (cp < 0) return 0;
-    if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x1f);
-    const utf8proc_property_t *p = utf8proc_get_property(cp);
-    return p->category == UTF8PROC_CATEGORY_ZS || p->bidi_class == UTF8PROC_BIDI_CLASS_WS ||
-           p->bidi_class == UTF8PROC_BIDI_CLASS_B || p->bidi_class == UTF8PROC_BIDI_CLASS_S;
+typedef struct {
+    int32_t cp;
+    int idx;
+} rep_key;
+
+static int rep_cmp(const void *a, const void *b) {
+    const rep_key *x = a, *y = b;
+    if (x->cp != y->cp) return x->cp < y->cp ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static int py_isalnum(int32_t cp) {
-    if (cp < 0) return 0;
-    utf8proc_category_t c = utf8proc_category(cp);
-    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO) ||
-           (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
-}
-
-/* Python's str.upper() of one character, UTF-8 encoded into out (at most 12 bytes). */
-static size_t py_upper(int32_t cp, char *out) {
-    size_t lo = 0, hi = sizeof special_upper / sizeof special_upper[0];
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (special_upper[mid].cp < (uint32_t)cp)
-            lo = mid + 1;
-        else
-            hi = mid;
+/* 8.1 step 2: the one-pass character mapping (a), whitespace collapse (b) and the
+ * `([.!?…])\s*[,;:]` rule (c), from s[0..n) into out. Keys are sorted once (a later duplicate
+ * key wins, as in a Python dict); each character costs one binary search. */
+static int replace_step(const char *s, size_t n, const ptts_text_options *o, sbuf *out,
+                        ptts_error *e) {
+    rep_key *keys = malloc((size_t)o->n_replace * sizeof *keys);
+    sbuf a = {0};
+    int rc = PTTS_OK;
+    if (!keys) return ptts_fail(e, PTTS_E_NOMEM, "out of memory preparing text");
+    for (int i = 0; i < o->n_replace; i++) {
+        const char *k = o->replace_from ? o->replace_from[i] : NULL;
+        int32_t cp = -1;
+        size_t kl = k ? strlen(k) : 0;
+        if (kl == 0 || !o->replace_to || !o->replace_to[i] || py_u8_next(k, kl, 0, &cp) != kl ||
+            cp < 0) {
+            free(keys);
+            return ptts_fail(e, PTTS_E_INVALID,
+                             "replace_characters entry %d: the key must be one character and "
+                             "the value a string",
+                             i);
+        }
+        keys[i].cp = cp;
+        keys[i].idx = i;
     }
-    if (lo < sizeof special_upper / sizeof special_upper[0] &&
-        special_upper[lo].cp == (uint32_t)cp) {
-        size_t k = 0;
-        for (int j = 0; j < 3 && special_upper[lo].up[j]; j++)
-            k += (size_t)utf8proc_encode_char((utf8proc_int32_t)special_upper[lo].up[j],
-                                              (utf8proc_uint8_t *)out + k);
-        return k;
-    }
-    return (size_t)utf8proc_encode_char(utf8proc_toupper(cp), (utf8proc_uint8_t *)out);
-}
-
-/* Python's str.strip(): the [*b, *end) byte range without leading/trailing whitespace. */
-static void py_strip(const char *s, size_t n, size_t *b, size_t *end) {
-    size_t i = 0, first = n, last = n;
-    while (i < n) {
+    qsort(keys, (size_t)o->n_replace, sizeof *keys, rep_cmp);
+    for (size_t i = 0; i < n && rc == PTTS_OK;) {
         int32_t cp;
-        size_t len = u8_next(s, n, i, &cp);
-        if (!py_isspace(cp)) {
-            if (first == n) first = i;
-            last = i + len;
+        size_t len = py_u8_next(s, n, i, &cp);
+        size_t lo = 0, hi = (size_t)o->n_replace;
+        while (lo < hi) { /* the last key <= cp */
+            size_t mid = (lo + hi) / 2;
+            if (keys[mid].cp <= cp)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (cp >= 0 && lo > 0 && keys[lo - 1].cp == cp) {
+            const char *v = o->replace_to[keys[lo - 1].idx];
+            if (sb_add(&a, v, strlen(v))) rc = -1;
+        } else if (sb_add(&a, s + i, len)) {
+            rc = -1;
         }
         i += len;
     }
-    if (first == n) {
-        *b = *end = n;
+    free(keys);
+    /* (b) " ".join(text.split()), then (c); both only shrink the text. */
+    out->n = 0;
+    for (size_t i = 0; i < a.n && rc == PTTS_OK;) {
+        int32_t cp;
+        size_t len = py_u8_next(a.p, a.n, i, &cp);
+        if (py_isspace(cp)) {
+            i += len;
+            continue;
+        }
+        size_t w = i;
+        while (w < a.n) {
+            size_t l = py_u8_next(a.p, a.n, w, &cp);
+            if (py_isspace(cp)) break;
+            w += l;
+        }
+        if ((out->n && sb_add(out, " ", 1)) || sb_add(out, a.p + i, w - i)) rc = -1;
+        i = w;
+    }
+    free(a.p);
+    if (rc) return ptts_fail(e, PTTS_E_NOMEM, "out of memory preparing text");
+    size_t w = 0;
+    for (size_t i = 0; i < out->n;) {
+        int32_t cp;
+        size_t len = py_u8_next(out->p, out->n, i, &cp);
+        memmove(out->p + w, out->p + i, len);
+        w += len;
+        i += len;
+        if (cp == '.' || cp == '!' || cp == '?' || cp == 0x2026) {
+            size_t j = i < out->n && out->p[i] == ' ' ? i + 1 : i;
+            if (j < out->n && (out->p[j] == ',' || out->p[j] == ';' || out->p[j] == ':')) i = j + 1;
+        }
+    }
+    out->n = w;
+    if (out->p) out->p[w] = '\0';
+    return PTTS_OK;
+}
+
+/* 8.2 on t[0..*m) in place (the text may grow by one byte: t has room). */
+static void ensure_terminal(char *t, size_t *m) {
+    size_t core = *m, l;
+    while (core > 0) {
+        int32_t c = py_last_char(t, core, &l);
+        if (c != ' ' && !is_closer(c)) break;
+        core -= l;
+    }
+    if (core == 0) return;
+    int32_t last = py_last_char(t, core, &l);
+    if (is_terminal(last)) return;
+    if (!is_weak(last)) {
+        t[(*m)++] = '.';
         return;
     }
-    *b = first;
-    *end = last;
-}
-
-/* len(s.split()) */
-static size_t py_word_count(const char *s, size_t n) {
-    size_t i = 0, words = 0;
-    int in_word = 0;
-    while (i < n) {
-        int32_t cp;
-        size_t len = u8_next(s, n, i, &cp);
-        int sp = py_isspace(cp);
-        if (!sp && !in_word) words++;
-        in_word = !sp;
-        i += len;
+    size_t cut = core;
+    while (cut > 0) {
+        int32_t c = py_last_char(t, cut, &l);
+        if (c != ' ' && !is_weak(c)) break;
+        cut -= l;
     }
-    return words;
+    /* The removed tail t[core..*m) holds only closers and spaces: strip() drops its spaces. */
+    size_t cb = core, ce = *m;
+    while (cb < ce && t[cb] == ' ')
+        cb++;
+    while (ce > cb && t[ce - 1] == ' ')
+        ce--;
+    t[cut] = '.';
+    memmove(t + cut + 1, t + cb, ce - cb);
+    *m = cut + 1 + (ce - cb);
 }
 
-/* The code point of the last character of s[0..n), n > 0 (-1 when it is an invalid byte). */
-static int32_t last_char(const char *s, size_t n) {
-    size_t start = n - 1;
-    while (start > 0 && n - start < 4 && ((unsigned char)s[start] & 0xc0) == 0x80)
-        start--;
-    int32_t cp;
-    size_t len = u8_next(s, n, start, &cp);
-    return start + len == n ? cp : -1;
-}
-
-static int prepare(const char *text, size_t n, int pad_with_spaces, int remove_semicolons,
-                   char **out, size_t *out_len, int *guess, ptts_error *e) {
+/* prepare_text_prompt (8.1) on text[0..n): *out is malloc'd, *out_len its length. */
+static int prepare(const char *text, size_t n, const ptts_text_options *o, char **out,
+                   size_t *out_len, int *guess, ptts_error *e) {
     size_t b, end;
+    sbuf rep = {0};
     py_strip(text, n, &b, &end);
-    if (b == end) return ptts_fail(e, PTTS_E_TEXT, "Text prompt cannot be empty");
+    const char *src = text + b;
     size_t m = end - b;
+    if (o->n_replace > 0) {
+        int rc = replace_step(src, m, o, &rep, e);
+        if (rc) {
+            free(rep.p);
+            return rc;
+        }
+        src = rep.p;
+        m = rep.n;
+    }
+    if (m == 0) {
+        free(rep.p);
+        return ptts_fail(e, PTTS_E_TEXT, "Text prompt cannot be empty");
+    }
     /* 8 spaces of padding + the first character growing to at most 3 code points (12 bytes) +
      * the final '.' + NUL. */
     char *buf = malloc(m + 8 + 12 + 2);
-    if (!buf) return ptts_fail(e, PTTS_E_NOMEM, "out of memory preparing %zu bytes of text", m);
+    if (!buf) {
+        free(rep.p);
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory preparing %zu bytes of text", m);
+    }
     char *t = buf + 8 + 12; /* the working text; the prefix room is for padding and upper() */
 
-    /* text.replace("\n", " ").replace("\r", " ").replace("  ", " "), then ";" -> "," when
-     * asked (';' is not a space, so it is independent of the space collapsing). */
+    /* Steps 4 and 5: "\n" and "\r" -> " ", then one pass of "  " -> " "; ";" -> "," when asked
+     * (';' is not a space, so it is independent of the space collapsing). */
     size_t k = 0;
     for (size_t i = 0; i < m; i++) {
-        char c = text[b + i];
+        char c = src[i];
         if (c == '\n' || c == '\r')
             c = ' ';
-        else if (c == ';' && remove_semicolons)
+        else if (c == ';' && o->remove_semicolons)
             c = ',';
         t[k++] = c;
     }
+    free(rep.p);
     size_t w = 0;
     for (size_t i = 0; i < k;) {
         if (t[i] == ' ' && i + 1 < k && t[i + 1] == ' ') {
@@ -216,16 +235,11 @@ static int prepare(const char *text, size_t n, int pad_with_spaces, int remove_s
         }
     }
     m = w;
-
-    /* Replacing never turns a non-space into a space, so the text still starts and ends with
-     * non-spaces; the word count cannot change below (upper() of a non-space is no space, '.'
-     * joins the last word). */
-    size_t words = py_word_count(t, m);
-    *guess = words <= 4 ? 3 : 1;
+    *guess = py_word_count(t, m) <= 4 ? 3 : 1;
 
     int32_t cp;
-    size_t len0 = u8_next(t, m, 0, &cp);
-    if (cp >= 0 && utf8proc_category(cp) != UTF8PROC_CATEGORY_LU) {
+    size_t len0 = py_u8_next(t, m, 0, &cp);
+    if (o->capitalize_first_letter && cp >= 0 && utf8proc_category(cp) != UTF8PROC_CATEGORY_LU) {
         char up[12];
         size_t ul = py_upper(cp, up);
         /* The text is t[0..m); its first character (len0 bytes) becomes up[0..ul). */
@@ -234,8 +248,8 @@ static int prepare(const char *text, size_t n, int pad_with_spaces, int remove_s
         m = m - len0 + ul;
         t = nt;
     }
-    if (py_isalnum(last_char(t, m))) t[m++] = '.';
-    if (pad_with_spaces && words < 5) {
+    if (o->append_terminal_punctuation) ensure_terminal(t, &m);
+    if (o->pad_with_spaces && py_word_count(t, m) < 5) {
         t -= 8;
         memset(t, ' ', 8);
         m += 8;
@@ -254,37 +268,13 @@ ptts_text_options ptts_text_options_default(void) {
     return o;
 }
 
-int ptts_text_prepare(const char *text, const ptts_text_options *o, char **out,
-                      int *guess, ptts_error *e) {
-    if (!text || !out || !guess)
+int ptts_text_prepare(const char *text, const ptts_text_options *o, char **out, int *guess,
+                      ptts_error *e) {
+    if (!text || !o || !out || !guess)
         return ptts_fail(e, PTTS_E_INVALID, "ptts_text_prepare: NULL argument");
     size_t len;
     *out = NULL;
-    return prepare(text, strlen(text), o->pad_with_spaces, o->remove_semicolons, out, &len, guess, e);
-}
-
-/* A growing byte buffer. */
-typedef struct {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static int sb_add(sbuf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1) {
-            if (cap > SIZE_MAX / 2) return -1;
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (!p) return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-    return 0;
+    return prepare(text, strlen(text), o, out, &len, guess, e);
 }
 
 typedef struct {
@@ -325,25 +315,160 @@ static int in_set(int id, const int *set, int n) {
     return 0;
 }
 
-/* _find_boundary_indices then _segments_from_boundaries: cut after every run of boundary ids
- * (the cut is at the first non-boundary id following one) and decode each piece. */
+/* The ids being split, for the decimal-point test. first_text: the smallest k with
+ * decode(ids[:k]) != "" (computed on first use; n + 1 when there is none). */
+typedef struct {
+    const ptts_tokenizer *tok;
+    const int *ids;
+    int n, first_text;
+} idview;
+
+static int decode_nonempty(idview *v, int k, int *nonempty, ptts_error *e) {
+    char *s;
+    int rc = ptts_tokenizer_decode(v->tok, v->ids, k, &s, e);
+    if (rc) return rc;
+    *nonempty = s[0] != '\0';
+    free(s);
+    return PTTS_OK;
+}
+
+/* Whether decode(ids[:k]) is non-empty: once true it stays true for larger k, so the first such
+ * k is found by doubling and bisection (a handful of decodes unless the text opens with many
+ * pieces that print nothing). */
+static int prefix_has_text(idview *v, int k, int *has, ptts_error *e) {
+    if (v->first_text < 0) {
+        int hi = 1, ne = 0, rc;
+        for (;;) {
+            if (hi > v->n) hi = v->n;
+            if ((rc = decode_nonempty(v, hi, &ne, e))) return rc;
+            if (ne || hi == v->n) break;
+            hi *= 2;
+        }
+        if (!ne) {
+            v->first_text = v->n + 1;
+        } else {
+            int lo = hi / 2; /* decode(ids[:lo]) is empty (lo = 0 trivially) */
+            while (hi - lo > 1) {
+                int mid = lo + (hi - lo) / 2;
+                if ((rc = decode_nonempty(v, mid, &ne, e))) return rc;
+                if (ne)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            v->first_text = hi;
+        }
+    }
+    *has = k >= v->first_text;
+    return PTTS_OK;
+}
+
+static int is_byte_cut(const idview *v, int k) {
+    return k > 0 && k < v->n && ptts_tokenizer_is_byte(v->tok, v->ids[k - 1]) &&
+           ptts_tokenizer_is_byte(v->tok, v->ids[k]);
+}
+
+/* The last two code points of decode(ids[:i]) in c[0] (last) and c[1], and how many it has (up
+ * to 2). Decoding is local (ptts_tokenizer_decode_is_local): at a cut j that splits no byte run,
+ * decode(ids[:i]) = decode(ids[:j]) + decode_part(ids[j:i], continued = decode(ids[:j]) != ""),
+ * so a window ending at i whose text has two characters gives them. */
+static int tail_chars(idview *v, int i, int32_t c[2], int *count, ptts_error *e) {
+    for (int w = 2;; w *= 2) {
+        int j = i - w < 0 ? 0 : i - w, cont = 0, rc;
+        while (is_byte_cut(v, j))
+            j--;
+        if (j > 0 && (rc = prefix_has_text(v, j, &cont, e))) return rc;
+        char *s;
+        if ((rc = ptts_tokenizer_decode_part(v->tok, v->ids + j, i - j, cont, &s, e))) return rc;
+        size_t sl = strlen(s);
+        *count = 0;
+        for (size_t p = 0; p < sl;) {
+            int32_t cp;
+            p += py_u8_next(s, sl, p, &cp);
+            c[1] = c[0];
+            c[0] = cp;
+            if (*count < 2) (*count)++;
+        }
+        free(s);
+        if (*count >= 2 || j == 0 || w > i) return PTTS_OK;
+    }
+}
+
+/* The first code point of decode(ids[i:]) (*has = 0 when it is empty): a window starting at i
+ * that ends at a cut splitting no byte run decodes to a prefix of it. */
+static int head_char(idview *v, int i, int32_t *c, int *has, ptts_error *e) {
+    for (int w = 1;; w *= 2) {
+        int k = w > v->n - i ? v->n : i + w;
+        while (is_byte_cut(v, k))
+            k++;
+        char *s;
+        int rc = ptts_tokenizer_decode_part(v->tok, v->ids + i, k - i, 0, &s, e);
+        if (rc) return rc;
+        size_t sl = strlen(s);
+        *has = sl > 0;
+        if (*has) py_u8_next(s, sl, 0, c);
+        free(s);
+        if (*has || k == v->n) return PTTS_OK;
+    }
+}
+
+/* is_decimal_point (8.3): "." after a digit at the end of decode(ids[:i]), and a digit at the
+ * start of decode(ids[i:]). */
+static int is_decimal_point(idview *v, int i, int *yes, ptts_error *e) {
+    int32_t c[2] = {0, 0}, q = 0;
+    int count, has, rc;
+    *yes = 0;
+    if (!ptts_tokenizer_decode_is_local(v->tok)) {
+        /* The reference's two full decodes (a model with a denormalizer: none is shipped). */
+        char *p, *s;
+        if ((rc = ptts_tokenizer_decode(v->tok, v->ids, i, &p, e))) return rc;
+        size_t pl = strlen(p);
+        count = 0;
+        for (size_t k = 0; k < pl;) {
+            int32_t cp;
+            k += py_u8_next(p, pl, k, &cp);
+            c[1] = c[0];
+            c[0] = cp;
+            if (count < 2) count++;
+        }
+        free(p);
+        if ((rc = ptts_tokenizer_decode(v->tok, v->ids + i, v->n - i, &s, e))) return rc;
+        has = s[0] != '\0';
+        if (has) py_u8_next(s, strlen(s), 0, &q);
+        free(s);
+    } else {
+        if ((rc = tail_chars(v, i, c, &count, e))) return rc;
+        if (count < 2 || c[0] != '.' || !py_isdigit(c[1])) return PTTS_OK;
+        if ((rc = head_char(v, i, &q, &has, e))) return rc;
+    }
+    *yes = count >= 2 && c[0] == '.' && py_isdigit(c[1]) && has && py_isdigit(q);
+    return PTTS_OK;
+}
+
+/* boundaries() then the decoded segments (8.3): a cut before the first id that follows a run
+ * of ids in `set`, except (decimal_rule) where that run ends a decimal point. */
 static int segments(const ptts_tokenizer *tok, const int *ids, int n, const int *set, int nset,
-                    seglist *out, ptts_error *e) {
-    int start = 0, prev = 0;
+                    int decimal_rule, seglist *out, ptts_error *e) {
+    idview v = {tok, ids, n, -1};
+    int start = 0, after_end = 0, rc;
     for (int i = 0; i <= n; i++) {
         int cut = i == n;
         if (i < n) {
             if (in_set(ids[i], set, nset)) {
-                prev = 1;
+                after_end = 1;
                 continue;
             }
-            cut = prev;
-            prev = 0;
+            cut = after_end;
+            after_end = 0;
+            if (cut && decimal_rule) {
+                int dp;
+                if ((rc = is_decimal_point(&v, i, &dp, e))) return rc;
+                cut = !dp;
+            }
         }
         if (!cut) continue;
         char *s;
-        int rc = ptts_tokenizer_decode(tok, ids + start, i - start, &s, e);
-        if (rc) return rc;
+        if ((rc = ptts_tokenizer_decode(tok, ids + start, i - start, &s, e))) return rc;
         if (seg_push(out, i - start, s)) {
             free(s);
             return ptts_fail(e, PTTS_E_NOMEM, "out of memory splitting text");
@@ -364,7 +489,7 @@ static int tail_ids(const ptts_tokenizer *tok, const char *s, int **ids, int *n,
     return PTTS_OK;
 }
 
-/* Append stripped(s[0..n)) as a new chunk. */
+/* Append stripped(s[0..n)) as a new chunk (text only; chunk_finish adds the rest). */
 static int chunk_push(ptts_chunk **v, int *n, size_t *cap, const char *s, size_t len) {
     if ((size_t)*n == *cap) {
         size_t c = *cap ? *cap * 2 : 8;
@@ -402,10 +527,80 @@ void ptts_chunks_free(ptts_chunk *chunks, int n) {
 static int chunk_finish(const ptts_tokenizer *tok, ptts_chunk *c, const ptts_text_options *o,
                         ptts_error *e) {
     size_t len;
-    int rc = prepare(c->text, strlen(c->text), o->pad_with_spaces, o->remove_semicolons,
-                     &c->model_text, &len, &c->guess, e);
+    int rc = prepare(c->text, strlen(c->text), o, &c->model_text, &len, &c->guess, e);
     if (rc) return rc;
     return ptts_tokenizer_encode(tok, c->model_text, len, &c->ids, &c->n_ids, e);
+}
+
+/* The sentence segments longer than max_tokens, re-encoded from their stripped text and cut
+ * after ",;:" runs (no decimal rule); kept whole when that gives a single piece. Moves every
+ * text from `sentences` into `refined`. */
+static int refine(const ptts_tokenizer *tok, seglist *sentences, int max_tokens, seglist *refined,
+                  ptts_error *e) {
+    int *commas = NULL, n_commas = 0, *sub = NULL, n_sub = 0;
+    int rc = tail_ids(tok, ",;:", &commas, &n_commas, e);
+    for (size_t i = 0; i < sentences->n && rc == PTTS_OK; i++) {
+        segment *s = &sentences->v[i];
+        if (s->count > max_tokens) {
+            size_t sb, se;
+            py_strip(s->text, strlen(s->text), &sb, &se);
+            free(sub);
+            sub = NULL;
+            if ((rc = ptts_tokenizer_encode(tok, s->text + sb, se - sb, &sub, &n_sub, e))) break;
+            seglist parts = {0};
+            if ((rc = segments(tok, sub, n_sub, commas, n_commas, 0, &parts, e))) {
+                seg_free(&parts);
+                break;
+            }
+            if (parts.n > 1) {
+                for (size_t j = 0; j < parts.n && rc == PTTS_OK; j++) {
+                    if (seg_push(refined, parts.v[j].count, parts.v[j].text))
+                        rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory splitting text");
+                    else
+                        parts.v[j].text = NULL;
+                }
+                seg_free(&parts);
+                continue;
+            }
+            seg_free(&parts);
+        }
+        if (seg_push(refined, s->count, s->text))
+            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory splitting text");
+        else
+            s->text = NULL;
+    }
+    free(sub);
+    free(commas);
+    return rc;
+}
+
+/* The greedy merge; like the reference, "no current chunk" means an empty current text, so an
+ * empty segment lets the next one start afresh. */
+static int merge(const seglist *refined, int max_tokens, ptts_chunk **out, int *n_out,
+                 ptts_error *e) {
+    sbuf cur = {0};
+    size_t cap_out = 0;
+    long long cur_count = 0;
+    int fail = 0;
+    for (size_t i = 0; i < refined->n && !fail; i++) {
+        const segment *s = &refined->v[i];
+        size_t sl = strlen(s->text);
+        if (cur.n == 0) {
+            fail = sb_add(&cur, s->text, sl);
+            cur_count = s->count;
+        } else if (cur_count + s->count > max_tokens) {
+            fail = chunk_push(out, n_out, &cap_out, cur.p, cur.n);
+            cur.n = 0;
+            fail = fail || sb_add(&cur, s->text, sl);
+            cur_count = s->count;
+        } else {
+            fail = sb_add(&cur, " ", 1) || sb_add(&cur, s->text, sl);
+            cur_count += s->count;
+        }
+    }
+    if (!fail && cur.n > 0) fail = chunk_push(out, n_out, &cap_out, cur.p, cur.n);
+    free(cur.p);
+    return fail ? ptts_fail(e, PTTS_E_NOMEM, "out of memory merging text chunks") : PTTS_OK;
 }
 
 int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
@@ -418,91 +613,20 @@ int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
     *n = 0;
 
     char *prepared = NULL;
-    int *ids = NULL, *ends = NULL, *commas = NULL, *sub = NULL;
-    int n_ids = 0, n_ends = 0, n_commas = 0, n_sub = 0, guess;
+    int *ids = NULL, *ends = NULL, n_ids = 0, n_ends = 0, guess;
     seglist sentences = {0}, refined = {0};
-    sbuf cur = {0};
     ptts_chunk *out = NULL;
     int n_out = 0;
-    size_t cap_out = 0;
     size_t plen, b, end;
 
-    int rc = prepare(text, strlen(text), o->pad_with_spaces, o->remove_semicolons, &prepared, &plen,
-                     &guess, e);
+    int rc = prepare(text, strlen(text), o, &prepared, &plen, &guess, e);
     if (rc) goto done;
     py_strip(prepared, plen, &b, &end);
     if ((rc = ptts_tokenizer_encode(tok, prepared + b, end - b, &ids, &n_ids, e))) goto done;
     if ((rc = tail_ids(tok, ".!...?", &ends, &n_ends, e))) goto done;
-    if ((rc = segments(tok, ids, n_ids, ends, n_ends, &sentences, e))) goto done;
-
-    /* Sentences longer than max_tokens: re-tokenize the stripped text and cut on ",;:". */
-    if ((rc = tail_ids(tok, ",;:", &commas, &n_commas, e))) goto done;
-    for (size_t i = 0; i < sentences.n; i++) {
-        segment *s = &sentences.v[i];
-        if (s->count > max_tokens) {
-            size_t sb, se;
-            py_strip(s->text, strlen(s->text), &sb, &se);
-            free(sub);
-            sub = NULL;
-            if ((rc = ptts_tokenizer_encode(tok, s->text + sb, se - sb, &sub, &n_sub, e)))
-                goto done;
-            seglist parts = {0};
-            if ((rc = segments(tok, sub, n_sub, commas, n_commas, &parts, e))) {
-                seg_free(&parts);
-                goto done;
-            }
-            if (parts.n > 1) {
-                size_t j = 0;
-                for (; j < parts.n; j++) {
-                    if (seg_push(&refined, parts.v[j].count, parts.v[j].text)) break;
-                    parts.v[j].text = NULL;
-                }
-                if (j < parts.n) {
-                    seg_free(&parts);
-                    rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory splitting text");
-                    goto done;
-                }
-                free(parts.v);
-                continue;
-            }
-            seg_free(&parts);
-        }
-        if (seg_push(&refined, s->count, s->text)) {
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory splitting text");
-            goto done;
-        }
-        s->text = NULL;
-    }
-
-    /* Greedy merge; like the reference, "no current chunk" means an empty current text. */
-    long long cur_count = 0;
-    for (size_t i = 0; i < refined.n; i++) {
-        const segment *s = &refined.v[i];
-        size_t sl = strlen(s->text);
-        int fail = 0;
-        if (cur.n == 0) {
-            cur.n = 0;
-            fail = sb_add(&cur, s->text, sl);
-            cur_count = s->count;
-        } else if (cur_count + s->count > max_tokens) {
-            fail = chunk_push(&out, &n_out, &cap_out, cur.p, cur.n);
-            cur.n = 0;
-            fail = fail || sb_add(&cur, s->text, sl);
-            cur_count = s->count;
-        } else {
-            fail = sb_add(&cur, " ", 1) || sb_add(&cur, s->text, sl);
-            cur_count += s->count;
-        }
-        if (fail) {
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory merging text chunks");
-            goto done;
-        }
-    }
-    if (cur.n > 0 && chunk_push(&out, &n_out, &cap_out, cur.p, cur.n)) {
-        rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory merging text chunks");
-        goto done;
-    }
-
+    if ((rc = segments(tok, ids, n_ids, ends, n_ends, 1, &sentences, e))) goto done;
+    if ((rc = refine(tok, &sentences, max_tokens, &refined, e))) goto done;
+    if ((rc = merge(&refined, max_tokens, &out, &n_out, e))) goto done;
     for (int i = 0; i < n_out; i++) {
         if ((rc = chunk_finish(tok, &out[i], o, e))) goto done;
         if (out[i].n_ids > max_tokens)
@@ -517,11 +641,8 @@ int ptts_text_split(const ptts_tokenizer *tok, const char *text, int max_tokens,
 
 done:
     ptts_chunks_free(out, n_out);
-    free(cur.p);
     seg_free(&refined);
     seg_free(&sentences);
-    free(sub);
-    free(commas);
     free(ends);
     free(ids);
     free(prepared);
@@ -553,8 +674,9 @@ int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, in
             in[c].ids = NULL;
             continue;
         }
-        ptts_log(PTTS_LOG_WARN, "a sentence of %d tokens without punctuation is cut at word "
-                                "boundaries into pieces of about %d tokens",
+        ptts_log(PTTS_LOG_WARN,
+                 "a sentence of %d tokens without punctuation is cut at word "
+                 "boundaries into pieces of about %d tokens",
                  in[c].n_ids, max_tokens);
         const char *s = in[c].text;
         size_t len = strlen(s), i = 0, piece = 0;
@@ -564,13 +686,13 @@ int ptts_chunks_limit(const ptts_tokenizer *tok, ptts_chunk **chunks, int *n, in
             int32_t cp;
             size_t ws = i;
             while (ws < len) {
-                size_t nx = ws + u8_next(s, len, ws, &cp);
+                size_t nx = ws + py_u8_next(s, len, ws, &cp);
                 if (!py_isspace(cp)) break;
                 ws = nx;
             }
             size_t we = ws;
             while (we < len) {
-                size_t nx = we + u8_next(s, len, we, &cp);
+                size_t nx = we + py_u8_next(s, len, we, &cp);
                 if (py_isspace(cp)) break;
                 we = nx;
             }

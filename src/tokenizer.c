@@ -1258,7 +1258,8 @@ static void flush_bytes(buf *o, const unsigned char *bytes, size_t n) {
     }
 }
 
-int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char **text, ptts_error *e) {
+int ptts_tokenizer_decode_part(const ptts_tokenizer *t, const int *ids, int n, int continued,
+                               char **text, ptts_error *e) {
     if (!t || !text || n < 0 || (!ids && n))
         return ptts_fail(e, PTTS_E_INVALID, "tokenizer: invalid arguments to decode");
     *text = NULL;
@@ -1269,7 +1270,7 @@ int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char *
     unsigned char *bytes = malloc((size_t)n + 1);
     size_t nb = 0;
     if (!bytes) return ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory");
-    int strip = t->norm.add_dummy_prefix || t->norm.remove_extra_ws;
+    int strip = !continued && (t->norm.add_dummy_prefix || t->norm.remove_extra_ws);
     for (int i = 0; i < n; i++) {
         const char *p = t->piece[ids[i]];
         size_t pl = t->len[ids[i]];
@@ -1323,4 +1324,15 @@ int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char *
     o.p[o.n] = 0;
     *text = o.p;
     return 0;
+}
+
+int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char **text,
+                          ptts_error *e) {
+    return ptts_tokenizer_decode_part(t, ids, n, 0, text, e);
+}
+
+int ptts_tokenizer_decode_is_local(const ptts_tokenizer *t) { return t && !t->has_denorm; }
+
+int ptts_tokenizer_is_byte(const ptts_tokenizer *t, int id) {
+    return t && id >= 0 && id < t->n && t->type[id] == PT_BYTE;
 }

@@ -37,4 +37,14 @@ int ptts_tokenizer_encode_pieces(const ptts_tokenizer *t, const char *text, size
 int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char **text,
                           ptts_error *e);
 
+/* Decode a part of an id sequence. With `continued` set the ids are decoded as if they followed
+ * non-empty text (the word-start space of the first piece is kept). When
+ * ptts_tokenizer_decode_is_local(t), decode(a + b) = decode(a) + decode_part(b, decode(a) != "")
+ * for every cut that does not split a run of byte pieces (ptts_tokenizer_is_byte). */
+int ptts_tokenizer_decode_part(const ptts_tokenizer *t, const int *ids, int n, int continued,
+                               char **text, ptts_error *e);
+int ptts_tokenizer_decode_is_local(const ptts_tokenizer *t);
+/* Whether an id is a byte piece <0xHH> (0 when out of range). */
+int ptts_tokenizer_is_byte(const ptts_tokenizer *t, int id);
+
 #endif

@@ -1,10 +1,12 @@
 /*
- * test_text.c - text preparation and sentence splitting (src/text.c) against the reference:
- * every case of tests/fixtures/text_cases.json (prepare_text_prompt with its flags and errors,
- * split_into_best_sentences at max_tokens 8/20/50 with sp_unigram), the chunk texts and ids of
- * the generation cases in tiny/ and full/ manifest.json, Python string semantics on hand-picked
- * Unicode (whitespace, full uppercase mapping, isalnum), robustness on invalid UTF-8 and control
- * characters, and linear running time on multi-megabyte texts.
+ * test_text.c - text preparation and sentence splitting (src/text.c) against the 3.3 reference:
+ * every case of tests/fixtures/text_cases.json (prepare_text_prompt over its flag combinations
+ * and replace tables, or the error; split_into_best_sentences at max_tokens 8/20/50 with each
+ * chunk's re-prepared text and count; language_settings + language_cases; split_backends through
+ * the .model and its tokenizer.json), the generation chunks of tiny/ and full/ manifest.json,
+ * Python string semantics on hand-picked Unicode (whitespace, full uppercase mapping), the
+ * replace table's rules, robustness on invalid UTF-8 and control characters, and linear running
+ * time on multi-megabyte texts.
  */
 // ctest-label: unit
 // ctest-timeout: 300
@@ -104,8 +106,8 @@ static const struct {
     {"\342\205\253", 0, 0, "\342\205\253.", 3},
     {"\342\205\253", 1, 0, "        \342\205\253.", 3},
     /* 'abc\u0301' */
-    {"abc\314\201", 0, 0, "Abc\314\201", 3},
-    {"abc\314\201", 1, 0, "        Abc\314\201", 3},
+    {"abc\314\201", 0, 0, "Abc\314\201.", 3},
+    {"abc\314\201", 1, 0, "        Abc\314\201.", 3},
     /* '\u4e00' */
     {"\344\270\200", 0, 0, "\344\270\200.", 3},
     {"\344\270\200", 1, 0, "        \344\270\200.", 3},
@@ -136,8 +138,8 @@ static const struct {
     {"i", 0, 0, "I.", 3},
     {"i", 1, 0, "        I.", 3},
     /* '\xa0\xa0\u180e' */
-    {"\302\240\302\240\341\240\216", 0, 0, "\341\240\216", 3},
-    {"\302\240\302\240\341\240\216", 1, 0, "        \341\240\216", 3},
+    {"\302\240\302\240\341\240\216", 0, 0, "\341\240\216.", 3},
+    {"\302\240\302\240\341\240\216", 1, 0, "        \341\240\216.", 3},
     /* 'one two three four five six' */
     {"one two three four five six", 0, 0, "One two three four five six.", 1},
     {"one two three four five six", 1, 0, "One two three four five six.", 1},
@@ -167,44 +169,72 @@ static const struct {
     {"x;;  ;y", 1, 0, "        X;; ;y.", 3},
     {"x;;  ;y", 1, 1, "        X,, ,y.", 3},
     /* '\u180e' */
-    {"\341\240\216", 0, 0, "\341\240\216", 3},
-    {"\341\240\216", 1, 0, "        \341\240\216", 3},
+    {"\341\240\216", 0, 0, "\341\240\216.", 3},
+    {"\341\240\216", 1, 0, "        \341\240\216.", 3},
     /* '\xa0' */
     {"\302\240", 0, 0, NULL, 0},
     {"\302\240", 1, 0, NULL, 0},
 };
 
+/* ptts_text_options from a JSON object with the reference's keys (a fixture case or a config's
+ * language_settings): replace_characters is null or an object of single characters. The table
+ * points into the JSON and into `keys`/`vals` (room for 32 entries). */
+static ptts_text_options opts_json(cJSON *c, const char *pad_key, const char **keys,
+                                   const char **vals) {
+    ptts_text_options o = ptts_text_options_default();
+    o.pad_with_spaces = cJSON_IsTrue(cJSON_GetObjectItem(c, pad_key));
+    o.remove_semicolons = cJSON_IsTrue(cJSON_GetObjectItem(c, "remove_semicolons"));
+    o.append_terminal_punctuation =
+        cJSON_IsTrue(cJSON_GetObjectItem(c, "append_terminal_punctuation"));
+    o.capitalize_first_letter = cJSON_IsTrue(cJSON_GetObjectItem(c, "capitalize_first_letter"));
+    cJSON *r = cJSON_GetObjectItem(c, "replace_characters"), *kv;
+    int n = 0;
+    if (cJSON_IsObject(r)) cJSON_ArrayForEach(kv, r) {
+            REQUIRE(n < 32 && cJSON_IsString(kv));
+            keys[n] = kv->string;
+            vals[n] = kv->valuestring;
+            n++;
+        }
+    o.n_replace = n;
+    o.replace_from = keys;
+    o.replace_to = vals;
+    return o;
+}
+
 static void test_prepare_fixture(cJSON *root) {
     cJSON *cases = cJSON_GetObjectItem(root, "prepare_text_prompt");
     REQUIRE(cJSON_IsArray(cases));
-    int count = 0;
+    int count = 0, errors = 0;
     cJSON *c;
     cJSON_ArrayForEach(c, cases) {
         const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
-        int pad = cJSON_IsTrue(cJSON_GetObjectItem(c, "pad_with_spaces"));
-        int semi = cJSON_IsTrue(cJSON_GetObjectItem(c, "remove_semicolons"));
+        const char *keys[32], *vals[32];
+        ptts_text_options o = opts_json(c, "pad_with_spaces", keys, vals);
         cJSON *err = cJSON_GetObjectItem(c, "error");
         char *out = NULL;
         int guess = -1;
         ptts_error e = {0};
-        int rc = ptts_text_prepare(in, O(pad, semi), &out, &guess, &e);
+        int rc = ptts_text_prepare(in, &o, &out, &guess, &e);
         if (err) {
             CHECKF(rc == PTTS_E_TEXT, "input '%s': rc %d", in, rc);
             CHECKF(strcmp(e.msg, err->valuestring) == 0, "input '%s': message '%s'", in, e.msg);
-            CHECK(e.code == PTTS_E_TEXT);
             CHECK(out == NULL);
+            errors++;
         } else {
             const char *want = cJSON_GetObjectItem(c, "text")->valuestring;
             int want_guess = cJSON_GetObjectItem(c, "frames_after_eos_guess")->valueint;
             CHECKF(rc == PTTS_OK, "input '%s': %s", in, e.msg);
-            CHECKF(out && strcmp(out, want) == 0, "input '%s' pad %d semi %d: got '%s' want '%s'",
-                   in, pad, semi, out ? out : "(null)", want);
+            CHECKF(out && strcmp(out, want) == 0,
+                   "input '%s' pad %d semi %d append %d cap %d replace %d: got '%s' want '%s'", in,
+                   o.pad_with_spaces, o.remove_semicolons, o.append_terminal_punctuation,
+                   o.capitalize_first_letter, o.n_replace, out ? out : "(null)", want);
             CHECKF(guess == want_guess, "input '%s': guess %d want %d", in, guess, want_guess);
         }
         free(out);
         count++;
     }
-    CHECK(count == 67);
+    CHECK(count == 371);
+    CHECK(errors > 0);
 }
 
 static void test_prepare_unicode(void) {
@@ -212,8 +242,8 @@ static void test_prepare_unicode(void) {
         char *out = NULL;
         int guess = -1;
         ptts_error e = {0};
-        int rc = ptts_text_prepare(unicode_cases[i].in, O(unicode_cases[i].pad, unicode_cases[i].semi),
-                                   &out, &guess, &e);
+        int rc = ptts_text_prepare(
+            unicode_cases[i].in, O(unicode_cases[i].pad, unicode_cases[i].semi), &out, &guess, &e);
         if (!unicode_cases[i].out) {
             CHECKF(rc == PTTS_E_TEXT, "unicode case %zu: rc %d", i, rc);
             CHECK(strcmp(e.msg, "Text prompt cannot be empty") == 0);
@@ -233,16 +263,16 @@ static void test_prepare_invalid(void) {
     static const struct {
         const char *in, *out;
     } cases[] = {
-        {"\377\376hello\200", "\377\376hello\200"},
+        {"\377\376hello\200", "\377\376hello\200."},
         {" \200abc ", "\200abc."},
-        {"abc\303", "Abc\303"},              /* truncated 2-byte sequence at the end */
+        {"abc\303", "Abc\303."},             /* truncated 2-byte sequence at the end */
         {"\303abc", "\303abc."},             /* truncated sequence at the start */
         {"\355\240\200x", "\355\240\200x."}, /* encoded surrogate: invalid */
         {"\300\257 a", "\300\257 a."},       /* overlong '/' */
-        {"\001\002abc\177", "\001\002abc\177"},
+        {"\001\002abc\177", "\001\002abc\177."},
         {"\033[31mred", "\033[31mred."},
-        {"\364\220\200\200", "\364\220\200\200"},   /* above U+10FFFF */
-        {"x\360\237\230\200", "X\360\237\230\200"}, /* emoji: valid, So, not alphanumeric */
+        {"\364\220\200\200", "\364\220\200\200."},   /* above U+10FFFF */
+        {"x\360\237\230\200", "X\360\237\230\200."}, /* emoji: valid, So, not alphanumeric */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out = NULL;
@@ -274,6 +304,154 @@ static void test_prepare_invalid(void) {
     CHECK(ptts_text_prepare(NULL, O(0, 0), &out, &guess, NULL) == PTTS_E_INVALID);
 }
 
+/* The replace table: one pass (a value is not mapped again), a later duplicate key wins, keys
+ * that are not one character are refused. */
+static void test_prepare_replace(void) {
+    const char *from[] = {"a", "b", "\xc3\x9f", "a"}, *to[] = {"bb", "X", "ss", "c"};
+    ptts_text_options o = ptts_text_options_default();
+    o.capitalize_first_letter = 0;
+    o.append_terminal_punctuation = 0;
+    o.replace_from = from;
+    o.replace_to = to;
+    o.n_replace = 4;
+    char *out = NULL;
+    int guess;
+    ptts_error e = {0};
+    CHECK(ptts_text_prepare("ab \xc3\x9f\t\tb!, x", &o, &out, &guess, &e) == PTTS_OK);
+    CHECKF(out && strcmp(out, "cX ss X! x") == 0, "got '%s'", out ? out : e.msg);
+    free(out);
+    const char *bad[] = {"ab"}, *bad2[] = {""}, *val[] = {"x"};
+    o.n_replace = 1;
+    o.replace_from = bad;
+    o.replace_to = val;
+    CHECK(ptts_text_prepare("ab", &o, &out, &guess, &e) == PTTS_E_INVALID);
+    CHECK(strstr(e.msg, "replace_characters") != NULL);
+    o.replace_from = bad2;
+    CHECK(ptts_text_prepare("ab", &o, &out, &guess, &e) == PTTS_E_INVALID);
+    o.replace_from = from;
+    o.replace_to = NULL;
+    CHECK(ptts_text_prepare("ab", &o, &out, &guess, &e) == PTTS_E_INVALID);
+}
+
+/* The chunks of one split against a fixture list of {chunk, model_text, model_tokens,
+ * frames_after_eos} objects (language_cases). */
+static void check_chunks(const char *what, const char *in, const ptts_chunk *chunks, int n,
+                         cJSON *want) {
+    CHECKF(n == cJSON_GetArraySize(want), "%s '%.40s': %d chunks, want %d", what, in, n,
+           cJSON_GetArraySize(want));
+    for (int i = 0; i < n && i < cJSON_GetArraySize(want); i++) {
+        cJSON *w = cJSON_GetArrayItem(want, i);
+        const char *wc = cJSON_GetObjectItem(w, "chunk")->valuestring;
+        const char *wm = cJSON_GetObjectItem(w, "model_text")->valuestring;
+        cJSON *wt = cJSON_GetObjectItem(w, "model_tokens");
+        int wf = cJSON_GetObjectItem(w, "frames_after_eos")->valueint;
+        CHECKF(strcmp(chunks[i].text, wc) == 0, "%s '%.40s' chunk %d: '%s' want '%s'", what, in, i,
+               chunks[i].text, wc);
+        CHECKF(strcmp(chunks[i].model_text, wm) == 0, "%s '%.40s' model_text %d: '%s' want '%s'",
+               what, in, i, chunks[i].model_text, wm);
+        CHECKF(chunks[i].guess + 2 == wf, "%s '%.40s' chunk %d: F %d want %d", what, in, i,
+               chunks[i].guess + 2, wf);
+        int same = chunks[i].n_ids == cJSON_GetArraySize(wt);
+        for (int k = 0; same && k < chunks[i].n_ids; k++)
+            same = chunks[i].ids[k] == cJSON_GetArrayItem(wt, k)->valueint;
+        CHECKF(same, "%s '%.40s' chunk %d: ids differ (%d ids)", what, in, i, chunks[i].n_ids);
+    }
+}
+
+/* language_settings + language_cases: each shipped config's text options, prepare and split at
+ * max_tokens 20 and 50 (sp_unigram standing in for the language's tokenizer). */
+static void test_language(cJSON *root, const ptts_tokenizer *tok) {
+    cJSON *settings = cJSON_GetObjectItem(root, "language_settings");
+    cJSON *cases = cJSON_GetObjectItem(root, "language_cases"), *c;
+    REQUIRE(cJSON_IsObject(settings) && cJSON_IsArray(cases));
+    int count = 0, errors = 0;
+    cJSON_ArrayForEach(c, cases) {
+        const char *cfg = cJSON_GetObjectItem(c, "config")->valuestring;
+        const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
+        cJSON *s = cJSON_GetObjectItem(settings, cfg);
+        REQUIRE(s != NULL);
+        const char *keys[32], *vals[32];
+        ptts_text_options o = opts_json(s, "pad_with_spaces_for_short_inputs", keys, vals);
+        char *out = NULL;
+        int guess = -1;
+        ptts_error e = {0};
+        int rc = ptts_text_prepare(in, &o, &out, &guess, &e);
+        cJSON *perr = cJSON_GetObjectItem(c, "prepare_error");
+        if (perr) {
+            CHECKF(rc == PTTS_E_TEXT && strcmp(e.msg, perr->valuestring) == 0,
+                   "%s '%s': rc %d '%s'", cfg, in, rc, e.msg);
+            errors++;
+        } else {
+            CHECKF(rc == PTTS_OK &&
+                       strcmp(out, cJSON_GetObjectItem(c, "prepared")->valuestring) == 0,
+                   "%s '%s': got '%s'", cfg, in, out ? out : e.msg);
+            CHECK(guess == cJSON_GetObjectItem(c, "frames_after_eos_guess")->valueint);
+        }
+        free(out);
+        static const int maxes[2] = {20, 50};
+        for (int k = 0; k < 2; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "split_%d", maxes[k]);
+            cJSON *want = cJSON_GetObjectItem(c, key);
+            snprintf(key, sizeof key, "split_%d_error", maxes[k]);
+            cJSON *werr = cJSON_GetObjectItem(c, key);
+            ptts_chunk *chunks = NULL;
+            int n = 0;
+            rc = ptts_text_split(tok, in, maxes[k], &o, &chunks, &n, &e);
+            if (werr) {
+                CHECKF(rc == PTTS_E_TEXT && strcmp(e.msg, werr->valuestring) == 0,
+                       "%s '%s' split: rc %d '%s'", cfg, in, rc, e.msg);
+            } else {
+                CHECKF(rc == PTTS_OK, "%s '%s' split %d: %s", cfg, in, maxes[k], e.msg);
+                REQUIRE(want != NULL);
+                check_chunks(cfg, in, chunks, n, want);
+            }
+            ptts_chunks_free(chunks, n);
+        }
+        count++;
+    }
+    CHECK(count == 350);
+    CHECK(errors > 0);
+}
+
+/* split_backends: the same split through the .model and its tokenizer.json. */
+static void test_split_backends(cJSON *root) {
+    cJSON *sb = cJSON_GetObjectItem(root, "split_backends");
+    cJSON *files = cJSON_GetObjectItem(sb, "tokenizers");
+    int max_tokens = cJSON_GetObjectItem(sb, "max_tokens")->valueint;
+    ptts_tokenizer *tok[2] = {NULL, NULL};
+    ptts_error e = {0};
+    for (int k = 0; k < 2; k++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "tokenizer/%s", cJSON_GetArrayItem(files, k)->valuestring);
+        REQUIRE(ptts_tokenizer_load(&tok[k], fixture_path(rel), &e) == PTTS_OK);
+    }
+    ptts_text_options o = ptts_text_options_default();
+    int count = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(sb, "cases")) {
+        const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
+        static const char *side[2] = {"model", "json"};
+        for (int k = 0; k < 2; k++) {
+            cJSON *want = cJSON_GetObjectItem(c, side[k]);
+            ptts_chunk *chunks = NULL;
+            int n = 0;
+            CHECKF(ptts_text_split(tok[k], in, max_tokens, &o, &chunks, &n, &e) == PTTS_OK,
+                   "%s '%s': %s", side[k], in, e.msg);
+            int same = n == cJSON_GetArraySize(want);
+            for (int i = 0; same && i < n; i++)
+                same = strcmp(chunks[i].text, cJSON_GetArrayItem(want, i)->valuestring) == 0;
+            CHECKF(same, "split_backends %s '%.60s': %d chunks, first '%s'", side[k], in, n,
+                   n ? chunks[0].text : "");
+            ptts_chunks_free(chunks, n);
+        }
+        count++;
+    }
+    CHECK(count == 52);
+    ptts_tokenizer_free(tok[0]);
+    ptts_tokenizer_free(tok[1]);
+}
+
 static void test_split_fixture(cJSON *root) {
     ptts_tokenizer *tok = NULL;
     ptts_error e = {0};
@@ -282,25 +460,37 @@ static void test_split_fixture(cJSON *root) {
     REQUIRE(ptts_tokenizer_load(&tok, fixture_path(rel), &e) == PTTS_OK);
     cJSON *cases = cJSON_GetObjectItem(root, "split_into_best_sentences");
     REQUIRE(cJSON_IsArray(cases));
+    ptts_text_options o = ptts_text_options_default();
     int count = 0;
     cJSON *c;
     cJSON_ArrayForEach(c, cases) {
         const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
         int max_tokens = cJSON_GetObjectItem(c, "max_tokens")->valueint;
         cJSON *want = cJSON_GetObjectItem(c, "chunks");
+        cJSON *prep = cJSON_GetObjectItem(c, "prepared_chunks");
+        cJSON *counts = cJSON_GetObjectItem(c, "chunk_token_counts");
         ptts_chunk *chunks = NULL;
         int n = -1;
-        int rc = ptts_text_split(tok, in, max_tokens, O(0, 0), &chunks, &n, &e);
+        int rc = ptts_text_split(tok, in, max_tokens, &o, &chunks, &n, &e);
         CHECKF(rc == PTTS_OK, "split '%s': %s", in, e.msg);
         CHECKF(n == cJSON_GetArraySize(want), "split '%.40s' max %d: %d chunks, want %d", in,
                max_tokens, n, cJSON_GetArraySize(want));
         for (int i = 0; i < n && i < cJSON_GetArraySize(want); i++) {
             const char *w = cJSON_GetArrayItem(want, i)->valuestring;
+            cJSON *p = cJSON_GetArrayItem(prep, i);
+            const char *wm = cJSON_GetArrayItem(p, 0)->valuestring;
             CHECKF(strcmp(chunks[i].text, w) == 0, "split '%.40s' max %d chunk %d: '%s' want '%s'",
                    in, max_tokens, i, chunks[i].text, w);
-            /* The ids are the chunk's text tokenized as-is. */
+            CHECKF(strcmp(chunks[i].model_text, wm) == 0,
+                   "split '%.40s' max %d chunk %d: model_text '%s' want '%s'", in, max_tokens, i,
+                   chunks[i].model_text, wm);
+            CHECK(chunks[i].guess == cJSON_GetArrayItem(p, 1)->valueint);
+            CHECKF(chunks[i].n_ids == cJSON_GetArrayItem(counts, i)->valueint,
+                   "split '%.40s' max %d chunk %d: %d ids want %d", in, max_tokens, i,
+                   chunks[i].n_ids, cJSON_GetArrayItem(counts, i)->valueint);
+            /* The ids are model_text tokenized as it is. */
             int *ids = NULL, nids = 0;
-            REQUIRE(ptts_tokenizer_encode(tok, w, strlen(w), &ids, &nids, &e) == PTTS_OK);
+            REQUIRE(ptts_tokenizer_encode(tok, wm, strlen(wm), &ids, &nids, &e) == PTTS_OK);
             CHECK(chunks[i].n_ids == nids);
             CHECK(nids == 0 ||
                   (chunks[i].ids && memcmp(ids, chunks[i].ids, (size_t)nids * sizeof *ids) == 0));
@@ -309,18 +499,23 @@ static void test_split_fixture(cJSON *root) {
         ptts_chunks_free(chunks, n);
         count++;
     }
-    CHECK(count == 48);
+    CHECK(count == 150);
     ptts_tokenizer_free(tok);
 }
 
-/* The generation cases of the fixtures' manifests: chunk texts and token ids. */
-static void test_split_manifest(const char *manifest, const char *case_name) {
+/* The generation cases of the fixtures' manifests: the chunks' prepared texts (what the model
+ * is fed), ids and F. tokenizer/pad: the case's own config where it is not the manifest's
+ * (generate_short_pad: config_pad.yaml), else NULL / -1. */
+static void test_split_manifest(const char *manifest, const char *case_name, const char *tokenizer,
+                                int pad) {
     cJSON *m = load_json(manifest);
     cJSON *cfg = cJSON_GetObjectItem(m, "config");
-    const char *tp = cJSON_GetObjectItem(
-                         cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "flow_lm"), "lookup_table"),
-                         "tokenizer_path")
-                         ->valuestring;
+    const char *tp =
+        tokenizer ? tokenizer
+                  : cJSON_GetObjectItem(
+                        cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "flow_lm"), "lookup_table"),
+                        "tokenizer_path")
+                        ->valuestring;
     char rel[512];
     snprintf(rel, sizeof rel, "%.*s/%s", (int)(strchr(manifest, '/') - manifest), manifest, tp);
     ptts_tokenizer *tok = NULL;
@@ -330,20 +525,21 @@ static void test_split_manifest(const char *manifest, const char *case_name) {
     REQUIRE(gc != NULL);
     const char *text = cJSON_GetObjectItem(gc, "text")->valuestring;
     int max_tokens = cJSON_GetObjectItem(gc, "max_tokens")->valueint;
-    int pad = cJSON_IsTrue(cJSON_GetObjectItem(cfg, "pad_with_spaces_for_short_inputs"));
-    int semi = cJSON_IsTrue(cJSON_GetObjectItem(cfg, "remove_semicolons"));
+    const char *keys[32], *vals[32];
+    ptts_text_options o = opts_json(cfg, "pad_with_spaces_for_short_inputs", keys, vals);
+    if (pad >= 0) o.pad_with_spaces = pad;
     cJSON *want = cJSON_GetObjectItem(gc, "chunks");
     ptts_chunk *chunks = NULL;
     int n = -1;
-    CHECKF(ptts_text_split(tok, text, max_tokens, O(pad, semi), &chunks, &n, &e) == PTTS_OK, "%s",
-           e.msg);
+    CHECKF(ptts_text_split(tok, text, max_tokens, &o, &chunks, &n, &e) == PTTS_OK, "%s", e.msg);
     CHECKF(n == cJSON_GetArraySize(want), "%s %s: %d chunks", manifest, case_name, n);
     for (int i = 0; i < n && i < cJSON_GetArraySize(want); i++) {
         cJSON *w = cJSON_GetArrayItem(want, i);
         const char *wt = cJSON_GetObjectItem(w, "text")->valuestring;
         cJSON *wids = cJSON_GetObjectItem(w, "tokens");
-        CHECKF(strcmp(chunks[i].text, wt) == 0, "%s chunk %d: '%s' want '%s'", manifest, i,
-               chunks[i].text, wt);
+        CHECKF(strcmp(chunks[i].model_text, wt) == 0, "%s %s chunk %d: '%s' want '%s'", manifest,
+               case_name, i, chunks[i].model_text, wt);
+        CHECK(chunks[i].guess + 2 == cJSON_GetObjectItem(w, "frames_after_eos")->valueint);
         CHECKF(chunks[i].n_ids == cJSON_GetArraySize(wids), "%s chunk %d: %d ids", manifest, i,
                chunks[i].n_ids);
         for (int k = 0; k < chunks[i].n_ids && k < cJSON_GetArraySize(wids); k++)
@@ -461,13 +657,18 @@ int main(void) {
     test_prepare_fixture(root);
     test_prepare_unicode();
     test_prepare_invalid();
+    test_prepare_replace();
     test_split_fixture(root);
-    test_split_manifest("tiny/manifest.json", "generate");
-    test_split_manifest("tiny/manifest.json", "generate_short");
-    test_split_manifest("full/manifest.json", "generate");
+    test_split_manifest("tiny/manifest.json", "generate", NULL, -1);
+    test_split_manifest("tiny/manifest.json", "generate_short", NULL, -1);
+    test_split_manifest("tiny/manifest.json", "generate_short_pad",
+                        "../tokenizer/sp_unigram_bytefb.model", 1);
+    test_split_manifest("full/manifest.json", "generate", NULL, -1);
     ptts_tokenizer *tok = NULL;
     ptts_error e = {0};
     REQUIRE(ptts_tokenizer_load(&tok, fixture_path("tokenizer/sp_unigram.model"), &e) == PTTS_OK);
+    test_language(root, tok);
+    test_split_backends(root);
     test_split_robust(tok);
     test_huge(tok);
     ptts_tokenizer_free(tok);
