@@ -315,42 +315,33 @@ static int in_set(int id, const int *set, int n) {
     return 0;
 }
 
-/* The ids being split, for the decimal-point test. first_text: the smallest k with
- * decode(ids[:k]) != "" (computed on first use; n + 1 when there is none). */
+/* The ids being split, for the decimal-point test. first_text: the smallest k such that ids[:k]
+ * take the decoder out of its start state (computed on first use; n + 1 when there is none). */
 typedef struct {
     const ptts_tokenizer *tok;
     const int *ids;
     int n, first_text;
 } idview;
 
-static int decode_nonempty(idview *v, int k, int *nonempty, ptts_error *e) {
-    char *s;
-    int rc = ptts_tokenizer_decode(v->tok, v->ids, k, &s, e);
-    if (rc) return rc;
-    *nonempty = s[0] != '\0';
-    free(s);
-    return PTTS_OK;
-}
-
-/* Whether decode(ids[:k]) is non-empty: once true it stays true for larger k, so the first such
- * k is found by doubling and bisection (a handful of decodes unless the text opens with many
- * pieces that print nothing). */
+/* Whether ids[:k] take the decoder out of its start state (ptts_tokenizer_decode_continues):
+ * once true it stays true for larger k, so the first such k is found by doubling and bisection
+ * (a handful of decodes unless the text opens with many pieces that print nothing). */
 static int prefix_has_text(idview *v, int k, int *has, ptts_error *e) {
     if (v->first_text < 0) {
         int hi = 1, ne = 0, rc;
         for (;;) {
             if (hi > v->n) hi = v->n;
-            if ((rc = decode_nonempty(v, hi, &ne, e))) return rc;
+            if ((rc = ptts_tokenizer_decode_continues(v->tok, v->ids, hi, &ne, e))) return rc;
             if (ne || hi == v->n) break;
             hi *= 2;
         }
         if (!ne) {
             v->first_text = v->n + 1;
         } else {
-            int lo = hi / 2; /* decode(ids[:lo]) is empty (lo = 0 trivially) */
+            int lo = hi / 2; /* ids[:lo] leave the start state untouched (lo = 0 trivially) */
             while (hi - lo > 1) {
                 int mid = lo + (hi - lo) / 2;
-                if ((rc = decode_nonempty(v, mid, &ne, e))) return rc;
+                if ((rc = ptts_tokenizer_decode_continues(v->tok, v->ids, mid, &ne, e))) return rc;
                 if (ne)
                     hi = mid;
                 else
@@ -370,8 +361,8 @@ static int is_byte_cut(const idview *v, int k) {
 
 /* The last two code points of decode(ids[:i]) in c[0] (last) and c[1], and how many it has (up
  * to 2). Decoding is local (ptts_tokenizer_decode_is_local): at a cut j that splits no byte run,
- * decode(ids[:i]) = decode(ids[:j]) + decode_part(ids[j:i], continued = decode(ids[:j]) != ""),
- * so a window ending at i whose text has two characters gives them. */
+ * decode(ids[:i]) = decode(ids[:j]) + decode_part(ids[j:i], continued by ids[:j]), so a window
+ * ending at i whose text has two characters gives them. */
 static int tail_chars(idview *v, int i, int32_t c[2], int *count, ptts_error *e) {
     for (int w = 2;; w *= 2) {
         int j = i - w < 0 ? 0 : i - w, cont = 0, rc;
