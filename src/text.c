@@ -355,8 +355,8 @@ static int prefix_has_text(idview *v, int k, int *has, ptts_error *e) {
 }
 
 static int is_byte_cut(const idview *v, int k) {
-    return k > 0 && k < v->n && ptts_tokenizer_is_byte(v->tok, v->ids[k - 1]) &&
-           ptts_tokenizer_is_byte(v->tok, v->ids[k]);
+    return k > 0 && k < v->n && ptts_tokenizer_in_byte_run(v->tok, v->ids[k - 1]) &&
+           ptts_tokenizer_in_byte_run(v->tok, v->ids[k]);
 }
 
 /* The last two code points of decode(ids[:i]) in c[0] (last) and c[1], and how many it has (up

@@ -783,7 +783,8 @@ int ptts_tokenizer_decode_continues(const ptts_tokenizer *t, const int *ids, int
     return PTTS_OK;
 }
 
-int ptts_tokenizer_is_byte(const ptts_tokenizer *t, int id) {
-    return t && id >= 0 && id < t->n && t->type[id] == PT_BYTE;
+int ptts_tokenizer_in_byte_run(const ptts_tokenizer *t, int id) {
+    if (!t || id < 0 || id >= t->n) return 0;
+    return t->type[id] == PT_BYTE || (t->kind == TK_JSON && t->special[id]);
 }
 

@@ -52,7 +52,7 @@ int ptts_tokenizer_decode(const ptts_tokenizer *t, const int *ids, int n, char *
  * ids that took the decoder out of its start state (the word-start space of the first piece is
  * kept). When ptts_tokenizer_decode_is_local(t), decode(a + b) = decode(a) + decode_part(b, c)
  * with c from ptts_tokenizer_decode_continues(a), for every cut that does not split a run of
- * byte pieces (ptts_tokenizer_is_byte). */
+ * byte pieces: not between two ids for which ptts_tokenizer_in_byte_run holds. */
 int ptts_tokenizer_decode_part(const ptts_tokenizer *t, const int *ids, int n, int continued,
                                char **text, ptts_error *e);
 int ptts_tokenizer_decode_is_local(const ptts_tokenizer *t);
@@ -61,7 +61,8 @@ int ptts_tokenizer_decode_is_local(const ptts_tokenizer *t);
  * is not special). Once true it stays true for a longer prefix. */
 int ptts_tokenizer_decode_continues(const ptts_tokenizer *t, const int *ids, int n, int *yes,
                                     ptts_error *e);
-/* Whether an id is a byte piece <0xHH> (0 when out of range). */
-int ptts_tokenizer_is_byte(const ptts_tokenizer *t, int id);
+/* Whether an id can belong to a run of byte pieces <0xHH> that decoding reassembles: a byte
+ * piece, or (tokenizer.json) a special token, which decoding skips (0 when out of range). */
+int ptts_tokenizer_in_byte_run(const ptts_tokenizer *t, int id);
 
 #endif

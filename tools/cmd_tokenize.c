@@ -1,8 +1,9 @@
 /*
  * cmd_tokenize.c - `pocket-tts tokenize --tokenizer FILE [--pieces] TEXT...`: the token ids (or
- * pieces) of a text on one line, separated by spaces, exactly as SentencePiece's encode gives
- * them (no BOS/EOS). It exists to check the tokenizer against the reference from the shell and
- * to see how a text is split. The TEXT arguments are joined with single spaces; `-` reads
+ * pieces) of a text on one line, separated by spaces, exactly as the reference's tokenizer gives
+ * them (no BOS/EOS): a SentencePiece .model, or a tokenizer.json (picked by the ".json" suffix,
+ * after any "@revision"). It exists to check the tokenizer against the reference from the shell
+ * and to see how a text is split. The TEXT arguments are joined with single spaces; `-` reads
  * standard input instead. Self-contained (no model needed), so it only uses tokenizer.h.
  */
 #include <stdio.h>
@@ -20,8 +21,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: pocket-tts tokenize [--tokenizer FILE | --config FILE | --language L] "
             "[--pieces] TEXT...\n\n"
-            "Print the SentencePiece token ids of TEXT (the arguments joined by spaces) on one line.\n"
-            "  --tokenizer FILE  the SentencePiece .model file (a path or a URL)\n"
+            "Print the token ids of TEXT (the arguments joined by spaces) on one line.\n"
+            "  --tokenizer FILE  a SentencePiece .model or a tokenizer.json (a path or a URL)\n"
             "  --config FILE     the tokenizer of a model config (flow_lm.lookup_table)\n"
             "  --language L      the tokenizer of a language (default english; downloaded once)\n"
             "  --pieces          print the pieces instead of the ids\n"
