@@ -55,9 +55,8 @@ void ptts_tokenizer_free(ptts_tokenizer *t) {
     free(t);
 }
 
-
-int ptts_tokenizer_load_memory(ptts_tokenizer **out, const void *data, size_t size, const char *name,
-                               ptts_error *e) {
+int ptts_tokenizer_load_memory(ptts_tokenizer **out, const void *data, size_t size,
+                               const char *name, ptts_error *e) {
     if (!out) return ptts_fail(e, PTTS_E_INVALID, "tokenizer: no output pointer");
     *out = NULL;
     if (!name) name = "tokenizer";
@@ -193,8 +192,10 @@ static int normalize_prefix(const ptts_tokenizer *t, const norm_spec *s, int use
 }
 
 static void add_ws(const norm_spec *s, buf *o) {
-    if (s->escape_ws) tk_buf_put(o, SPACE_SYM, SPACE_SYM_LEN);
-    else tk_buf_put(o, " ", 1);
+    if (s->escape_ws)
+        tk_buf_put(o, SPACE_SYM, SPACE_SYM_LEN);
+    else
+        tk_buf_put(o, " ", 1);
 }
 
 static int normalize(const ptts_tokenizer *t, const norm_spec *s, int use_matcher, int ws_suffix,
@@ -213,7 +214,8 @@ static int normalize(const ptts_tokenizer *t, const norm_spec *s, int use_matche
         }
     }
     if (len == 0) return 0;
-    if (tk_buf_reserve(o, len * 3 + 16)) return ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory");
+    if (tk_buf_reserve(o, len * 3 + 16))
+        return ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory");
     if (!ws_suffix && s->add_dummy_prefix) add_ws(s, o);
     int prev_space = s->remove_extra_ws;
     while (len > 0) {
@@ -245,7 +247,8 @@ static int normalize(const ptts_tokenizer *t, const norm_spec *s, int use_matche
     if (s->remove_extra_ws) {
         const char *ws = s->escape_ws ? SPACE_SYM : " ";
         size_t wl = s->escape_ws ? SPACE_SYM_LEN : 1;
-        while (tk_ends_with(o, ws, wl)) o->n -= wl;
+        while (tk_ends_with(o, ws, wl))
+            o->n -= wl;
     }
     if (ws_suffix && s->add_dummy_prefix) add_ws(s, o);
     if (o->oom) return ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory");
@@ -377,7 +380,8 @@ typedef struct {
     size_t n, cap;
 } bpe_heap;
 
-/* The agenda's order: a before b when a has the lower score, or the same score and a greater left. */
+/* The agenda's order: a before b when a has the lower score, or the same score and a greater left.
+ */
 static int pair_less(const bpe_pair *a, const bpe_pair *b) {
     return a->score < b->score || (a->score == b->score && a->left > b->left);
 }
@@ -574,7 +578,8 @@ static int encode_impl(const ptts_tokenizer *t, const char *text, size_t len, in
         goto done;
     }
     const unsigned char *s = (const unsigned char *)(norm.p ? norm.p : "");
-    int r = t->model_type == MT_UNIGRAM ? encode_unigram(t, s, norm.n, &sg) : encode_bpe(t, s, norm.n, &sg);
+    int r = t->model_type == MT_UNIGRAM ? encode_unigram(t, s, norm.n, &sg)
+                                        : encode_bpe(t, s, norm.n, &sg);
     if (r) {
         rc = r == -1 ? ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory")
                      : ptts_fail(e, PTTS_E_INTERNAL, "tokenizer: broken best path");
@@ -691,7 +696,8 @@ int ptts_tokenizer_decode_part(const ptts_tokenizer *t, const int *ids, int n, i
     *text = NULL;
     for (int i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= t->n)
-            return ptts_fail(e, PTTS_E_INVALID, "tokenizer: invalid id %d (vocabulary %d)", ids[i], t->n);
+            return ptts_fail(e, PTTS_E_INVALID, "tokenizer: invalid id %d (vocabulary %d)", ids[i],
+                             t->n);
     if (t->kind == TK_JSON) return tk_json_decode(t, ids, n, continued, text, e);
     buf o = {0};
     unsigned char *bytes = malloc((size_t)n + 1);
@@ -711,8 +717,10 @@ int ptts_tokenizer_decode_part(const ptts_tokenizer *t, const int *ids, int n, i
         nb = 0;
         if (ty == PT_CONTROL) continue;
         if (ty == PT_UNKNOWN) {
-            if (t->len[id] == pl && memcmp(t->piece[id], p, pl) == 0) tk_buf_put(&o, t->unk_surface, strlen(t->unk_surface));
-            else tk_buf_put(&o, p, pl);
+            if (t->len[id] == pl && memcmp(t->piece[id], p, pl) == 0)
+                tk_buf_put(&o, t->unk_surface, strlen(t->unk_surface));
+            else
+                tk_buf_put(&o, p, pl);
             continue;
         }
         if (o.n == 0 && strip && pl >= SPACE_SYM_LEN && memcmp(p, SPACE_SYM, SPACE_SYM_LEN) == 0) {
@@ -787,4 +795,3 @@ int ptts_tokenizer_in_byte_run(const ptts_tokenizer *t, int id) {
     if (!t || id < 0 || id >= t->n) return 0;
     return t->type[id] == PT_BYTE || (t->kind == TK_JSON && t->special[id]);
 }
-

@@ -591,6 +591,47 @@ static void test_split_robust(const ptts_tokenizer *tok) {
     CHECK(ptts_text_split(tok, NULL, 8, O(0, 0), &chunks, &n, &e) == PTTS_E_INVALID);
 }
 
+/* ptts_chunks_limit: a chunk of more than hard_max ids (no punctuation at all) is cut at word
+ * boundaries, each piece prepared again like any chunk (capitalised, a final period, the pad of
+ * short pieces); chunks within hard_max are kept as they are. */
+static void test_chunks_limit(const ptts_tokenizer *tok) {
+    char text[4096];
+    size_t k = 0;
+    for (int i = 0; i < 300; i++)
+        k += (size_t)snprintf(text + k, sizeof text - k, "%sword", i ? " " : "");
+    ptts_text_options o = ptts_text_options_default();
+    o.pad_with_spaces = 1;
+    ptts_chunk *chunks = NULL;
+    int n = 0;
+    ptts_error e = {0};
+    REQUIRE(ptts_text_split(tok, "Short one. Then more", 50, &o, &chunks, &n, &e) == PTTS_OK);
+    REQUIRE(ptts_chunks_limit(tok, &chunks, &n, 50, 500, &o, &e) == PTTS_OK);
+    CHECK(n == 1 && strcmp(chunks[0].model_text, "        Short one. Then more.") == 0);
+    ptts_chunks_free(chunks, n);
+    REQUIRE(ptts_text_split(tok, text, 50, &o, &chunks, &n, &e) == PTTS_OK);
+    REQUIRE(n == 1);
+    int total = chunks[0].n_ids;
+    CHECK(total > 100);
+    REQUIRE(ptts_chunks_limit(tok, &chunks, &n, 50, 100, &o, &e) == PTTS_OK);
+    CHECKF(n > 1 && n <= total / 40 + 2, "%d pieces of %d ids", n, total);
+    for (int i = 0; i < n; i++) {
+        char *want = NULL;
+        int guess = 0, *ids = NULL, nids = 0;
+        REQUIRE(ptts_text_prepare(chunks[i].text, &o, &want, &guess, &e) == PTTS_OK);
+        CHECKF(strcmp(chunks[i].model_text, want) == 0, "piece %d: '%.40s'", i,
+               chunks[i].model_text);
+        CHECK(chunks[i].model_text[0] == 'W' || chunks[i].model_text[0] == ' ');
+        CHECK(chunks[i].guess == guess);
+        REQUIRE(ptts_tokenizer_encode(tok, want, strlen(want), &ids, &nids, &e) == PTTS_OK);
+        CHECK(nids == chunks[i].n_ids &&
+              memcmp(ids, chunks[i].ids, (size_t)nids * sizeof *ids) == 0);
+        CHECK(chunks[i].n_ids <= 52);
+        free(ids);
+        free(want);
+    }
+    ptts_chunks_free(chunks, n);
+}
+
 static char *repeat(const char *unit, size_t target, size_t *len) {
     size_t ul = strlen(unit), reps = target / ul + 1;
     char *s = malloc(reps * ul + 1);
@@ -670,6 +711,7 @@ int main(void) {
     test_language(root, tok);
     test_split_backends(root);
     test_split_robust(tok);
+    test_chunks_limit(tok);
     test_huge(tok);
     ptts_tokenizer_free(tok);
     cJSON_Delete(root);
