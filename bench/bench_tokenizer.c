@@ -1,9 +1,10 @@
 /*
- * bench_tokenizer.c - SentencePiece encoding speed: about 1 MB of English text (sentences built
+ * bench_tokenizer.c - tokenizer encoding speed: about 1 MB of English text (sentences built
  * from word lists by a fixed pseudo-random sequence, so every run sees the same text) tokenized
  * with sp_unigram.model, both as one 1 MB call and sentence by sentence (how the TTS calls it),
  * and the ids decoded back. Prints milliseconds and MB/s (best of a few runs). Usage:
- *   bench_tokenizer [MODEL]   (default: $PTTS_FIXTURES or tests/fixtures, sp_unigram.model)
+ *   bench_tokenizer [FILE]   (default: $PTTS_FIXTURES or tests/fixtures, sp_unigram.model; a
+ *                            FILE ending in .json is read as a tokenizer.json)
  */
 #include <stdint.h>
 #include <stdio.h>

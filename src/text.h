@@ -10,7 +10,8 @@
 /* The per-language text rules of a 3.3 config (MODEL.md sections 8.1 and 10.2). The config
  * (config.c) fills it; ptts_text_options_default() gives the 3.3 defaults (append and capitalise
  * on, everything else off). replace_characters: n_replace single characters (from[i], one
- * UTF-8 character) each mapped to to[i] (a UTF-8 string, "" deletes), owned by whoever filled it. */
+ * UTF-8 character) each mapped to to[i] (a UTF-8 string, "" deletes), owned by whoever filled
+ * it; a key that is not one character is refused (PTTS_E_INVALID), a later duplicate wins. */
 typedef struct ptts_text_options {
     int pad_with_spaces;             /* pad_with_spaces_for_short_inputs */
     int remove_semicolons;
@@ -23,7 +24,7 @@ typedef struct ptts_text_options {
 
 ptts_text_options ptts_text_options_default(void);
 
-/* prepare_text_prompt (MODEL.md 8.1): returns a malloc'd prepared text in *out and the
+/* prepare_text_prompt (MODEL.md 8.1 and 8.2): returns a malloc'd prepared text in *out and the
  * frames-after-EOS guess (3 when at most 4 words, else 1) in *guess. Empty text (after strip and
  * replacement) -> PTTS_E_TEXT with the reference's message "Text prompt cannot be empty". */
 int ptts_text_prepare(const char *text, const ptts_text_options *o, char **out, int *guess,
