@@ -13,7 +13,7 @@
  * UTF-8 character) each mapped to to[i] (a UTF-8 string, "" deletes), owned by whoever filled
  * it; a key that is not one character is refused (PTTS_E_INVALID), a later duplicate wins. */
 typedef struct ptts_text_options {
-    int pad_with_spaces;             /* pad_with_spaces_for_short_inputs */
+    int pad_with_spaces; /* pad_with_spaces_for_short_inputs */
     int remove_semicolons;
     int append_terminal_punctuation; /* default 1 */
     int capitalize_first_letter;     /* default 1 */
@@ -35,7 +35,7 @@ typedef struct ptts_chunk {
     char *model_text; /* text prepared again (3.3, MODEL.md 8.4): what the model is fed */
     int *ids;         /* the token ids of model_text (no BOS/EOS) */
     int n_ids;
-    int guess;        /* frames-after-EOS guess of model_text's prepare (F = guess + 2) */
+    int guess; /* frames-after-EOS guess of model_text's prepare (F = guess + 2) */
 } ptts_chunk;
 
 /* split_into_best_sentences (MODEL.md 8.3) followed by the per-chunk preparation of 8.4: each
