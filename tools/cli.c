@@ -22,7 +22,6 @@ const char *cli_model_help =
     "  --device D             the Vulkan device: its number or a part of its name, as\n"
     "                         `pocket-tts devices` lists them (default: a discrete GPU first;\n"
     "                         PTTS_VK_DEVICE); with --backend auto it asks for that GPU\n"
-    "  --heads N              backbone attention heads when no config says (default d/64)\n"
     "  --overlap M            CPU: codec of frame t next to the backbone of t+1: auto\n"
     "                         (default: where it pays, see ptts.h), on, off\n";
 
@@ -149,9 +148,6 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
             fprintf(stderr, "pocket-tts: --overlap is auto, on or off, got '%s'\n", v);
             return -1;
         }
-    } else if (cli_is(arg, "--heads")) {
-        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1024, &n)) return -1;
-        a->mo.heads = (int)n;
     } else {
         return 0;
     }
