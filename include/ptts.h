@@ -29,8 +29,8 @@ extern "C" {
  * receives. A checkpoint whose codec makes other frames (16 x the product of its upsampling
  * ratios, 6 x 5 x 4 for every published one) is refused at load (PTTS_E_UNSUPPORTED). */
 #define PTTS_FRAME_SAMPLES 1920
-/* How much audio a voice is cloned from when the caller gives no limit (the reference's CLI,
- * export-voice and server keep the first 30 s): ptts_voice_open and the tools use it. */
+/* The seconds of audio the reference clones a voice from where it truncates (export-voice and
+ * the server's uploads; the CLI's --voice, voice_url and serve --default-voice do not). */
 #define PTTS_VOICE_CLONE_SECONDS 30.0
 
 enum {
@@ -168,11 +168,11 @@ int ptts_voice_from_audio_memory(ptts_voice **out, const ptts_model *m, const vo
                                  size_t size, double max_seconds, ptts_error *e);
 /* A voice argument as the CLI and the server take it: a preset name (for `language`; NULL:
  * english), an hf:// or http(s) URL (downloaded when needed) or a local path, naming either a
- * voice-state file (loaded; told by its content, a safetensors header) or audio (cloned from its
- * first PTTS_VOICE_CLONE_SECONDS). *cloned (may be NULL) is set to 1 for audio, else 0. Errors
+ * voice-state file (loaded; told by its content, a safetensors header) or audio (cloned, from
+ * its first max_seconds when > 0). *cloned (may be NULL) is set to 1 for audio, else 0. Errors
  * as ptts_voice_resolve, ptts_voice_load and ptts_voice_from_audio_file. */
 int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language,
-                    const char *voice, int *cloned, ptts_error *e);
+                    const char *voice, double max_seconds, int *cloned, ptts_error *e);
 /* Save in the reference's voice-state format (F32 cache + int64 offset), atomically. */
 int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e);
 int ptts_voice_positions(const ptts_voice *v);
@@ -235,6 +235,19 @@ int ptts_preset_voice_url(const char *language, const char *voice, char *url, si
 /* A voice argument as a local file: a preset name (for `language`; NULL: english), an hf:// or
  * http(s) URL, or a local path. Downloads when needed; *path is malloc'd. */
 int ptts_voice_resolve(char **path, const char *language, const char *voice, ptts_error *e);
+
+/* ---- developer entries (pocket-tts tokenize, fill) -------------------------------------------- */
+/* The SentencePiece ids of `text` (len bytes, no BOS/EOS), as SentencePiece's encode gives them,
+ * with the tokenizer of `o` (tokenizer_path, else the config's, else the language's: english by
+ * default; downloaded when needed); no weights are read. *ids is malloc'd (free it). With pieces
+ * non-NULL, also the pieces: one malloc'd block (free it once) of *n strings, then NULL. */
+int ptts_tokenize(const ptts_model_options *o, const char *text, size_t len, int **ids,
+                  char ***pieces, int *n, ptts_error *e);
+/* Write a checkpoint of synthetic pocket-fill-v1 weights (tests/fixtures/README.md) of the
+ * architecture `arch` ("full": english_2026-04's, 109.5 M parameters; "tiny") in `dtype` ("f32",
+ * "bf16" or "f16"), to try or benchmark the engine without the real weights. */
+int ptts_synthetic_weights_write(const char *arch, const char *dtype, const char *path,
+                                 ptts_error *e);
 
 /* ---- generation ---------------------------------------------------------------------------- */
 /* Zero means default in every field (`ptts_gen_options o = {0};` is the reference's defaults,

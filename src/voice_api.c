@@ -178,7 +178,7 @@ static int file_is_safetensors(const char *path, ptts_error *e) {
 }
 
 int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language, const char *voice,
-                    int *cloned, ptts_error *e) {
+                    double max_seconds, int *cloned, ptts_error *e) {
     if (!out) return ptts_fail(e, PTTS_E_INVALID, "out is NULL");
     *out = NULL;
     if (cloned) *cloned = 0;
@@ -191,7 +191,7 @@ int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language,
     if (rc > 0) {
         rc = ptts_voice_load(out, m, path, e);
     } else if (rc == 0) {
-        rc = ptts_voice_from_audio_file(out, m, path, PTTS_VOICE_CLONE_SECONDS, e);
+        rc = ptts_voice_from_audio_file(out, m, path, max_seconds, e);
         if (!rc && cloned) *cloned = 1;
     }
     free(path);

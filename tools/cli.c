@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
 const char *cli_model_help =
     "model (default: the english model, downloaded from Hugging Face on first use):\n"
     "  --language L           a published model: english, english_2026-01, german, italian,\n"
@@ -197,10 +199,7 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
 }
 
 void cli_log_to_stderr(void *user, int level, const char *msg) {
-    int quiet = user ? *(const int *)user : 0;
-    if (quiet && level > PTTS_LOG_ERROR) return;
-    static const char *names[] = {"error", "warning", "info", "debug"};
-    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], msg);
+    tool_log(user ? *(const int *)user : 0, level, "%s", msg);
 }
 
 /* A download progress bar on a terminal; elsewhere one line per completed download. */

@@ -118,6 +118,11 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e);
 /* A voice by name (voices dir, then presets, then hf:// and http(s) URLs when allowed).
  * Returns 0, or an HTTP status (400 unknown/invalid name, 502 download failed) with msg. */
 int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap);
+/* The voice of `serve --default-voice`, loaded once at start (before any request thread): a
+ * voices-dir name, a preset, an hf:// or http(s) URL (even with --no-voice-urls: the operator
+ * chose it) or a local voice-state or audio file (not truncated, as the reference). *name: its
+ * table name. 0, or an HTTP-like status with msg. */
+int srv_voice_default(srv *s, const char *arg, const char **name, char *msg, size_t cap);
 void srv_voices_free(srv *s);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);

@@ -22,8 +22,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "audio.h"
-#include "common.h"
+#include "util.h"
 #include "server.h"
 
 #define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
@@ -117,7 +116,7 @@ static enum MHD_Result send_error_h(srv *s, struct MHD_Connection *c, unsigned s
 
 static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
                                   const char *param, const char *code, const char *fmt, ...)
-    PTTS_PRINTF(6, 7);
+    TOOL_PRINTF(6, 7);
 static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
                                   const char *param, const char *code, const char *fmt, ...) {
     char msg[1024];
@@ -192,7 +191,7 @@ static int pump(stream_ctx *c) {
         } else if (state == RQ_DONE && !cancel) {
             float zeros[1920] = {0};
             for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
-                if (srv_enc_write(c->enc, zeros, PTTS_MIN(left, 1920))) return -1;
+                if (srv_enc_write(c->enc, zeros, TOOL_MIN(left, 1920))) return -1;
             if (srv_enc_finish(c->enc)) return -1;
             c->done = 1;
         } else {
@@ -394,15 +393,11 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
     ptts_voice *owned = NULL;
     char msg[1024];
     if (x->wav_field) {
-        float *pcm = NULL;
-        int64_t n = 0;
-        int rate = 0;
         ptts_error e = {0};
         if (x->wav_len == 0)
             return send_error(s, c, 400, "voice_wav", NULL, "the uploaded voice_wav is empty");
-        int rc = ptts_audio_read_memory(x->wav, x->wav_len, 30.0, &pcm, &n, &rate, &e);
-        if (!rc) rc = ptts_voice_from_samples(&owned, s->model, pcm, n, rate, 30.0, &e);
-        free(pcm);
+        int rc = ptts_voice_from_audio_memory(&owned, s->model, x->wav, x->wav_len,
+                                              PTTS_VOICE_CLONE_SECONDS, &e);
         if (rc)
             return send_error(s, c, rc == PTTS_E_NOMEM ? 500 : 400, "voice_wav", NULL,
                               "voice_wav: %s", e.msg);
@@ -499,7 +494,7 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
         ret = send_error(s, c, (unsigned)st, "voice", NULL, "%s", msg);
         goto out;
     }
-    char *text = ptts_strdup(input->valuestring);
+    char *text = tool_strdup(input->valuestring);
     if (!text) {
         ret = send_error(s, c, 500, NULL, NULL, "out of memory");
         goto out;
@@ -624,7 +619,7 @@ static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
         (unsigned long long)s->overflows);
     OUT("# HELP ptts_uptime_seconds Seconds since start.\n# TYPE ptts_uptime_seconds gauge\n"
         "ptts_uptime_seconds %.1f\n",
-        ptts_now() - s->started);
+        tool_now() - s->started);
     pthread_mutex_unlock(&s->mu);
 #undef OUT
     enum MHD_Result r = send_text(s, c, 200, "text/plain; version=0.0.4", b, len);
