@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wav.h"
-#include "util.h"
 #include "server.h"
+#include "util.h"
+#include "wav.h"
 
 static const char *const fmt_names[] = {"wav", "pcm", "flac", "opus", "mp3"};
 static const char *const fmt_mime[] = {"audio/wav", "audio/pcm", "audio/flac", "audio/ogg",
