@@ -29,8 +29,8 @@ const char *cli_model_help =
 
 const char *cli_gen_help =
     "generation:\n"
-    "  --temperature T        noise variance (default 0.7; 0 = deterministic)\n"
-    "  --lsd-decode-steps N   flow steps per frame (default 1)\n"
+    "  --temperature T        noise variance (default: the config's, 0.3; 0 = deterministic)\n"
+    "  --sampler-decode-steps N  sampler steps per frame (default 1)\n"
     "  --noise-clamp C        truncate the noise to [-C, C] (default: none)\n"
     "  --eos-threshold X      EOS logit threshold (default -4.0)\n"
     "  --frames-after-eos N   frames after EOS (default: the model's, else from the text)\n"
@@ -165,8 +165,13 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
         o->temperature = (float)x;
         o->temperature_set = 1;
     } else if (cli_is(arg, "--sampler-decode-steps") || cli_is(arg, "--lsd-decode-steps")) {
+        /* the hidden, deprecated --lsd-decode-steps overrides --sampler-decode-steps in
+         * whatever order they come (the reference's rule); one command line per process */
+        static int lsd_given;
+        const int lsd = cli_is(arg, "--lsd-decode-steps");
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1000, &n)) return -1;
-        o->sampler_steps = (int)n;
+        if (lsd || !lsd_given) o->sampler_steps = (int)n;
+        lsd_given |= lsd;
     } else if (cli_is(arg, "--noise-clamp")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 1e6, &x)) return -1;
         o->noise_clamp = (float)x;
