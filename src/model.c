@@ -87,7 +87,7 @@ static void model_files_free(model_files *f) {
 static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options *o,
                          const ptts_language *lang, ptts_error *e) {
     int rc;
-    if (o->config_path) {
+    if (o->config_path) { /* a local path or a URL (--config URL): fetched into the cache */
         if ((rc = ptts_fetch(&f->config, o->config_path, e))) return rc;
         if ((rc = ptts_config_load(&m->cfg, f->config, e))) return rc;
     }

@@ -19,16 +19,16 @@ struct ptts_model {
     ptts_tokenizer *tok;
     ptts_pool *pool;
     ptts_ctx ctx;
-    ptts_text_options text;    /* the config's text rules (MODEL.md 8.1) */
-    float default_temperature; /* the config's default_temperature (0.3 when absent) */
+    ptts_text_options text;           /* the config's text rules (MODEL.md 8.1) */
+    float default_temperature;        /* the config's default_temperature (0.3 when absent) */
     int recommended_frames_after_eos; /* -1: none */
     /* What engines are made from (backend.c): the kind, always set, and the options they
      * receive in ptts_engine_args. */
     const ptts_engine_ops *engine;
-    int overlap;       /* PTTS_OVERLAP_* */
-    char *device;      /* ptts_model_options.device (owned), NULL: pick one */
-    int tensor_cores;  /* ptts_model_options.tensor_cores */
-    int fence_spin_us; /* ptts_model_options.fence_spin_us */
+    int overlap;               /* PTTS_OVERLAP_* */
+    char *device;              /* ptts_model_options.device (owned), NULL: pick one */
+    int tensor_cores;          /* ptts_model_options.tensor_cores */
+    int fence_spin_us;         /* ptts_model_options.fence_spin_us */
     ptts_engine_cache engines; /* idle engines of freed streams and batches */
 };
 

@@ -2,9 +2,9 @@
 /*
  * test_public_api.c - a black-box test through include/ptts.h alone (compiled without src/ on
  * its include path): the tiny model loads from zeroed options plus its files, a voice is loaded,
- * opened (state file and audio) and cloned from memory, an utterance streams frame by frame in
- * PTTS_FRAME_SAMPLES frames, a text tokenizes, the log callback hears the backend choice; bad
- * arguments and files give their error codes with a message, and every free takes NULL.
+ * loaded from memory, opened (state file and audio) and cloned from memory, an utterance streams
+ * frame by frame in PTTS_FRAME_SAMPLES frames, a text tokenizes, the log callback hears the backend
+ * choice; bad arguments and files give their error codes with a message, and every free takes NULL.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +54,8 @@ static int stream_frames(ptts_stream *s, const ptts_voice *v, const char *text) 
     while ((r = ptts_stream_next(s, pcm, &e)) > 0 && frames < 1000) {
         CHECK(r == PTTS_FRAME_SAMPLES);
         int finite = 1;
-        for (int i = 0; i < r; i++) finite &= pcm[i] == pcm[i] && pcm[i] > -4 && pcm[i] < 4;
+        for (int i = 0; i < r; i++)
+            finite &= pcm[i] == pcm[i] && pcm[i] > -4 && pcm[i] < 4;
         CHECK(finite);
         frames++;
     }
@@ -64,7 +65,8 @@ static int stream_frames(ptts_stream *s, const ptts_voice *v, const char *text) 
 
 int main(void) {
     ptts_error e = {0};
-    for (int c = 0; c >= -14; c--) CHECK(ptts_strerror(c) && *ptts_strerror(c));
+    for (int c = 0; c >= -14; c--)
+        CHECK(ptts_strerror(c) && *ptts_strerror(c));
     CHECK(ptts_strerror(-999) && *ptts_strerror(-999));
 
     /* the log callback hears the automatic backend choice */
@@ -80,11 +82,11 @@ int main(void) {
     CHECK(info.has_voice_cloning && info.threads == 2 && info.isa && info.weight_bytes > 0);
 
     /* voices: a state file, the same through ptts_voice_open, audio opened and from memory */
-    ptts_voice *v = NULL, *vo = NULL, *va = NULL, *vm = NULL;
+    ptts_voice *v = NULL, *vo = NULL, *va = NULL, *vm = NULL, *bad_mem = NULL;
     REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
     int cloned = -1;
-    CHECKF(ptts_voice_open(&vo, m, NULL, fixture_path("tiny/voice.safetensors"), 0, &cloned,
-                           &e) == 0 &&
+    CHECKF(ptts_voice_open(&vo, m, NULL, fixture_path("tiny/voice.safetensors"), 0, &cloned, &e) ==
+                   0 &&
                cloned == 0,
            "%s", e.msg);
     CHECK(vo && ptts_voice_positions(vo) == ptts_voice_positions(v));
@@ -98,6 +100,14 @@ int main(void) {
     CHECKF(ptts_voice_from_audio_memory(&vm, m, wav, n_wav, PTTS_VOICE_CLONE_SECONDS, &e) == 0,
            "%s", e.msg);
     CHECK(va && vm && ptts_voice_positions(va) == ptts_voice_positions(vm));
+    size_t n_st = 0;
+    char *st_bytes = read_file(fixture_path("tiny/voice.safetensors"), &n_st);
+    ptts_voice *vl = NULL;
+    CHECKF(st_bytes && ptts_voice_load_memory(&vl, m, st_bytes, n_st, &e) == 0, "%s", e.msg);
+    CHECK(vl && ptts_voice_positions(vl) == ptts_voice_positions(v));
+    CHECK(ptts_voice_load_memory(&bad_mem, m, st_bytes, n_st / 2, &e) < 0 && !bad_mem);
+    free(st_bytes);
+    ptts_voice_free(vl);
 
     /* an utterance, twice on one stream */
     ptts_stream *s = NULL;

@@ -14,10 +14,10 @@
 #include "server.h"
 #include "util.h"
 
-static int refuse(srv_bad *b, unsigned status, const char *param, const char *code,
-                  const char *fmt, ...) TOOL_PRINTF(5, 6);
-static int refuse(srv_bad *b, unsigned status, const char *param, const char *code,
-                  const char *fmt, ...) {
+static int refuse(srv_bad *b, unsigned status, const char *param, const char *code, const char *fmt,
+                  ...) TOOL_PRINTF(5, 6);
+static int refuse(srv_bad *b, unsigned status, const char *param, const char *code, const char *fmt,
+                  ...) {
     b->status = status;
     b->param = param;
     b->code = code;
@@ -30,7 +30,8 @@ static int refuse(srv_bad *b, unsigned status, const char *param, const char *co
 
 static size_t utf8_chars(const char *t, size_t len) {
     size_t n = 0;
-    for (size_t i = 0; i < len; i++) n += ((unsigned char)t[i] & 0xC0) != 0x80;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)t[i] & 0xC0) != 0x80;
     return n;
 }
 
@@ -41,15 +42,13 @@ static int blank(const char *t, size_t len) {
 }
 
 /* The checks every text gets: no NUL byte, not blank, at most max_chars characters. */
-static int check_text(const char *text, size_t len, int max_chars, const char *param,
-                      srv_bad *b) {
+static int check_text(const char *text, size_t len, int max_chars, const char *param, srv_bad *b) {
     if (memchr(text, 0, len)) return refuse(b, 400, param, NULL, "the text contains NUL bytes");
     if (blank(text, len)) return refuse(b, 400, param, NULL, "the text cannot be empty");
     size_t n = utf8_chars(text, len);
     if (n > (size_t)max_chars)
         return refuse(b, 400, param, NULL,
-                      "the text has %zu characters; this server accepts at most %d", n,
-                      max_chars);
+                      "the text has %zu characters; this server accepts at most %d", n, max_chars);
     return 0;
 }
 
@@ -64,8 +63,7 @@ void srv_speech_free(srv_speech *r) {
     memset(r, 0, sizeof *r);
 }
 
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r,
-                     srv_bad *b) {
+int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b) {
     memset(r, 0, sizeof *r);
     r->fmt = srv_format_available(FMT_MP3) ? FMT_MP3 : FMT_WAV; /* OpenAI's default: mp3 */
     r->speed = 1.0;
@@ -92,9 +90,10 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
             st = refuse(b, 404, "model", "model_not_found",
                         "unknown model; GET /v1/models lists them");
     }
-    if (!st && !cJSON_IsString(input)) st = refuse(b, 400, "input", NULL, "'input' must be a string");
-    if (!st) st = check_text(input->valuestring, strlen(input->valuestring), max_text_chars,
-                             "input", b);
+    if (!st && !cJSON_IsString(input))
+        st = refuse(b, 400, "input", NULL, "'input' must be a string");
+    if (!st)
+        st = check_text(input->valuestring, strlen(input->valuestring), max_text_chars, "input", b);
     if (!st && fmtj && !cJSON_IsNull(fmtj)) {
         if (!cJSON_IsString(fmtj) || (r->fmt = srv_format_parse(fmtj->valuestring)) < 0)
             st = refuse(b, 400, "response_format", NULL,
@@ -104,8 +103,7 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
                         "this server's libsndfile cannot write %.32s", fmtj->valuestring);
     }
     if (!st && speedj && !cJSON_IsNull(speedj)) {
-        if (!cJSON_IsNumber(speedj) ||
-            !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0))
+        if (!cJSON_IsNumber(speedj) || !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0))
             st = refuse(b, 400, "speed", NULL, "speed must be a number in [0.25, 4.0]");
         else
             r->speed = speedj->valuedouble;
