@@ -127,6 +127,9 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     ptts_model_options o = opt ? *opt : ptts_model_options_default();
     if (o.overlap < PTTS_OVERLAP_AUTO || o.overlap > PTTS_OVERLAP_OFF)
         return ptts_fail(e, PTTS_E_INVALID, "unknown overlap mode %d", o.overlap);
+    if (o.tensor_cores < -1 || o.tensor_cores > 1)
+        return ptts_fail(e, PTTS_E_INVALID, "tensor_cores is 0 (auto), 1 (on) or -1 (off), not %d",
+                         o.tensor_cores);
     const ptts_language *lang = NULL;
     if (o.language) {
         if (!(lang = ptts_language_find(o.language))) {

@@ -146,6 +146,9 @@ int main(void) {
     bo.overlap = 7;
     CHECK(ptts_model_load(&bm, &bo, &e) == PTTS_E_INVALID && !bm);
     bo = tiny_options();
+    bo.tensor_cores = 2;
+    CHECK(ptts_model_load(&bm, &bo, &e) == PTTS_E_INVALID && !bm);
+    bo = tiny_options();
     bo.backend = 99;
     CHECK(ptts_model_load(&bm, &bo, &e) == PTTS_E_INVALID && !bm);
     bo = tiny_options();
