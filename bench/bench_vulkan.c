@@ -63,11 +63,9 @@ int main(int argc, char **argv) {
     ptts_weights_options wo = {0};
     if (bf16) wo.mode = PTTS_WMODE_BF16; /* bf16 backbone/codec storage (stepk streams it) */
     if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
-    /* the engine needs only the weights (and the arch): a model shell around them */
-    ptts_model m;
-    memset(&m, 0, sizeof m);
-    m.w = w;
-    m.ctx.k = ptts_kernels_ref();
+    /* the engine needs only the weights and the CPU kernels (no pool) */
+    const ptts_ctx ctx = {.k = ptts_kernels_ref()};
+    const ptts_engine_args args = {.w = w, .ctx = &ctx};
     a = w->arch;
     const int P = 125, n_ids = 40; /* a 10 s voice, a 40-token chunk */
     ptts_voice_state *v;
@@ -93,7 +91,7 @@ int main(int argc, char **argv) {
         if (S < 1) continue;
         void *eng;
         double t0 = now();
-        if (ops->create(&eng, &m, S, &e)) die("create", &e);
+        if (ops->create(&eng, &args, S, &e)) die("create", &e);
         double t_create = now() - t0;
         int *slots = malloc((size_t)S * sizeof(int)), *counts = malloc((size_t)S * sizeof(int));
         float *noise = malloc((size_t)S * kk * a.ld * sizeof(float));

@@ -23,7 +23,7 @@ bf16)
 modes)
   nproc
   for BK in cpu vulkan vulkan-codec; do
-    timeout 150 build-vk2/pocket-tts bench --backend $BK --precision ${PREC:-f32} --threads ${THR:-16} --only loop,ttfa,batch --streams 1,8 --frames 40 --reps 3 2>&1 | grep -v "^$" | tail -8
+    timeout 150 build-vk2/bench_pipeline --backend $BK --precision ${PREC:-f32} --threads ${THR:-16} --only loop,ttfa,batch --streams 1,8 --frames 40 --reps 3 2>&1 | grep -v "^$" | tail -8
   done ;;
 all)
   timeout 100 $B --streams 1,8,32,128 --frames 64 2>&1 | tail -12
@@ -47,6 +47,6 @@ gemm)
 loop)
   # one stream through the generation loop, f32 and bf16, 256 vs 512 invocations a stepk workgroup
   for W in 512 256; do for P in f32 bf16; do echo "== $P PTTS_VK_STEPK_WGS=$W"
-    PTTS_VK_STEPK_WGS=$W timeout 100 build-vk2/pocket-tts bench --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 2>&1 | grep -E "^loop|^ttfa"
+    PTTS_VK_STEPK_WGS=$W timeout 100 build-vk2/bench_pipeline --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 2>&1 | grep -E "^loop|^ttfa"
   done; done ;;
 esac

@@ -8,9 +8,9 @@
  *  - Every create/load has a matching free; free(NULL) is a no-op.
  *  - The library never prints, exits or aborts; diagnostics go to the log callback if one is set.
  *  - A ptts_model is read-only after loading and may be shared by many threads and streams.
- *  - Options structs: get the defaults from the *_default() function, then change fields.
- *    Integer and pointer fields also treat 0 / NULL as "default", so a zeroed struct is valid
- *    except for the float fields whose zero is meaningful (they say so).
+ *  - Options structs: zero (or NULL) means default in every field, so `{0}` is the defaults, as
+ *    is the *_default() function's result. A value whose zero is meaningful is used only with
+ *    its _set flag.
  */
 #ifndef PTTS_H
 #define PTTS_H
@@ -25,7 +25,13 @@ extern "C" {
 #define PTTS_VERSION "0.1.0"
 
 #define PTTS_SAMPLE_RATE 24000
-#define PTTS_FRAME_SAMPLES 1920 /* one latent frame = 80 ms at 24 kHz */
+/* One latent frame = 80 ms at 24 kHz: what ptts_stream_next writes and a frame callback
+ * receives. A checkpoint whose codec makes other frames (16 x the product of its upsampling
+ * ratios, 6 x 5 x 4 for every published one) is refused at load (PTTS_E_UNSUPPORTED). */
+#define PTTS_FRAME_SAMPLES 1920
+/* The seconds of audio the reference clones a voice from where it truncates (export-voice and
+ * the server's uploads; the CLI's --voice, voice_url and serve --default-voice do not). */
+#define PTTS_VOICE_CLONE_SECONDS 30.0
 
 enum {
     PTTS_OK = 0,
@@ -56,7 +62,10 @@ const char *ptts_strerror(int code);
 
 enum { PTTS_LOG_ERROR = 0, PTTS_LOG_WARN = 1, PTTS_LOG_INFO = 2, PTTS_LOG_DEBUG = 3 };
 typedef void (*ptts_log_fn)(void *user, int level, const char *msg);
-/* Process-wide log sink; NULL (the default) discards every message. */
+/* Process-wide log sink; NULL (the default) discards every message. Safe to set from any thread
+ * at any time: the callback is called, one message at a time, from whichever thread the library
+ * runs the logging call on (ptts_model_load's, a stream's, a batch's), and never again once the
+ * call that replaced it has returned. It must not call ptts_set_log_callback itself. */
 void ptts_set_log_callback(ptts_log_fn fn, void *user);
 
 /* ---- model ---------------------------------------------------------------------------------
@@ -96,11 +105,12 @@ typedef struct ptts_model_options {
      * the GPU on it (an error when it does not exist or does not work), not for the CPU. */
     const char *device;
     int overlap;                /* PTTS_OVERLAP_* (0: auto) */
-    int heads, codec_heads;     /* 0: from the config, else width / 64 */
     /* A language of ptts_language_find (english, french_24l, ...): its weights (the gated ones
      * with voice cloning when the token allows, else the open ones), tokenizer and text rules.
      * A config or explicit paths given as well take precedence over the language's. */
     const char *language;
+    int tensor_cores; /* GPU cooperative-matrix gemms: 0 auto, 1 on, -1 off */
+    int fence_spin_us; /* GPU: poll a fence this long before blocking; 0 default, < 0 off */
 } ptts_model_options;
 
 ptts_model_options ptts_model_options_default(void);
@@ -153,6 +163,16 @@ int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *
  * ptts_voice_from_samples, plus PTTS_E_IO (missing file) and PTTS_E_AUDIO (not audio). */
 int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char *path,
                                double max_seconds, ptts_error *e);
+/* Clone a voice from an audio file held in memory (an upload): as ptts_voice_from_audio_file. */
+int ptts_voice_from_audio_memory(ptts_voice **out, const ptts_model *m, const void *buf,
+                                 size_t size, double max_seconds, ptts_error *e);
+/* A voice argument as the CLI and the server take it: a preset name (for `language`; NULL:
+ * english), an hf:// or http(s) URL (downloaded when needed) or a local path, naming either a
+ * voice-state file (loaded; told by its content, a safetensors header) or audio (cloned, from
+ * its first max_seconds when > 0). *cloned (may be NULL) is set to 1 for audio, else 0. Errors
+ * as ptts_voice_resolve, ptts_voice_load and ptts_voice_from_audio_file. */
+int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language,
+                    const char *voice, double max_seconds, int *cloned, ptts_error *e);
 /* Save in the reference's voice-state format (F32 cache + int64 offset), atomically. */
 int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e);
 int ptts_voice_positions(const ptts_voice *v);
@@ -181,7 +201,10 @@ const ptts_language *ptts_language_find(const char *name);
 
 /* Download progress: `done` of `total` bytes (-1: unknown) of the file `name`; called about ten
  * times a second, then once with done == total when the file is complete. A nonzero return
- * cancels the download (PTTS_E_CANCELLED). Process-wide; NULL (the default) reports nothing. */
+ * cancels the download (PTTS_E_CANCELLED). Process-wide; NULL (the default) reports nothing.
+ * Safe to set from any thread: called on the thread that downloads (the one in ptts_fetch,
+ * ptts_model_load, ...), one call at a time, never again once the call that replaced it has
+ * returned; it must not call ptts_set_progress_callback itself. */
 typedef int (*ptts_progress_fn)(void *user, const char *name, int64_t done, int64_t total);
 void ptts_set_progress_callback(ptts_progress_fn fn, void *user);
 
@@ -212,6 +235,19 @@ int ptts_preset_voice_url(const char *language, const char *voice, char *url, si
 /* A voice argument as a local file: a preset name (for `language`; NULL: english), an hf:// or
  * http(s) URL, or a local path. Downloads when needed; *path is malloc'd. */
 int ptts_voice_resolve(char **path, const char *language, const char *voice, ptts_error *e);
+
+/* ---- developer entries (pocket-tts tokenize, fill) -------------------------------------------- */
+/* The SentencePiece ids of `text` (len bytes, no BOS/EOS), as SentencePiece's encode gives them,
+ * with the tokenizer of `o` (tokenizer_path, else the config's, else the language's: english by
+ * default; downloaded when needed); no weights are read. *ids is malloc'd (free it). With pieces
+ * non-NULL, also the pieces: one malloc'd block (free it once) of *n strings, then NULL. */
+int ptts_tokenize(const ptts_model_options *o, const char *text, size_t len, int **ids,
+                  char ***pieces, int *n, ptts_error *e);
+/* Write a checkpoint of synthetic pocket-fill-v1 weights (tests/fixtures/README.md) of the
+ * architecture `arch` ("full": english_2026-04's, 109.5 M parameters; "tiny") in `dtype` ("f32",
+ * "bf16" or "f16"), to try or benchmark the engine without the real weights. */
+int ptts_synthetic_weights_write(const char *arch, const char *dtype, const char *path,
+                                 ptts_error *e);
 
 /* ---- generation ---------------------------------------------------------------------------- */
 /* Zero means default in every field (`ptts_gen_options o = {0};` is the reference's defaults,
@@ -248,8 +284,9 @@ void ptts_stream_free(ptts_stream *s);
 /* Prepare and split `text`; the voice must stay alive until the utterance ends. */
 int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e);
-/* Generate the next frame: writes PTTS_FRAME_SAMPLES samples (float, about [-1, 1]) to pcm and
- * returns that count; 0 when the utterance is complete; < 0 on error. */
+/* Generate the next frame: writes PTTS_FRAME_SAMPLES samples (float, about [-1, 1]) to pcm (a
+ * buffer of at least that many) and returns that count; 0 when the utterance is complete; < 0
+ * on error. */
 int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e);
 
 typedef struct ptts_stream_status {

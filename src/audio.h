@@ -1,6 +1,6 @@
 /*
- * audio.h - audio in and out: any file libsndfile reads -> mono float; the reference's
- * resample_poly to 24 kHz; the WAV the reference writes (16-bit mono PCM, streaming-capable).
+ * audio.h - audio in: any file libsndfile reads -> mono float; the reference's resample_poly to
+ * 24 kHz. (The WAV writer of the tools is tools/wav.h.)
  */
 #ifndef PTTS_AUDIO_H
 #define PTTS_AUDIO_H
@@ -26,23 +26,5 @@ int ptts_audio_read_memory(const void *buf, size_t size, double max_seconds, flo
  * a copy. */
 int ptts_resample(const float *in, int64_t n, int from_rate, int to_rate, float **out,
                   int64_t *n_out, ptts_error *e);
-
-/* Streaming 16-bit mono WAV writer. Samples are clamped to [-1, 1], scaled by 32767 and
- * truncated toward zero (the reference's conversion). To a file: written to a temporary name,
- * the header patched with the true length and the file renamed at close; on abort the
- * temporary is removed (no partial file). To a pipe/stdout (path "-"): a header with an
- * oversized length (as the reference does), data flushed frame by frame. */
-typedef struct ptts_wav_writer ptts_wav_writer;
-int ptts_wav_open(ptts_wav_writer **out, const char *path, int sample_rate, ptts_error *e);
-/* Write to an already-open stream (never patched: the header says "oversized length"). */
-int ptts_wav_open_stream(ptts_wav_writer **out, FILE *f, int sample_rate, ptts_error *e);
-int ptts_wav_write(ptts_wav_writer *w, const float *samples, int64_t n, ptts_error *e);
-/* Finish: (file) patch the header, rename into place. Frees w. */
-int ptts_wav_close(ptts_wav_writer *w, ptts_error *e);
-/* Give up: remove the temporary file. Frees w. NULL is a no-op. */
-void ptts_wav_abort(ptts_wav_writer *w);
-
-/* The 44-byte header for a mono 16-bit stream of `n_samples` (UINT32_MAX-ish when unknown). */
-void ptts_wav_header(uint8_t out[44], int sample_rate, int64_t n_samples);
 
 #endif

@@ -23,12 +23,25 @@
 
 #define MAX_ATTEMPTS 5
 
+/* Set and called under one mutex: any thread may set it, and a callback is never called after
+ * the call that replaced it has returned. */
+static pthread_mutex_t g_progress_mu = PTHREAD_MUTEX_INITIALIZER;
 static ptts_progress_fn g_progress_fn;
 static void *g_progress_user;
 
 void ptts_set_progress_callback(ptts_progress_fn fn, void *user) {
+    pthread_mutex_lock(&g_progress_mu);
     g_progress_fn = fn;
     g_progress_user = user;
+    pthread_mutex_unlock(&g_progress_mu);
+}
+
+/* The callback's answer (nonzero: cancel), 0 when none is set. */
+static int report_progress(const char *name, int64_t done, int64_t total) {
+    pthread_mutex_lock(&g_progress_mu);
+    int r = g_progress_fn ? g_progress_fn(g_progress_user, name, done, total) : 0;
+    pthread_mutex_unlock(&g_progress_mu);
+    return r;
 }
 
 /* ---- strings and paths ---------------------------------------------------------------------- */
@@ -306,12 +319,12 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     (void)ultotal;
     (void)ulnow;
     transfer *t = user;
-    if (!g_progress_fn || !t->name) return 0;
+    if (!t->name) return 0;
     double now = ptts_now();
     if (now - t->last_progress < 0.1) return 0;
     t->last_progress = now;
     int64_t total = t->limit >= 0 ? t->limit : (dltotal > 0 ? t->base + (int64_t)dltotal : -1);
-    if (g_progress_fn(g_progress_user, t->name, t->base + (int64_t)dlnow, total)) {
+    if (report_progress(t->name, t->base + (int64_t)dlnow, total)) {
         t->cancelled = 1;
         return 1;
     }
@@ -591,10 +604,10 @@ static int fetch_to(const char *url, const char *token, const char *final, const
     }
     if (!rc && rename(tmp, final) != 0)
         rc = ptts_fail(e, PTTS_E_IO, "cannot rename %s to %s: %s", tmp, final, strerror(errno));
-    if (!rc && g_progress_fn && name) {
+    if (!rc && name) {
         int64_t done = 0;
         file_size(final, &done);
-        g_progress_fn(g_progress_user, name, done, done); /* the final call: done == total */
+        report_progress(name, done, done); /* the final call: done == total */
     }
     free(tmp);
     unlock_file(lock);

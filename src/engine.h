@@ -50,7 +50,7 @@ typedef struct ptts_engine_args {
 
 typedef struct ptts_engine_ops {
     const char *name;
-    int (*create)(void **eng, const ptts_model *m, int slots, ptts_error *e);
+    int (*create)(void **eng, const ptts_engine_args *a, int slots, ptts_error *e);
     void (*destroy)(void *eng);
     /* The largest k this engine takes in one step call (1 for the CPU). */
     int (*max_steps_per_call)(void *eng);
@@ -71,5 +71,8 @@ typedef struct ptts_engine_ops {
 } ptts_engine_ops;
 
 extern const ptts_engine_ops ptts_engine_cpu;
+/* Frames a CPU engine instance has decoded beside the next step's backbone (the overlap of
+ * ptts_engine_args.overlap) since it was created: tests check that the overlap path ran. */
+long ptts_engine_cpu_overlapped(const void *eng);
 
 #endif

@@ -13,14 +13,13 @@
 #include <string.h>
 
 #include "engine_vulkan.h"
-#include "model.h"
+#include "weights.h"
 
 typedef struct hy_engine {
-    const ptts_model *m;
     const ptts_engine_ops *vk;
     void *cpu, *gpu;
     float *lat; /* [slots][ld]: the latents of the last step call, in call order */
-    int S;
+    int S, ld;
 } hy_engine;
 
 static void hy_destroy(void *p) {
@@ -32,20 +31,20 @@ static void hy_destroy(void *p) {
     free(h);
 }
 
-static int hy_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
+static int hy_create(void **out, const ptts_engine_args *a, int slots, ptts_error *e) {
     *out = NULL;
     const ptts_engine_ops *vk = ptts_vulkan_engine();
     if (!vk) return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
     hy_engine *h = calloc(1, sizeof *h);
     if (!h) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    h->m = m;
     h->vk = vk;
     h->S = slots;
-    h->lat = malloc((size_t)slots * m->w->arch.ld * sizeof(float));
+    h->ld = a->w->arch.ld;
+    h->lat = malloc((size_t)slots * h->ld * sizeof(float));
     int rc = h->lat ? 0 : ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    if (!rc) rc = ptts_engine_cpu.create(&h->cpu, m, slots, e);
-    if (!rc) rc = vk->create(&h->gpu, m, slots, e);
+    if (!rc) rc = ptts_engine_cpu.create(&h->cpu, a, slots, e);
+    if (!rc) rc = vk->create(&h->gpu, a, slots, e);
     if (rc) {
         hy_destroy(h);
         return rc;
@@ -75,7 +74,7 @@ static int hy_step(void *p, const int *slots, int n, int k, const float *noise, 
                    float *latents, ptts_error *e) {
     hy_engine *h = p;
     int rc = ptts_engine_cpu.step(h->cpu, slots, n, k, noise, eos, latents, e);
-    if (!rc) memcpy(h->lat, latents, (size_t)n * k * h->m->w->arch.ld * sizeof(float));
+    if (!rc) memcpy(h->lat, latents, (size_t)n * k * h->ld * sizeof(float));
     return rc;
 }
 

@@ -333,7 +333,7 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
     ptts_stream *s = calloc(1, sizeof *s);
     if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     s->m = m;
-    s->ops = m->engine ? m->engine : &ptts_engine_cpu;
+    s->ops = m->engine;
     int rc = ptts_engine_acquire(m, s->ops, 1, &s->eng, e);
     if (!rc) {
         const ptts_arch *a = &m->w->arch;
@@ -510,7 +510,7 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     ptts_batch *b = calloc(1, sizeof *b);
     if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     b->m = m;
-    b->ops = m->engine ? m->engine : &ptts_engine_cpu;
+    b->ops = m->engine;
     b->n_slots = max_streams;
     b->sampler_steps = 1;
     int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);

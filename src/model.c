@@ -1,18 +1,13 @@
 /*
- * model.c - loading a model (config, weights, tokenizer, thread pool) and the public voice
- * handles. Everything here happens once per model or voice, never per frame.
+ * model.c - loading a model: config, weights, tokenizer, thread pool, then its engine
+ * (backend.c). Everything here happens once per model, never per frame.
  */
 #include "model.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "audio.h"
-#include "backbone.h"
-#include "codec.h"
 #include "download.h"
-#include "engine_vulkan.h"
 #include "hub.h"
 
 ptts_model_options ptts_model_options_default(void) {
@@ -53,10 +48,18 @@ static ptts_wmode wmode_of(int precision) {
                                               : PTTS_WMODE_F32;
 }
 
-static int finish_model(ptts_model *m, int threads, ptts_error *e) {
-    if (pthread_mutex_init(&m->engine_mu, NULL))
-        return ptts_fail(e, PTTS_E_NOMEM, "cannot create a mutex");
-    m->engine_mu_ok = 1;
+/* The frame-size contract of ptts.h: ptts_stream_next writes one frame into a caller buffer of
+ * PTTS_FRAME_SAMPLES samples, and the frame is 16 * the product of the decoder's ratios. */
+static int check_frame(const ptts_arch *a, const char *path, ptts_error *e) {
+    if (a->frame_samples == PTTS_FRAME_SAMPLES) return 0;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                     "%s: a frame of this codec is %d samples (16 x upsampling ratios %d x %d x "
+                     "%d), the API's is %d (16 x 6 x 5 x 4)",
+                     path, a->frame_samples, a->ratios[0], a->ratios[1], a->ratios[2],
+                     PTTS_FRAME_SAMPLES);
+}
+
+static int finish_model(ptts_model *m, int threads, int backend, ptts_error *e) {
     m->pool = ptts_pool_create(threads);
     if (!m->pool) return ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", threads);
     m->ctx.k = ptts_kernels_best();
@@ -66,44 +69,7 @@ static int finish_model(ptts_model *m, int threads, ptts_error *e) {
     m->text.pad_with_spaces = m->cfg.pad_with_spaces;
     m->text.remove_semicolons = m->cfg.remove_semicolons;
     m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
-    return 0;
-}
-
-/* The compute engine for ptts_model_options.backend: cpu; vulkan (an error when no Vulkan
- * device works); auto: the Vulkan engine on a discrete GPU, else the CPU (said at info level),
- * or on the device m->device names when one is named. */
-static int select_engine(ptts_model *m, int backend, ptts_error *e) {
-    m->engine = NULL;
-    if (backend == PTTS_BACKEND_CPU) return 0;
-    if (backend != PTTS_BACKEND_AUTO && backend != PTTS_BACKEND_VULKAN &&
-        backend != PTTS_BACKEND_VULKAN_CODEC)
-        return ptts_fail(e, PTTS_E_INVALID, "unknown backend %d", backend);
-    if (backend == PTTS_BACKEND_AUTO && m->device) backend = PTTS_BACKEND_VULKAN;
-    const ptts_engine_ops *vk = ptts_vulkan_engine();
-    char name[256];
-    int discrete = 0;
-    ptts_error pe = {0};
-    int rc = vk ? ptts_vulkan_probe(m->device, name, sizeof name, &discrete, &pe)
-                : ptts_fail(&pe, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
-    if (backend == PTTS_BACKEND_VULKAN || backend == PTTS_BACKEND_VULKAN_CODEC) {
-        const int codec = backend == PTTS_BACKEND_VULKAN_CODEC;
-        if (rc)
-            return ptts_fail(e, PTTS_E_BACKEND, "backend %s: %s", codec ? "vulkan-codec" : "vulkan",
-                             pe.msg);
-        m->engine = codec ? ptts_hybrid_engine() : vk;
-        ptts_log(PTTS_LOG_INFO, codec ? "backend: CPU, codec on Vulkan (%s)" : "backend: Vulkan on %s",
-                 name);
-        return 0;
-    }
-    if (!rc && discrete) {
-        m->engine = vk;
-        ptts_log(PTTS_LOG_INFO, "backend: Vulkan on %s (discrete GPU)", name);
-    } else if (!rc) {
-        ptts_log(PTTS_LOG_INFO, "backend: CPU (the Vulkan device %s is no discrete GPU)", name);
-    } else {
-        ptts_log(PTTS_LOG_INFO, "backend: CPU (%s)", pe.msg);
-    }
-    return 0;
+    return ptts_backend_init(m, backend, e);
 }
 
 /* The weights, tokenizer and config of the options as local files (downloaded when they are
@@ -121,7 +87,7 @@ static void model_files_free(model_files *f) {
 static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options *o,
                          const ptts_language *lang, ptts_error *e) {
     int rc;
-    if (o->config_path) {
+    if (o->config_path) { /* a local path or a URL (--config URL): fetched into the cache */
         if ((rc = ptts_fetch(&f->config, o->config_path, e))) return rc;
         if ((rc = ptts_config_load(&m->cfg, f->config, e))) return rc;
     }
@@ -161,6 +127,9 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     ptts_model_options o = opt ? *opt : ptts_model_options_default();
     if (o.overlap < PTTS_OVERLAP_AUTO || o.overlap > PTTS_OVERLAP_OFF)
         return ptts_fail(e, PTTS_E_INVALID, "unknown overlap mode %d", o.overlap);
+    if (o.tensor_cores < -1 || o.tensor_cores > 1)
+        return ptts_fail(e, PTTS_E_INVALID, "tensor_cores is 0 (auto), 1 (on) or -1 (off), not %d",
+                         o.tensor_cores);
     const ptts_language *lang = NULL;
     if (o.language) {
         if (!(lang = ptts_language_find(o.language))) {
@@ -188,9 +157,10 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     }
     ptts_weights_options wo = {0};
     wo.mode = wmode_of(o.precision);
-    wo.heads = o.heads > 0 ? o.heads : m->cfg.num_heads;
-    wo.codec_heads = o.codec_heads > 0 ? o.codec_heads : m->cfg.codec_num_heads;
+    wo.heads = m->cfg.num_heads;
+    wo.codec_heads = m->cfg.codec_num_heads;
     if ((rc = ptts_weights_load(&m->w, f.weights, &wo, e))) goto fail;
+    if ((rc = check_frame(&m->w->arch, f.weights, e))) goto fail;
     if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) goto fail;
     if ((rc = ptts_tokenizer_load(&m->tok, f.tokenizer, e))) goto fail;
     if (ptts_tokenizer_vocab_size(m->tok) > m->w->arch.nb) {
@@ -198,13 +168,14 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
                        f.tokenizer, ptts_tokenizer_vocab_size(m->tok), m->w->arch.nb);
         goto fail;
     }
-    if ((rc = finish_model(m, o.threads, e))) goto fail;
-    if (o.device && *o.device && !(m->device = strdup(o.device))) {
+    if (o.device && *o.device && !(m->device = ptts_strdup(o.device))) {
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = select_engine(m, o.backend, e))) goto fail;
     m->overlap = o.overlap;
+    m->tensor_cores = o.tensor_cores;
+    m->fence_spin_us = o.fence_spin_us;
+    if ((rc = finish_model(m, o.threads, o.backend, e))) goto fail;
     model_files_free(&f);
     *out = m;
     return 0;
@@ -222,8 +193,9 @@ int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *t
     ptts_config_init(&m->cfg);
     ptts_weights_options wo = {.mode = wmode_of(precision)};
     int rc = ptts_weights_fill(&m->w, a, &wo, e);
+    if (!rc) rc = check_frame(&m->w->arch, "filled weights", e);
     if (!rc) rc = ptts_tokenizer_load(&m->tok, tokenizer_path, e);
-    if (!rc) rc = finish_model(m, threads, e);
+    if (!rc) rc = finish_model(m, threads, PTTS_BACKEND_CPU, e);
     if (rc) {
         ptts_model_free(m);
         return rc;
@@ -232,57 +204,9 @@ int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *t
     return 0;
 }
 
-int ptts_engine_acquire(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void **eng,
-                        ptts_error *e) {
-    ptts_model *m = (ptts_model *)cm; /* the cache is the one mutable part, under its mutex */
-    *eng = NULL;
-    if (m->engine_mu_ok) {
-        pthread_mutex_lock(&m->engine_mu);
-        for (int i = 0; i < 2 && !*eng; i++)
-            if (m->idle[i].eng && m->idle[i].ops == ops && m->idle[i].slots == slots &&
-                m->idle[i].overlap == m->overlap) {
-                *eng = m->idle[i].eng;
-                m->idle[i].eng = NULL;
-            }
-        pthread_mutex_unlock(&m->engine_mu);
-    }
-    return *eng ? 0 : ops->create(eng, m, slots, e);
-}
-
-void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void *eng,
-                         int failed) {
-    ptts_model *m = (ptts_model *)cm;
-    if (!eng) return;
-    const ptts_engine_ops *drop_ops = ops;
-    if (!failed && m->engine_mu_ok) { /* a free place, else the least recently kept one */
-        pthread_mutex_lock(&m->engine_mu);
-        int at = !m->idle[0].eng ? 0 : !m->idle[1].eng ? 1 : m->idle[0].age > m->idle[1].age;
-        void *old = m->idle[at].eng;
-        drop_ops = m->idle[at].ops;
-        m->idle[at] = (struct ptts_idle_engine){ops, eng, slots, m->overlap, ++m->idle_clock};
-        eng = old;
-        pthread_mutex_unlock(&m->engine_mu);
-    }
-    if (eng) drop_ops->destroy(eng);
-}
-
-void ptts_engine_cache_clear(const ptts_model *cm) {
-    ptts_model *m = (ptts_model *)cm;
-    struct ptts_idle_engine drop[2] = {{0}};
-    if (m->engine_mu_ok) pthread_mutex_lock(&m->engine_mu);
-    for (int i = 0; i < 2; i++) {
-        drop[i] = m->idle[i];
-        m->idle[i].eng = NULL;
-    }
-    if (m->engine_mu_ok) pthread_mutex_unlock(&m->engine_mu);
-    for (int i = 0; i < 2; i++)
-        if (drop[i].eng) drop[i].ops->destroy(drop[i].eng);
-}
-
 void ptts_model_free(ptts_model *m) {
     if (!m) return;
-    ptts_engine_cache_clear(m);
-    if (m->engine_mu_ok) pthread_mutex_destroy(&m->engine_mu);
+    ptts_backend_free(m);
     ptts_pool_free(m->pool);
     ptts_tokenizer_free(m->tok);
     ptts_weights_free(m->w);
@@ -306,128 +230,4 @@ void ptts_model_get_info(const ptts_model *m, ptts_model_info *info) {
     info->threads = ptts_pool_threads(m->pool);
     info->isa = m->ctx.k->isa;
     info->weight_bytes = m->w->bytes;
-}
-
-/* ---- voices ------------------------------------------------------------------------------- */
-
-static int wrap_voice(ptts_voice **out, ptts_voice_state *st, ptts_error *e) {
-    *out = calloc(1, sizeof **out);
-    if (!*out) {
-        ptts_voice_state_free(st);
-        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    }
-    (*out)->st = st;
-    return 0;
-}
-
-int ptts_voice_load(ptts_voice **out, const ptts_model *m, const char *path, ptts_error *e) {
-    *out = NULL;
-    const ptts_arch *a = &m->w->arch;
-    ptts_voice_state *st;
-    int rc = ptts_voice_state_load(&st, path, a->layers, a->heads, a->d / a->heads, e);
-    return rc ? rc : wrap_voice(out, st, e);
-}
-
-int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *buf, size_t size,
-                           ptts_error *e) {
-    *out = NULL;
-    const ptts_arch *a = &m->w->arch;
-    ptts_voice_state *st;
-    int rc = ptts_voice_state_load_memory(&st, buf, size, "voice", a->layers, a->heads,
-                                          a->d / a->heads, e);
-    return rc ? rc : wrap_voice(out, st, e);
-}
-
-/* Below this peak amplitude (about -80 dBFS, 3 LSB of 16-bit audio) a clip holds no voice. */
-#define PTTS_SILENCE_PEAK 1e-4f
-
-static int no_cloning(ptts_error *e) {
-    return ptts_fail(e, PTTS_E_UNSUPPORTED,
-                     "this checkpoint has no voice-cloning weights: use a preset voice or the "
-                     "model with voice cloning");
-}
-
-int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples,
-                            int64_t n, int sample_rate, double max_seconds, ptts_error *e) {
-    *out = NULL;
-    const ptts_arch *a = &m->w->arch;
-    if (!a->has_encoder) return no_cloning(e);
-    if (sample_rate <= 0 || n <= 0 || !samples)
-        return ptts_fail(e, PTTS_E_AUDIO, "empty audio (%lld samples at %d Hz)", (long long)n,
-                         sample_rate);
-    /* The reference truncates at the input rate (int(30 * rate) samples), then resamples. */
-    if (max_seconds > 0) {
-        double lim = floor(max_seconds * sample_rate);
-        if (lim < 1) lim = 1;
-        if ((double)n > lim) n = (int64_t)lim;
-    }
-    float peak = 0.0f;
-    for (int64_t i = 0; i < n; i++) {
-        float x = fabsf(samples[i]);
-        if (!(x <= 3.0e38f))
-            return ptts_fail(e, PTTS_E_AUDIO, "non-finite audio sample at index %lld",
-                             (long long)i);
-        if (x > peak) peak = x;
-    }
-    float *pcm = NULL;
-    int64_t np = 0;
-    int rc = ptts_resample(samples, n, sample_rate, PTTS_SAMPLE_RATE, &pcm, &np, e);
-    if (rc) return rc;
-    if (np < a->frame_samples) {
-        free(pcm);
-        return ptts_fail(e, PTTS_E_AUDIO,
-                         "the audio is too short to clone a voice: %lld samples at 24 kHz "
-                         "(%.2f ms), at least %d (one %.0f ms frame) needed",
-                         (long long)np, 1e3 * (double)np / PTTS_SAMPLE_RATE, a->frame_samples,
-                         1e3 * a->frame_samples / PTTS_SAMPLE_RATE);
-    }
-    if (peak < PTTS_SILENCE_PEAK) {
-        free(pcm);
-        return ptts_fail(e, PTTS_E_AUDIO,
-                         "the audio is silent (peak amplitude %.2g): give a recording of the "
-                         "voice to clone",
-                         (double)peak);
-    }
-    float *lat = NULL;
-    int T = 0;
-    rc = ptts_codec_encode(m->w, &m->ctx, pcm, np, &lat, &T, NULL, NULL, e);
-    free(pcm);
-    if (rc) return rc;
-    ptts_backbone bb;
-    rc = ptts_backbone_init(&bb, m->w, T + 1, e);
-    if (!rc) rc = ptts_backbone_prompt_voice_latents(&bb, &m->ctx, lat, T, e);
-    ptts_voice_state *st = NULL;
-    if (!rc) rc = ptts_backbone_to_voice(&bb, &st, e);
-    ptts_backbone_free(&bb);
-    free(lat);
-    return rc ? rc : wrap_voice(out, st, e);
-}
-
-int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char *path,
-                               double max_seconds, ptts_error *e) {
-    *out = NULL;
-    if (!m->w->arch.has_encoder) return no_cloning(e); /* before reading anything */
-    float *x = NULL;
-    int64_t n = 0;
-    int rate = 0;
-    /* Exactly the samples the reference keeps (floor(max_seconds * rate)): the rest of a long
-     * file is never decoded. */
-    int rc = ptts_audio_read(path, max_seconds, &x, &n, &rate, e);
-    if (rc) return rc;
-    rc = ptts_voice_from_samples(out, m, x, n, rate, max_seconds, e);
-    free(x);
-    if (rc) return ptts_fail_prefix(e, rc, path);
-    return 0;
-}
-
-int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e) {
-    return ptts_voice_state_save(v->st, path, e);
-}
-
-int ptts_voice_positions(const ptts_voice *v) { return v->st->positions; }
-
-void ptts_voice_free(ptts_voice *v) {
-    if (!v) return;
-    ptts_voice_state_free(v->st);
-    free(v);
 }

@@ -1,5 +1,6 @@
 /* util.c - error messages, the log sink, aligned allocation and the clock (see common.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,22 +51,28 @@ int ptts_fail_prefix(ptts_error *e, int code, const char *prefix) {
     return e->code;
 }
 
+/* Set and called under one mutex (ptts.h: any thread may set it; a callback is never called
+ * after the call that replaced it has returned). */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static ptts_log_fn g_log_fn;
 static void *g_log_user;
 
 void ptts_set_log_callback(ptts_log_fn fn, void *user) {
+    pthread_mutex_lock(&g_log_mu);
     g_log_fn = fn;
     g_log_user = user;
+    pthread_mutex_unlock(&g_log_mu);
 }
 
 void ptts_log(int level, const char *fmt, ...) {
-    if (!g_log_fn) return;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    g_log_fn(g_log_user, level, buf);
+    pthread_mutex_lock(&g_log_mu);
+    if (g_log_fn) g_log_fn(g_log_user, level, buf);
+    pthread_mutex_unlock(&g_log_mu);
 }
 
 int ptts_mul_size(size_t n, size_t m, size_t *out) {

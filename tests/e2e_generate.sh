@@ -41,6 +41,19 @@ echo "Hello from stdin." | "$bin" generate "${model[@]}" "${voice[@]}" --text - 
 "$bin" generate "${model[@]}" "${voice[@]}" --text "Same every time." --temperature 0 -q -o "$tmp/d2.wav" &&
 cmp -s "$tmp/d1.wav" "$tmp/d2.wav" && ok "temperature 0 is deterministic" || bad "temperature 0 differs"
 
+# the hidden --lsd-decode-steps overrides --sampler-decode-steps, before or after it
+steps=("${model[@]}" "${voice[@]}" --text "Same every time." --temperature 0 -q)
+"$bin" generate "${steps[@]}" --sampler-decode-steps 3 -o "$tmp/s3.wav" &&
+"$bin" generate "${steps[@]}" --lsd-decode-steps 3 --sampler-decode-steps 1 -o "$tmp/l3.wav" &&
+"$bin" generate "${steps[@]}" --sampler-decode-steps 1 --lsd-decode-steps 3 -o "$tmp/l3b.wav" &&
+cmp -s "$tmp/s3.wav" "$tmp/l3.wav" && cmp -s "$tmp/s3.wav" "$tmp/l3b.wav" &&
+! cmp -s "$tmp/s3.wav" "$tmp/d1.wav" && ok "--lsd-decode-steps overrides --sampler-decode-steps" ||
+  bad "--lsd-decode-steps does not override --sampler-decode-steps"
+# an audio voice file is cloned (said on stderr), a state file is loaded
+"$bin" generate "${model[@]}" --voice "$fx/audio/voice_24k.wav" --text "Cloned." --seed 1 \
+  -o "$tmp/cl.wav" 2>"$tmp/ecl" && grep -q "voice cloned from" "$tmp/ecl" && ok "audio voice cloned" ||
+  bad "audio voice: $(cat "$tmp/ecl")"
+
 # errors: clear message, exit status 1 or 2, no file left behind
 expect_error() { # description pattern args...
   local what=$1 pat=$2; shift 2

@@ -145,8 +145,19 @@ static void batch_run(ptts_model *m, const ptts_voice *const *voices, float eos_
     ptts_batch_free(b);
 }
 
-/* Stream runs (eos thresholds thr[0..nthr)) and the batch with m->overlap ON, then OFF (the
- * engines read it when a stream or batch creates them): identical bits required. */
+/* Frames the model's idle CPU engines decoded beside the next step (the engines of the runs
+ * since the last ptts_model_set_overlap, which drops the idle ones). */
+static long idle_overlapped(const ptts_model *m) {
+    long n = 0;
+    for (int i = 0; i < 2; i++)
+        if (m->engines.idle[i].eng && m->engines.idle[i].ops == &ptts_engine_cpu)
+            n += ptts_engine_cpu_overlapped(m->engines.idle[i].eng);
+    return n;
+}
+
+/* Stream runs (eos thresholds thr[0..nthr)) and the batch with overlap ON, then OFF (the
+ * engines read it when a stream or batch creates them): identical bits required, and the ON
+ * runs must have taken the overlap path (the OFF runs never). */
 static void overlap_compare(ptts_model *m, const ptts_voice *const *voices, const float *thr,
                             int nthr, float batch_eos, const char *name) {
     const int ld = m->w->arch.ld;
@@ -155,11 +166,15 @@ static void overlap_compare(ptts_model *m, const ptts_voice *const *voices, cons
         run a, b;
         run_init(&a, ld);
         run_init(&b, ld);
-        m->overlap = PTTS_OVERLAP_ON;
-        stream_run(m, voices[0], thr[t], &a);
-        m->overlap = PTTS_OVERLAP_OFF;
-        stream_run(m, voices[0], thr[t], &b);
         snprintf(what, sizeof what, "%s stream (eos threshold %g)", name, (double)thr[t]);
+        ptts_model_set_overlap(m, PTTS_OVERLAP_ON);
+        stream_run(m, voices[0], thr[t], &a);
+        long on = idle_overlapped(m);
+        ptts_model_set_overlap(m, PTTS_OVERLAP_OFF);
+        stream_run(m, voices[0], thr[t], &b);
+        long off = idle_overlapped(m);
+        CHECKF(on > 0 && off == 0, "%s: %ld frames overlapped with ON, %ld with OFF", what, on,
+               off);
         printf("%s: %d frames\n", what, a.frames);
         same_runs(&a, &b, ld, what);
         run_free(&a);
@@ -170,11 +185,15 @@ static void overlap_compare(ptts_model *m, const ptts_voice *const *voices, cons
         run_init(&ra[i], ld);
         run_init(&rb[i], ld);
     }
-    m->overlap = PTTS_OVERLAP_ON;
+    ptts_model_set_overlap(m, PTTS_OVERLAP_ON);
     batch_run(m, voices, batch_eos, ra);
-    m->overlap = PTTS_OVERLAP_OFF;
+    long on = idle_overlapped(m);
+    ptts_model_set_overlap(m, PTTS_OVERLAP_OFF);
     batch_run(m, voices, batch_eos, rb);
-    m->overlap = PTTS_OVERLAP_AUTO;
+    long off = idle_overlapped(m);
+    ptts_model_set_overlap(m, PTTS_OVERLAP_AUTO);
+    CHECKF(on > 0 && off == 0, "%s batch: %ld frames overlapped with ON, %ld with OFF", name, on,
+           off);
     for (int i = 0; i < NUTT; i++) {
         snprintf(what, sizeof what, "%s batch utterance %d", name, i);
         printf("%s: %d frames\n", what, ra[i].frames);

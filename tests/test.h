@@ -74,9 +74,11 @@ static inline const char *fixture_path(const char *rel) {
     return b;
 }
 
+/* 0 when every check passed; a program that made no check fails too (it tested nothing). */
 static inline int test_summary(void) {
     printf("%d checks, %d failed\n", test_checks_, test_failures_);
-    return test_failures_ ? 1 : 0;
+    if (!test_checks_) fprintf(stderr, "FAIL: no check was made\n");
+    return test_failures_ || !test_checks_ ? 1 : 0;
 }
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "audio.h"
 #include "test.h"
+#include "wav.h"
 
 /* ---- a tiny safetensors reader for the fixture (F32 tensors only) ---- */
 
@@ -502,12 +503,12 @@ static void test_hostile(void) {
     /* absurd headers: channels 0, rate 0, huge data size */
     unsigned char hdr[44 + 200];
     memset(hdr, 0, sizeof hdr);
-    ptts_wav_header(hdr, 24000, 100);
+    wav_header(hdr, 24000, 100);
     hdr[22] = 0; /* channels = 0 */
     CHECK(ptts_audio_read_memory(hdr, sizeof hdr, 0, &y, &ny, &rate, &e) == PTTS_E_AUDIO);
-    ptts_wav_header(hdr, 0, 100);
+    wav_header(hdr, 0, 100);
     CHECK(ptts_audio_read_memory(hdr, sizeof hdr, 0, &y, &ny, &rate, &e) == PTTS_E_AUDIO);
-    ptts_wav_header(hdr, 24000, -1); /* claims 2e9 bytes, has 200 */
+    wav_header(hdr, 24000, -1); /* claims 2e9 bytes, has 200 */
     CHECK(ptts_audio_read_memory(hdr, sizeof hdr, 0, &y, &ny, &rate, &e) == PTTS_OK);
     CHECK(ny == 100);
     free(y);
@@ -538,13 +539,13 @@ static void test_writer(void) {
                             -32767};
     const int ns = (int)(sizeof s / sizeof *s);
     CHECK(want[11] == -9830); /* -9830.1 truncated toward zero */
-    ptts_wav_writer *w = NULL;
-    REQUIRE(ptts_wav_open(&w, path, 24000, &e) == PTTS_OK);
+    wav_writer *w = NULL;
+    REQUIRE(wav_open(&w, path, 24000, &e) == PTTS_OK);
     CHECK(access(path, F_OK) != 0); /* nothing at the final name until close */
     for (int rep = 0; rep < 3; rep++)
-        CHECK(ptts_wav_write(w, s, ns, &e) == PTTS_OK);
-    CHECK(ptts_wav_write(w, s, 0, &e) == PTTS_OK);
-    CHECK(ptts_wav_close(w, &e) == PTTS_OK);
+        CHECK(wav_write(w, s, ns, &e) == PTTS_OK);
+    CHECK(wav_write(w, s, 0, &e) == PTTS_OK);
+    CHECK(wav_close(w, &e) == PTTS_OK);
     size_t sz = 0;
     unsigned char *b = slurp(path, &sz);
     REQUIRE(b);
@@ -569,29 +570,29 @@ static void test_writer(void) {
 
     /* abort: the temporary disappears and an existing file is left untouched */
     int before = count_dir_entries();
-    REQUIRE(ptts_wav_open(&w, path, 24000, &e) == PTTS_OK);
+    REQUIRE(wav_open(&w, path, 24000, &e) == PTTS_OK);
     CHECK(count_dir_entries() == before + 1);
-    CHECK(ptts_wav_write(w, s, ns, &e) == PTTS_OK);
-    ptts_wav_abort(w);
+    CHECK(wav_write(w, s, ns, &e) == PTTS_OK);
+    wav_abort(w);
     CHECK(count_dir_entries() == before);
     b = slurp(path, &sz);
     CHECK(b && sz == 44 + 2 * 3 * (size_t)ns);
     free(b);
-    ptts_wav_abort(NULL);
+    wav_abort(NULL);
     const char *p2 = tmp_path("never.wav");
-    REQUIRE(ptts_wav_open(&w, p2, 24000, &e) == PTTS_OK);
-    ptts_wav_abort(w);
+    REQUIRE(wav_open(&w, p2, 24000, &e) == PTTS_OK);
+    wav_abort(w);
     CHECK(access(p2, F_OK) != 0 && count_dir_entries() == before);
     /* errors */
-    CHECK(ptts_wav_open(&w, tmp_path("no/such/dir.wav"), 24000, &e) == PTTS_E_IO && w == NULL);
-    CHECK(ptts_wav_open(&w, path, 0, &e) == PTTS_E_INVALID);
+    CHECK(wav_open(&w, tmp_path("no/such/dir.wav"), 24000, &e) == PTTS_E_IO && w == NULL);
+    CHECK(wav_open(&w, path, 0, &e) == PTTS_E_INVALID);
 
     /* stream: header announces the reference's 1e9 frames, never patched */
     FILE *f = tmpfile();
     REQUIRE(f);
-    REQUIRE(ptts_wav_open_stream(&w, f, 24000, &e) == PTTS_OK);
-    CHECK(ptts_wav_write(w, s, ns, &e) == PTTS_OK);
-    CHECK(ptts_wav_close(w, &e) == PTTS_OK);
+    REQUIRE(wav_open_stream(&w, f, 24000, &e) == PTTS_OK);
+    CHECK(wav_write(w, s, ns, &e) == PTTS_OK);
+    CHECK(wav_close(w, &e) == PTTS_OK);
     long fs = ftell(f);
     CHECK(fs == 44 + 2 * ns);
     unsigned char hb[64];
@@ -601,11 +602,11 @@ static void test_writer(void) {
     CHECK((int16_t)(hb[44] | hb[45] << 8) == -32767);
     fclose(f);
 
-    /* ptts_wav_header clamps lengths a RIFF header cannot hold */
+    /* wav_header clamps lengths a RIFF header cannot hold */
     uint8_t h[44];
-    ptts_wav_header(h, 24000, INT64_C(5000000000));
+    wav_header(h, 24000, INT64_C(5000000000));
     CHECK(rd32(h + 40) % 2 == 0 && rd32(h + 40) >= 0xFFFFFFD0u && rd32(h + 4) == rd32(h + 40) + 36);
-    ptts_wav_header(h, 22050, 0);
+    wav_header(h, 22050, 0);
     CHECK(rd32(h + 40) == 0 && rd32(h + 4) == 36 && rd32(h + 24) == 22050 && rd32(h + 28) == 44100);
 }
 

@@ -2,7 +2,7 @@
 // ctest-timeout: 600
 /*
  * test_engine_cache.c - the model keeps the engines of freed streams and batches for the next
- * ones (model.h: ptts_engine_acquire / release): a stream on a reused engine, even one freed in
+ * ones (backend.h: ptts_engine_acquire / release): a stream on a reused engine, even one freed in
  * the middle of an utterance, gives the same samples bit for bit as on a fresh engine; the idle
  * engine is really taken and given back; a batch likewise. On the CPU engine and, where a
  * Vulkan device exists, on the GPU engine.
@@ -13,10 +13,10 @@
 
 /* idle engines of the model's current kind for `slots` streams */
 static int idle_count(const ptts_model *m, int slots) {
-    const ptts_engine_ops *ops = m->engine ? m->engine : &ptts_engine_cpu;
+    const ptts_engine_cache *c = &m->engines;
     int n = 0;
     for (int i = 0; i < 2; i++)
-        n += m->idle[i].eng && m->idle[i].ops == ops && m->idle[i].slots == slots;
+        n += c->idle[i].eng && c->idle[i].ops == m->engine && c->idle[i].slots == slots;
     return n;
 }
 
@@ -124,10 +124,13 @@ int main(void) {
     ptts_model *m;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     run(m, "cpu");
-    if (ptts_vulkan_engine() && !ptts_vulkan_probe(NULL, NULL, 0, NULL, &e)) {
-        m->engine = ptts_vulkan_engine();
-        run(m, "vulkan");
-    }
     ptts_model_free(m);
+    if (ptts_vulkan_engine() && !ptts_vulkan_probe(NULL, NULL, 0, NULL, &e)) {
+        mo.backend = PTTS_BACKEND_VULKAN;
+        REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+        REQUIRE(m->engine == ptts_vulkan_engine());
+        run(m, "vulkan");
+        ptts_model_free(m);
+    }
     return test_summary();
 }

@@ -23,6 +23,7 @@
 
 #include "audio.h"
 #include "voice_check.h"
+#include "wav.h"
 
 #define TOL 1e-4
 /* voice_44k_stereo.wav is the same speech as voice_24k.wav, not the same samples: measured
@@ -174,11 +175,11 @@ static void errors(const ptts_model *m) {
     v = NULL;
     /* silence in a file (16-bit WAV written by the project's writer) */
     {
-        ptts_wav_writer *w = NULL;
+        wav_writer *w = NULL;
         const char *p = tmp_file("silent.wav");
         float *zero = calloc(24000, sizeof *zero);
-        REQUIRE(zero && ptts_wav_open(&w, p, 24000, &e) == 0);
-        REQUIRE(ptts_wav_write(w, zero, 24000, &e) == 0 && ptts_wav_close(w, &e) == 0);
+        REQUIRE(zero && wav_open(&w, p, 24000, &e) == 0);
+        REQUIRE(wav_write(w, zero, 24000, &e) == 0 && wav_close(w, &e) == 0);
         free(zero);
         rc = ptts_voice_from_audio_file(&v, m, p, 30, &e);
         CHECK(expect_clone_fail(rc, v, &e, PTTS_E_AUDIO, "the audio is silent"));
@@ -201,7 +202,7 @@ static void write_hour_wav(const char *path, int rate, int signal_s) {
     FILE *f = fopen(path, "wb");
     REQUIRE(f != NULL);
     uint8_t h[44];
-    ptts_wav_header(h, rate, frames);
+    wav_header(h, rate, frames);
     REQUIRE(fwrite(h, 1, 44, f) == 44);
     const int64_t ns = (int64_t)signal_s * rate;
     int16_t *s = malloc((size_t)ns * sizeof *s);

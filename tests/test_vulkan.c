@@ -80,7 +80,7 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
     CHECKF(left == 0, "batch: %s", e.msg);
     ptts_batch_free(b);
     const ptts_engine_ops *keep = m->engine;
-    m->engine = NULL;
+    m->engine = &ptts_engine_cpu;
     for (int i = 0; i < ns; i++) {
         REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
         o.seed = 1234 + (uint64_t)i;
@@ -140,7 +140,7 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
 static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text, uint64_t seed,
                      float *out, int cap) {
     const ptts_engine_ops *keep = m->engine;
-    m->engine = NULL;
+    m->engine = &ptts_engine_cpu;
     ptts_error e = {0};
     ptts_gen_options o = ptts_gen_options_default();
     o.seed_set = 1;
@@ -219,10 +219,10 @@ static void pipe_exact(ptts_model *m) {
     float *a, *b;
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
     setenv("PTTS_VK_PIPE", "0", 1);
-    ptts_engine_cache_clear(m); /* engines read PTTS_VK_PIPE when created */
+    ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_PIPE when created */
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
     unsetenv("PTTS_VK_PIPE");
-    ptts_engine_cache_clear(m);
+    ptts_model_set_vk_tuning(m, NULL);
     int same = na == nb && na > 20 * 1920 && a && b && !memcmp(a, b, (size_t)na * sizeof(float));
     printf("decode + next step in one submission vs apart: %d vs %d samples, %s\n", na, nb,
            same ? "identical" : "DIFFERENT");
@@ -249,7 +249,7 @@ static void bf16_stepk(void) {
     setenv("PTTS_VK_STEPK", "0", 1);
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
     setenv("PTTS_VK_STEPK", "1", 1);
-    ptts_engine_cache_clear(m); /* engines read PTTS_VK_STEPK when created */
+    ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_STEPK when created */
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
     unsetenv("PTTS_VK_STEPK");
     unsetenv("PTTS_VK_TC");
@@ -299,10 +299,10 @@ int main(void) {
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     setenv("PTTS_VK_STEPK", "1", 1);
-    ptts_engine_cache_clear(m); /* engines read PTTS_VK_STEPK when created */
+    ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_STEPK when created */
     {
         void *eng;
-        REQUIRE(ops->create(&eng, m, 1, &e) == 0);
+        REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
         CHECKF(ptts_vulkan_engine_stepk(eng) == 1, "stepk workgroups %d, not 1",
                ptts_vulkan_engine_stepk(eng));
         ops->destroy(eng);
@@ -312,7 +312,7 @@ int main(void) {
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
     unsetenv("PTTS_VK_STEPK");
-    ptts_engine_cache_clear(m);
+    ptts_model_set_vk_tuning(m, NULL);
     /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
      * whatever its shape (partial tiles, short K, few rows), against the reference; the batch
      * against the CPU (grouped row addressing, shared by every tile) for one tile without and
@@ -320,17 +320,17 @@ int main(void) {
     static const char *const tiles[] = {"l", "s16", "r64", "r32", "sk", "s32"};
     for (int i = 0; i < 6; i++) {
         setenv("PTTS_VK_GEMM_FORCE", tiles[i], 1);
-        ptts_engine_cache_clear(m); /* engines read PTTS_VK_GEMM_FORCE when created */
+        ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_GEMM_FORCE when created */
         printf("gemm tile %s everywhere:\n", tiles[i]);
         replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
         if (i < 2) batch_vs_cpu(m);
     }
     unsetenv("PTTS_VK_GEMM_FORCE");
-    ptts_engine_cache_clear(m);
+    ptts_model_set_vk_tuning(m, NULL);
     /* the SEANet convs with their ELU'd windows copied into work buffers (the tensor-core
      * mode's default) instead of ELU on load */
     setenv("PTTS_VK_CONV_COPY", "1", 1);
-    ptts_engine_cache_clear(m);
+    ptts_model_set_vk_tuning(m, NULL);
     printf("codec convs through work buffers:\n");
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
@@ -340,17 +340,17 @@ int main(void) {
      * matrices (not lavapipe: said and skipped), each tile forced onto this float32 model at
      * the same tolerance */
     setenv("PTTS_VK_TC", "1", 1);
-    ptts_engine_cache_clear(m);
+    ptts_model_set_vk_tuning(m, NULL);
     {
         void *eng;
-        REQUIRE(ops->create(&eng, m, 1, &e) == 0);
+        REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
         const int tc = ptts_vulkan_engine_tc(eng);
         ops->destroy(eng);
         if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
         static const char *const tct[] = {"l", "m", "s", "w", "t"};
         for (int i = 0; tc && i < 5; i++) {
             setenv("PTTS_VK_TC_FORCE", tct[i], 1);
-            ptts_engine_cache_clear(m);
+            ptts_model_set_vk_tuning(m, NULL);
             printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
             replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
             replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
@@ -359,7 +359,7 @@ int main(void) {
     }
     unsetenv("PTTS_VK_TC_FORCE");
     unsetenv("PTTS_VK_TC");
-    ptts_engine_cache_clear(m);
+    ptts_model_set_vk_tuning(m, NULL);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
     m->engine = ptts_hybrid_engine();
     printf("vulkan-codec (hybrid):\n");

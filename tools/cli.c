@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util.h"
+
 const char *cli_model_help =
     "model (default: the english model, downloaded from Hugging Face on first use):\n"
     "  --language L           a published model: english, english_2026-01, german, italian,\n"
@@ -22,14 +24,13 @@ const char *cli_model_help =
     "  --device D             the Vulkan device: its number or a part of its name, as\n"
     "                         `pocket-tts devices` lists them (default: a discrete GPU first;\n"
     "                         PTTS_VK_DEVICE); with --backend auto it asks for that GPU\n"
-    "  --heads N              backbone attention heads when no config says (default d/64)\n"
     "  --overlap M            CPU: codec of frame t next to the backbone of t+1: auto\n"
     "                         (default: where it pays, see ptts.h), on, off\n";
 
 const char *cli_gen_help =
     "generation:\n"
-    "  --temperature T        noise variance (default 0.7; 0 = deterministic)\n"
-    "  --lsd-decode-steps N   flow steps per frame (default 1)\n"
+    "  --temperature T        noise variance (default: the config's, 0.3; 0 = deterministic)\n"
+    "  --sampler-decode-steps N  sampler steps per frame (default 1)\n"
     "  --noise-clamp C        truncate the noise to [-C, C] (default: none)\n"
     "  --eos-threshold X      EOS logit threshold (default -4.0)\n"
     "  --frames-after-eos N   frames after EOS (default: the model's, else from the text)\n"
@@ -149,9 +150,6 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
             fprintf(stderr, "pocket-tts: --overlap is auto, on or off, got '%s'\n", v);
             return -1;
         }
-    } else if (cli_is(arg, "--heads")) {
-        if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1024, &n)) return -1;
-        a->mo.heads = (int)n;
     } else {
         return 0;
     }
@@ -167,8 +165,13 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
         o->temperature = (float)x;
         o->temperature_set = 1;
     } else if (cli_is(arg, "--sampler-decode-steps") || cli_is(arg, "--lsd-decode-steps")) {
+        /* the hidden, deprecated --lsd-decode-steps overrides --sampler-decode-steps in
+         * whatever order they come (the reference's rule); one command line per process */
+        static int lsd_given;
+        const int lsd = cli_is(arg, "--lsd-decode-steps");
         if (!(v = cli_value(argc, argv, i)) || cli_parse_int(arg, v, 1, 1000, &n)) return -1;
-        o->sampler_steps = (int)n;
+        if (lsd || !lsd_given) o->sampler_steps = (int)n;
+        lsd_given |= lsd;
     } else if (cli_is(arg, "--noise-clamp")) {
         if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 1e6, &x)) return -1;
         o->noise_clamp = (float)x;
@@ -201,10 +204,7 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
 }
 
 void cli_log_to_stderr(void *user, int level, const char *msg) {
-    int quiet = user ? *(const int *)user : 0;
-    if (quiet && level > PTTS_LOG_ERROR) return;
-    static const char *names[] = {"error", "warning", "info", "debug"};
-    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], msg);
+    tool_log(user ? *(const int *)user : 0, level, "%s", msg);
 }
 
 /* A download progress bar on a terminal; elsewhere one line per completed download. */

@@ -1,6 +1,6 @@
 /*
  * cli.h - option parsing shared by the subcommands: model selection (--language, --config,
- * --weights, --tokenizer, --precision, --quantize, --threads, --backend, --device, --heads,
+ * --weights, --tokenizer, --precision, --quantize, --threads, --backend, --device,
  * --overlap), generation settings (the reference's flags) and small helpers for numbers and
  * messages.
  */

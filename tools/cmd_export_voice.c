@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "common.h"
+#include "util.h"
 
 #define DEFAULT_MAX_SECONDS 30.0
 
@@ -73,12 +73,12 @@ int cmd_export_voice(int argc, char **argv) {
     int rc = 1;
     ptts_error e = {0};
     ptts_voice *v = NULL;
-    double t0 = ptts_now();
+    double t0 = tool_now();
     if (ptts_voice_from_audio_file(&v, m, pos[0], no_truncate ? 0.0 : max_seconds, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
-    double t_clone = ptts_now() - t0;
+    double t_clone = tool_now() - t0;
     if (ptts_voice_save(v, pos[1], &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
@@ -91,7 +91,7 @@ int cmd_export_voice(int argc, char **argv) {
                 "pocket-tts: voice of %s (%d frames of %.0f ms) exported to %s in %.0f ms "
                 "(%.0f ms to clone, %d threads)\n",
                 pos[0], frames, 1e3 * info.frame_samples / info.sample_rate, pos[1],
-                1e3 * (ptts_now() - t0), 1e3 * t_clone, info.threads);
+                1e3 * (tool_now() - t0), 1e3 * t_clone, info.threads);
     }
     rc = 0;
 done:

@@ -8,7 +8,6 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "fill_write.h"
 
 int cmd_fill(int argc, char **argv) {
     const char *arch = "full", *out = NULL, *dtype = "f32";
@@ -38,22 +37,10 @@ int cmd_fill(int argc, char **argv) {
                         "OUT.safetensors\n");
         return 2;
     }
-    ptts_arch a;
-    if (ptts_arch_preset(&a, arch)) {
-        fprintf(stderr, "pocket-tts fill: --arch is full or tiny, not '%s'\n", arch);
-        return 2;
-    }
-    st_dtype dt = !strcmp(dtype, "f32") ? ST_F32 : !strcmp(dtype, "bf16") ? ST_BF16
-                                                : !strcmp(dtype, "f16")  ? ST_F16
-                                                                         : ST_DTYPE_COUNT;
-    if (dt == ST_DTYPE_COUNT) {
-        fprintf(stderr, "pocket-tts fill: --dtype is f32, bf16 or f16, not '%s'\n", dtype);
-        return 2;
-    }
     ptts_error e = {0};
-    if (ptts_fill_write(&a, dt, out, &e)) {
-        fprintf(stderr, "pocket-tts: %s\n", e.msg);
-        return 1;
+    if (ptts_synthetic_weights_write(arch, dtype, out, &e)) {
+        fprintf(stderr, "pocket-tts fill: %s\n", e.msg);
+        return e.code == PTTS_E_INVALID ? 2 : 1;
     }
     return 0;
 }

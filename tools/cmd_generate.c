@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audio.h"
 #include "cli.h"
 #include "commands.h"
-#include "common.h"
+#include "util.h"
+#include "wav.h"
 
 #define MAX_TEXT_BYTES (64u << 20)
 
@@ -23,26 +23,13 @@ static void usage(FILE *f) {
                "  --voice VOICE          a preset name (alba, marius, ...; `pocket-tts voices`\n"
                "                         lists them; default: the language's), an hf:// or\n"
                "                         http(s) URL, a voice-state .safetensors, or an audio\n"
-               "                         file to clone (WAV, FLAC, OGG, Opus, MP3; first 30 s)\n"
+               "                         file to clone (WAV, FLAC, OGG, Opus, MP3; all of it)\n"
                "  --output-path PATH     WAV output (default ./tts_output.wav; '-' streams to "
                "stdout)\n"
                "  --quiet                no statistics or progress on stderr\n\n");
     fputs(cli_model_help, f);
     fputc('\n', f);
     fputs(cli_gen_help, f);
-}
-
-/* Is the file a safetensors (8-byte little-endian header length, then '{')? */
-static int looks_like_safetensors(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    unsigned char b[9];
-    size_t n = fread(b, 1, 9, f);
-    fclose(f);
-    if (n < 9) return 0;
-    uint64_t len = 0;
-    for (int i = 7; i >= 0; i--) len = (len << 8) | b[i];
-    return len > 1 && len < (1ull << 32) && b[8] == '{';
 }
 
 int cmd_generate(int argc, char **argv) {
@@ -80,7 +67,7 @@ int cmd_generate(int argc, char **argv) {
 
     char *text = NULL;
     if (!text_arg) {
-        text = ptts_strdup(lang->default_text);
+        text = tool_strdup(lang->default_text);
     } else if (!strcmp(text_arg, "-")) {
         size_t n;
         text = cli_read_all(stdin, MAX_TEXT_BYTES, &n);
@@ -95,7 +82,7 @@ int cmd_generate(int argc, char **argv) {
             return 1;
         }
     } else {
-        text = ptts_strdup(text_arg);
+        text = tool_strdup(text_arg);
     }
     /* the voice first: a wrong name fails before a model download */
     ptts_error ve = {0};
@@ -122,34 +109,32 @@ int cmd_generate(int argc, char **argv) {
     ptts_error e = {0};
     ptts_voice *voice = NULL;
     ptts_stream *s = NULL;
-    ptts_wav_writer *w = NULL;
+    wav_writer *w = NULL;
     float *pcm = NULL;
     ptts_model_info info;
     ptts_model_get_info(m, &info);
 
-    double tv = ptts_now();
-    int err = looks_like_safetensors(voice_path)
-                  ? ptts_voice_load(&voice, m, voice_path, &e)
-                  : ptts_voice_from_audio_file(&voice, m, voice_path, 30.0, &e);
-    if (err) {
+    double tv = tool_now();
+    int cloned = 0;
+    if (ptts_voice_open(&voice, m, lang->name, voice_path, 0, &cloned, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
-    if (!quiet && !looks_like_safetensors(voice_path))
+    if (!quiet && cloned)
         fprintf(stderr, "pocket-tts: voice cloned from %s in %.0f ms\n", voice_path,
-                1e3 * (ptts_now() - tv));
+                1e3 * (tool_now() - tv));
     if (ptts_stream_create(&s, m, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
-    double t0 = ptts_now();
+    double t0 = tool_now();
     if (ptts_stream_start(s, voice, text, &go, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
     int to_stdout = !strcmp(out_path, "-");
-    if (to_stdout ? ptts_wav_open_stream(&w, stdout, PTTS_SAMPLE_RATE, &e)
-                  : ptts_wav_open(&w, out_path, PTTS_SAMPLE_RATE, &e)) {
+    if (to_stdout ? wav_open_stream(&w, stdout, PTTS_SAMPLE_RATE, &e)
+                  : wav_open(&w, out_path, PTTS_SAMPLE_RATE, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
@@ -165,12 +150,12 @@ int cmd_generate(int argc, char **argv) {
             goto done;
         }
         if (n == 0) break;
-        if (ptts_wav_write(w, pcm, n, &e)) {
+        if (wav_write(w, pcm, n, &e)) {
             fprintf(stderr, "%spocket-tts: %s\n", progress ? "\n" : "", e.msg);
             goto done;
         }
         if (to_stdout) fflush(stdout);
-        if (t_first < 0) t_first = ptts_now() - t0;
+        if (t_first < 0) t_first = tool_now() - t0;
         samples += n;
         if (progress && (samples / n) % 5 == 0) {
             ptts_stream_status st;
@@ -183,17 +168,17 @@ int cmd_generate(int argc, char **argv) {
     memset(pcm, 0, (size_t)info.frame_samples * sizeof(float));
     int64_t sil = PTTS_SAMPLE_RATE / 5;
     while (sil > 0) {
-        int k = (int)PTTS_MIN(sil, (int64_t)info.frame_samples);
-        if (ptts_wav_write(w, pcm, k, &e)) {
+        int k = (int)TOOL_MIN(sil, (int64_t)info.frame_samples);
+        if (wav_write(w, pcm, k, &e)) {
             fprintf(stderr, "pocket-tts: %s\n", e.msg);
             goto done;
         }
         sil -= k;
     }
-    double wall = ptts_now() - t0;
-    ptts_wav_writer *wc = w;
+    double wall = tool_now() - t0;
+    wav_writer *wc = w;
     w = NULL;
-    if (ptts_wav_close(wc, &e)) {
+    if (wav_close(wc, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
@@ -217,7 +202,7 @@ int cmd_generate(int argc, char **argv) {
     }
     rc = 0;
 done:
-    ptts_wav_abort(w);
+    wav_abort(w);
     free(pcm);
     ptts_stream_free(s);
     ptts_voice_free(voice);

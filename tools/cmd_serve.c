@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "common.h"
+#include "util.h"
 #include "server/server.h"
 
 static void usage(FILE *f) {
@@ -22,8 +22,11 @@ static void usage(FILE *f) {
             "  --port N               port (default 8000; 0 picks a free one, printed at start)\n"
             "  --voices-dir DIR       every *.safetensors voice state and audio file of DIR is a\n"
             "                         voice named after the file (loaded at start)\n"
-            "  --voice NAME           default voice: a voices-dir name or preset (default: the\n"
-            "                         language's preset, else the first voices-dir voice)\n"
+            "  --default-voice VOICE  the voice of requests that name none: a voices-dir name, a\n"
+            "                         preset, a local audio or .safetensors file, an https:// URL\n"
+            "                         or hf:// path, loaded at start (default: the language's\n"
+            "                         preset, else the first voices-dir voice); --voice is the\n"
+            "                         same\n"
             "  --max-concurrent N     utterances generated together (default 8)\n"
             "  --queue N              requests waiting for a slot before 503 (default 32)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
@@ -72,7 +75,7 @@ int cmd_serve(int argc, char **argv) {
             cfg.port = (int)n;
         } else if (cli_is(a, "--voices-dir")) {
             if (!(cfg.voices_dir = cli_value(argc, argv, &i))) return 2;
-        } else if (cli_is(a, "--voice")) {
+        } else if (cli_is(a, "--default-voice") || cli_is(a, "--voice")) {
             if (!(cfg.default_voice = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--max-concurrent")) {
             if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 1024, &n)) return 2;
@@ -112,7 +115,7 @@ int cmd_serve(int argc, char **argv) {
     static srv s; /* large (metrics arrays); one per process */
     memset(&s, 0, sizeof s);
     s.cfg = cfg;
-    s.started = ptts_now();
+    s.started = tool_now();
     pthread_mutex_init(&s.mu, NULL);
     pthread_mutex_init(&s.voice_mu, NULL);
     pthread_cond_init(&s.gen_cv, NULL);
@@ -135,13 +138,14 @@ int cmd_serve(int argc, char **argv) {
     char msg[1024];
     const ptts_voice *dv = NULL;
     const char *want = cfg.default_voice ? cfg.default_voice : lang->default_voice;
-    if (srv_voice_get(&s, want, &dv, msg, sizeof msg)) {
+    if (cfg.default_voice ? srv_voice_default(&s, cfg.default_voice, &want, msg, sizeof msg)
+                          : srv_voice_get(&s, want, &dv, msg, sizeof msg)) {
         if (cfg.default_voice || s.n_voices == 0) {
             fprintf(stderr, "pocket-tts: default voice: %s\n", msg);
             goto done;
         }
         want = s.voices[0].name;
-        ptts_log(PTTS_LOG_WARN, "the preset voice %s is unavailable (%s); the default voice is %s",
+        tool_log(cfg.quiet, PTTS_LOG_WARN, "the preset voice %s is unavailable (%s); the default voice is %s",
                  lang->default_voice, msg, want);
     }
     s.cfg.default_voice = want;

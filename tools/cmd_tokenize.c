@@ -4,7 +4,7 @@
  * them (no BOS/EOS): a SentencePiece .model, or a tokenizer.json (picked by the ".json" suffix,
  * after any "@revision"). It exists to check the tokenizer against the reference from the shell
  * and to see how a text is split. The TEXT arguments are joined with single spaces; `-` reads
- * standard input instead. Self-contained (no model needed), so it only uses tokenizer.h.
+ * standard input instead. Self-contained (no weights are loaded: ptts_tokenize).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +12,6 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "config.h"
-#include "tokenizer.h"
 
 #define STDIN_LIMIT ((size_t)256 << 20)
 
@@ -71,11 +69,9 @@ static int read_stdin(char **s, size_t *len, size_t *cap) {
 
 int cmd_tokenize(int argc, char **argv) {
     const char *model = NULL, *config = NULL, *language = NULL;
-    char *resolved = NULL;
     int pieces = 0, n_text = 0, status = 1;
     char *text = NULL;
     size_t len = 0, cap = 0;
-    ptts_tokenizer *tok = NULL;
     int *ids = NULL, n = 0;
     char **pcs = NULL;
 
@@ -126,7 +122,6 @@ int cmd_tokenize(int argc, char **argv) {
             }
         }
     }
-    if (!model && !config && !language) language = "english";
     if (n_text == 0) {
         fprintf(stderr, "pocket-tts tokenize: no TEXT given\n\n");
         usage(stderr);
@@ -135,35 +130,11 @@ int cmd_tokenize(int argc, char **argv) {
     }
 
     ptts_error e = {0};
-    if (!model && config) {
-        /* the config's flow_lm.lookup_table.tokenizer_path (a path or a URL) */
-        ptts_config cfg;
-        ptts_config_init(&cfg);
-        int rc = ptts_config_load(&cfg, config, &e);
-        if (!rc && !cfg.tokenizer_path)
-            rc = ptts_fail(&e, PTTS_E_FORMAT, "%s has no flow_lm.lookup_table.tokenizer_path",
-                           config);
-        if (!rc) rc = ptts_fetch(&resolved, cfg.tokenizer_path, &e);
-        ptts_config_free(&cfg);
-        if (rc) {
-            fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
-            goto done;
-        }
-        model = resolved;
-    } else if (!model) {
-        if (ptts_language_fetch_tokenizer(language, &resolved, &e)) {
-            fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
-            goto done;
-        }
-        model = resolved;
-    }
-    if (ptts_tokenizer_load(&tok, model, &e)) {
-        fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
-        goto done;
-    }
-    int rc = pieces ? ptts_tokenizer_encode_pieces(tok, text ? text : "", len, &ids, &pcs, &n, &e)
-                    : ptts_tokenizer_encode(tok, text ? text : "", len, &ids, &n, &e);
-    if (rc) {
+    ptts_model_options mo = ptts_model_options_default();
+    mo.tokenizer_path = model;
+    mo.config_path = config; /* a path or a URL: fetched by the library */
+    mo.language = language;
+    if (ptts_tokenize(&mo, text ? text : "", len, &ids, pieces ? &pcs : NULL, &n, &e)) {
         fprintf(stderr, "pocket-tts tokenize: %s\n", e.msg);
         goto done;
     }
@@ -182,10 +153,8 @@ int cmd_tokenize(int argc, char **argv) {
 oom:
     fprintf(stderr, "pocket-tts tokenize: out of memory\n");
 done:
-    free(resolved);
     free(ids);
     free(pcs);
     free(text);
-    ptts_tokenizer_free(tok);
     return status;
 }

@@ -4,11 +4,11 @@
 #ifndef PTTS_COMMANDS_H
 #define PTTS_COMMANDS_H
 
-typedef struct ptts_command {
+typedef struct tool_command {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
     const char *summary;
-} ptts_command;
+} tool_command;
 
 int cmd_generate(int argc, char **argv);
 int cmd_export_voice(int argc, char **argv);
@@ -17,7 +17,6 @@ int cmd_fill(int argc, char **argv);
 int cmd_download(int argc, char **argv);
 int cmd_voices(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 
 #endif

@@ -5,14 +5,13 @@
 #include "commands.h"
 #include "ptts.h"
 
-static const ptts_command commands[] = {
+static const tool_command commands[] = {
     {"generate", cmd_generate, "speak a text into a WAV file or stdout"},
     {"export-voice", cmd_export_voice, "clone a voice from an audio file into a voice file"},
     {"tokenize", cmd_tokenize, "print the token ids (or pieces) of a text"},
     {"download", cmd_download, "fetch a language's model and preset voices into the cache"},
     {"voices", cmd_voices, "list the preset voices and whether they are downloaded"},
     {"serve", cmd_serve, "HTTP server: web page, the reference's /tts, OpenAI /v1/audio/speech"},
-    {"bench", cmd_bench, "speed (CPU or GPU) on a full-size synthetic model"},
     {"devices", cmd_devices, "list the Vulkan devices (--device N picks one)"},
     {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
 };

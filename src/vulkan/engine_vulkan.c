@@ -27,7 +27,7 @@
 
 #include "engine_vulkan.h"
 #include "flow.h"
-#include "model.h"
+#include "weights.h"
 #include "vk.h"
 
 /* Steps per call. Raised to 12 (2026-11-30, lavapipe), stepk's replays failed from the 9th
@@ -84,7 +84,7 @@ typedef struct cached {
 } cached;
 
 typedef struct vk_engine {
-    const ptts_model *m;
+    const ptts_weights *w;
     int S, steps;
     pvk_ctx c;
     pvk_buffer wbuf, arena, kbuf, vbuf, ints, io, stage;
@@ -674,7 +674,7 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
 }
 
 static tspec bb_spec(vk_engine *g, uint32_t list) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     tspec t = {g->bb,   w->arch.layers, w->arch.d, w->arch.heads, w->arch.ffn,
                w->backbone.window, list, g->i_bblen, 0, (uint32_t)g->cap, g->bb_freq,
                g->bb_kv_slot, g->bx, g->bh, g->bqkv, g->batt, g->bff};
@@ -683,7 +683,7 @@ static tspec bb_spec(vk_engine *g, uint32_t list) {
 
 /* The flow head on n rows: h [n][d] (compact), x [n][ld] holds the noise -> the latent. */
 static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const uint32_t fd = (uint32_t)a->fd, ld = (uint32_t)a->ld;
     lin(g, cb, &g->cond, n, RC(h, (uint32_t)a->d), RC(g->ce, fd), ACT_NONE);
     for (int i = 0; i < g->steps; i++) {
@@ -779,7 +779,7 @@ static void ph_copy(uint32_t *w, int j, uint32_t sbuf, uint32_t soff, uint32_t s
 
 /* Can this step (n rows) run as stepk? */
 static int stepk_ok(const vk_engine *g, int n) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const int dh = a->d / a->heads, big = a->ffn > a->d ? a->ffn : a->d;
     return g->stepk_G > 0 && n <= STEPK_N && g->steps <= STEPK_LSD &&
            g->c.wrange >= g->c.wsize && /* every layer's weights visible at once */
@@ -791,7 +791,7 @@ static int stepk_ok(const vk_engine *g, int n) {
 /* The program of k frames (the rows and their slots come with the dispatch: push constants and
  * the step list), so one program per k serves any slot list: returns the phase count. */
 static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, fd = (uint32_t)a->fd;
     const uint32_t ffn = (uint32_t)a->ffn, dh = d / (uint32_t)a->heads;
@@ -873,7 +873,7 @@ typedef struct pc_stepk {
 
 /* Record the step as stepk (the program for k already uploaded to prog[k]). */
 static void rec_stepk(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
-    const uint32_t ld = (uint32_t)g->m->w->arch.ld;
+    const uint32_t ld = (uint32_t)g->w->arch.ld;
     rec_rowop(g, cb, n, ld, OP_COPY, g->i_step, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)),
               SA(RC(g->latc, ld)), 0, 0);
     pvk_fill(cb, &g->arena, (size_t)g->sync_off * 4, 8, 0); /* the barrier's count and epoch */
@@ -889,7 +889,7 @@ static void rec_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
         rec_stepk(g, cb, n, k);
         return;
     }
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, L = g->i_step;
     rec_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)), SA(RC(g->latc, ld)), 0, 0);
     tspec t = bb_spec(g, L);
@@ -987,7 +987,7 @@ typedef struct pc_up {
  * group causally; convolutions carry state per group). */
 static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0,
                            uint32_t kc, uint32_t k) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->i_dec;
     const uint32_t us = (uint32_t)w->codec.upsample_stride, uk = (uint32_t)w->codec.upsample_k;
@@ -1054,7 +1054,7 @@ static void drop_all_cached(vk_engine *g) {
 
 /* (Re)allocate the K and V caches for `cap` backbone positions per slot, keeping contents. */
 static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const size_t d = (size_t)a->d, S = (size_t)g->S;
     size_t bb_slot = (size_t)a->layers * cap * d;
     size_t cd_total = S * g->cd_kv_slot;
@@ -1125,7 +1125,7 @@ static void vk_destroy(void *p) {
 }
 
 static int upload_weights(vk_engine *g, ptts_error *e) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const ptts_codec_weights *cw = &w->codec;
     wbuild b = {0};
@@ -1187,7 +1187,7 @@ static uint32_t A(size_t *top, size_t n) {
 }
 
 static int layout_arena(vk_engine *g, ptts_error *e) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const ptts_codec_weights *cw = &w->codec;
     const size_t S = (size_t)g->S, d = (size_t)a->d, ld = (size_t)a->ld, fd = (size_t)a->fd;
@@ -1299,10 +1299,10 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
 
 static int vk_set_sampler_steps(void *p, int steps, ptts_error *e);
 
-static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
+static int vk_create(void **out, const ptts_engine_args *a, int slots, ptts_error *e) {
     *out = NULL;
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
-    const ptts_weights *w = m->w;
+    const ptts_weights *w = a->w;
     const ptts_codec_weights *cw = &w->codec;
     if (w->arch.d / w->arch.heads > 256 || w->arch.flow_depth > 64 ||
         cw->dec_tr.d / cw->dec_tr.heads > 256 || cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
@@ -1315,7 +1315,7 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
             return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: unsupported SEANet layer shapes");
     vk_engine *g = calloc(1, sizeof *g);
     if (!g) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    g->m = m;
+    g->w = w;
     g->S = slots;
     g->sorted = calloc((size_t)slots, sizeof(int));
     g->orig = calloc((size_t)slots, sizeof(int));
@@ -1324,7 +1324,7 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     int rc = (!g->sorted || !g->orig || !g->scount || !g->dkey)
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
-    if (!rc) rc = pvk_create(&g->c, m->device, e);
+    if (!rc) rc = pvk_create(&g->c, a->device, e);
     if (!rc) { /* gemm knobs (vk_engine) */
         const char *gf = getenv("PTTS_VK_GEMM_FORCE"), *go = getenv("PTTS_VK_GEMM_OLD");
         const char *gu = getenv("PTTS_VK_GEMM_UNITS"), *gm = getenv("PTTS_VK_GEMM_MINWG");
@@ -1401,10 +1401,10 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     if (steps == g->steps) return 0;
     if (steps < 1 || steps > TE_MAX)
         return ptts_fail(e, PTTS_E_INVALID, "LSD steps must be in [1, %d], got %d", TE_MAX, steps);
-    const int fd = g->m->w->arch.fd;
+    const int fd = g->w->arch.fd;
     float *te = malloc((size_t)steps * fd * sizeof(float));
     if (!te) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    int rc = ptts_flow_time_table(g->m->w, steps, te, e);
+    int rc = ptts_flow_time_table(g->w, steps, te, e);
     if (rc) {
         free(te);
         return rc;
@@ -1425,8 +1425,8 @@ typedef struct state_region {
 /* Fresh codec state for a slot (every state region's rows of it; the ring's position is the
  * caller's: iv[i_cdlen + slot] = 0). Recorded into cb; the caller orders what follows. */
 static void rec_codec_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
-    const ptts_arch *a = &g->m->w->arch;
-    const ptts_codec_weights *cw = &g->m->w->codec;
+    const ptts_arch *a = &g->w->arch;
+    const ptts_codec_weights *cw = &g->w->codec;
     state_region st[9];
     int ns = 0;
     st[ns++] = (state_region){g->st_up, (size_t)(cw->upsample_k - cw->upsample_stride) * a->C};
@@ -1446,7 +1446,7 @@ static void rec_codec_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids,
                           int n_ids, int max_steps, ptts_error *e) {
     vk_engine *g = p;
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
     if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
         return ptts_fail(e, PTTS_E_MODEL,
@@ -1525,7 +1525,7 @@ static void use_par(vk_engine *g, int par) {
  * on first use) in *out; the call writes steplat_[g->par]. */
 static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *noise,
                      VkCommandBuffer *out, ptts_error *e) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan step: %d slots x %d steps", n, k);
     const int par = g->par;
@@ -1563,7 +1563,7 @@ static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *
 
 /* After a step call ran: its outputs to the caller, the parities moved on. */
 static void step_done(vk_engine *g, int n, int k, float *eos, float *latents) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const float *io = g->io.map;
     memcpy(eos, io + g->o_eos, (size_t)n * k * sizeof(float));
     memcpy(latents, io + g->o_lat, (size_t)n * k * a->ld * sizeof(float));
@@ -1645,7 +1645,7 @@ static int decode_prep(vk_engine *g, const int *slots, int n, int k, const int *
 }
 
 static void decode_done(vk_engine *g, int n, int k, const int *counts, float *pcm) {
-    const size_t fs = (size_t)g->m->w->arch.frame_samples;
+    const size_t fs = (size_t)g->w->arch.frame_samples;
     const float *io = (const float *)g->io.map + g->o_pcm;
     for (int i = 0; i < n; i++)
         if (counts[i] > 0)
@@ -1788,7 +1788,7 @@ int ptts_vulkan_codec_reset(void *p, int slot, ptts_error *e) {
 int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const int *counts,
                                const float *latents, float *pcm, ptts_error *e) {
     vk_engine *g = p;
-    const uint32_t ld = (uint32_t)g->m->w->arch.ld;
+    const uint32_t ld = (uint32_t)g->w->arch.ld;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
     /* the latents [n][k][ld] into the slots' step rows, where decode reads them */

@@ -444,6 +444,28 @@ with open(LOG) as f:
     out = f.read()
 if failures:
     print(out[-4000:])
+
+# ---- --default-voice: a local audio file (cloned, not truncated) serves requests that name no
+# voice with generate --voice's audio; one that cannot load fails the start
+clip = os.path.join(vdir, "clip.wav")
+LOG2 = os.path.join(tmp, "server2.log")
+srv2, port2, _ = start_server(
+    [BIN, "serve", *MODEL, *GEN, "--default-voice", clip, "--host", "127.0.0.1", "--port", "0"],
+    LOG2, wait_s=15)
+if check(port2 is not None, "serve --default-voice FILE.wav starts"):
+    port = port2
+    st, h, d = speech({"input": TEXT, "response_format": "pcm"})
+    check(st == 200 and d == ref_clip, "--default-voice audio file = generate --voice clip.wav")
+    st, h, d = request("GET", "/v1/audio/voices")
+    check(st == 200 and json.loads(d).get("default") == clip, "the default voice is listed")
+    srv2.send_signal(signal.SIGTERM)
+    srv2.wait(10)
+elif srv2.poll() is None:
+    srv2.kill()
+bad = subprocess.run([BIN, "serve", *MODEL, "--default-voice", os.path.join(tmp, "none.wav"),
+                      "--port", "0"], capture_output=True, timeout=60)
+check(bad.returncode != 0 and b"default voice" in bad.stderr,
+      f"a --default-voice that cannot load fails the start ({bad.returncode})")
 shutil.rmtree(tmp, ignore_errors=True)
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

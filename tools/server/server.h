@@ -118,9 +118,56 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e);
 /* A voice by name (voices dir, then presets, then hf:// and http(s) URLs when allowed).
  * Returns 0, or an HTTP status (400 unknown/invalid name, 502 download failed) with msg. */
 int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap);
+/* The voice of `serve --default-voice`, loaded once at start (before any request thread): a
+ * voices-dir name, a preset, an hf:// or http(s) URL (even with --no-voice-urls: the operator
+ * chose it) or a local voice-state or audio file (not truncated, as the reference). *name: its
+ * table name. 0, or an HTTP-like status with msg. */
+int srv_voice_default(srv *s, const char *arg, const char **name, char *msg, size_t cap);
 void srv_voices_free(srv *s);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);
+
+/* ---- request bodies (server_req.c; no HTTP library: the fuzzer calls them) */
+/* The model ids /v1/audio/speech accepts and GET /v1/models lists. */
+#define SRV_N_MODELS 4
+extern const char *const srv_model_ids[SRV_N_MODELS];
+/* A refusal: the HTTP status, the OpenAI error's param and code (NULL: none) and message. */
+typedef struct srv_bad {
+    unsigned status;
+    const char *param, *code;
+    char msg[256];
+} srv_bad;
+/* POST /v1/audio/speech: the JSON body checked (model, input, response_format, speed, stream,
+ * voice). 0 with r filled (text and voice malloc'd, voice NULL: the default; srv_speech_free),
+ * or the status with b filled. */
+typedef struct srv_speech {
+    char *text, *voice;
+    int fmt; /* FMT_* */
+    double speed;
+    int streaming;
+} srv_speech;
+int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r,
+                     srv_bad *b);
+void srv_speech_free(srv_speech *r);
+/* POST /tts: the form's fields (text, voice_url, voice_wav) as the HTTP library hands them out,
+ * in pieces, collected up to the limits (set text_limit and wav_limit, the rest zero). */
+typedef struct srv_form {
+    size_t text_limit, wav_limit; /* bytes */
+    int too_big, bad, text_too_long;
+    char *text, *voice_url; /* NUL-terminated; NULL: the field was not sent */
+    size_t text_len, voice_url_len;
+    uint8_t *wav;
+    size_t wav_len;
+    int wav_field; /* a voice_wav part was sent */
+} srv_form;
+void srv_form_field(srv_form *f, const char *key, const char *filename, const char *data,
+                    size_t size);
+/* 0 when the form makes a request, else the status with b filled. */
+int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b);
+void srv_form_free(srv_form *f);
+/* Append n bytes to the NUL-terminated heap buffer *dst (*len bytes, at most limit); -1 when
+ * that would pass the limit or memory runs out. */
+int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit);
 
 /* ---- audio encoding (server_audio.c) */
 enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3 };

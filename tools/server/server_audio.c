@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audio.h"
-#include "common.h"
 #include "server.h"
+#include "util.h"
+#include "wav.h"
 
 static const char *const fmt_names[] = {"wav", "pcm", "flac", "opus", "mp3"};
 static const char *const fmt_mime[] = {"audio/wav", "audio/pcm", "audio/flac", "audio/ogg",
@@ -93,7 +93,7 @@ static sf_count_t vio_read(void *ptr, sf_count_t n, void *u) {
     srv_enc *e = u;
     int64_t end = e->base + (int64_t)e->len;
     if (n <= 0 || e->pos >= end || e->pos < e->base) return 0;
-    int64_t k = PTTS_MIN((int64_t)n, end - e->pos);
+    int64_t k = TOOL_MIN((int64_t)n, end - e->pos);
     memcpy(ptr, e->buf + (e->pos - e->base), (size_t)k);
     e->pos += k;
     return k;
@@ -130,7 +130,7 @@ int srv_enc_open(srv_enc **out, int fmt, double speed, int streaming, char *err,
     e->streaming = streaming;
     if (fmt == FMT_WAV) {
         uint8_t h[44];
-        ptts_wav_header(h, PTTS_SAMPLE_RATE, -1);
+        wav_header(h, PTTS_SAMPLE_RATE, -1);
         if (vio_write(h, 44, e) != 44) goto nomem;
     } else if (fmt != FMT_PCM) {
         SF_INFO in = {.samplerate = PTTS_SAMPLE_RATE, .channels = 1, .format = sf_format_of(fmt)};
@@ -201,7 +201,7 @@ static int rb_drain(srv_enc *e) {
         unsigned got = rubberband_retrieve(e->rb, o, (unsigned)avail);
         size_t off = 0;
         if (e->rb_skip > 0) {
-            off = (size_t)PTTS_MIN((int64_t)got, e->rb_skip);
+            off = (size_t)TOOL_MIN((int64_t)got, e->rb_skip);
             e->rb_skip -= (int64_t)off;
         }
         if (put(e, e->tmp + off, got - off)) return -1;
@@ -217,7 +217,7 @@ int srv_enc_write(srv_enc *e, const float *x, int n) {
     } else {
         for (int i = 0; !rc && i < n; i += 4096) {
             const float *in[1] = {x + i};
-            rubberband_process(e->rb, in, (unsigned)PTTS_MIN(4096, n - i), 0);
+            rubberband_process(e->rb, in, (unsigned)TOOL_MIN(4096, n - i), 0);
             rc = rb_drain(e);
         }
     }
@@ -241,7 +241,7 @@ int srv_enc_finish(srv_enc *e) {
         e->sf = NULL;
     }
     if (!rc && e->fmt == FMT_WAV && !e->streaming && e->base == 0 && e->len >= 44)
-        ptts_wav_header(e->buf, PTTS_SAMPLE_RATE, e->samples_out);
+        wav_header(e->buf, PTTS_SAMPLE_RATE, e->samples_out);
     e->finished = 1;
     if (rc) e->failed = 1;
     return rc;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "util.h"
 #include "server.h"
 
 /* Initial ring size in frames; it doubles up to max_cap as a client falls behind. */
@@ -25,7 +25,7 @@ srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned)
     r->frame_samples = s->frame_samples;
     double frames = s->cfg.client_buffer_s * PTTS_SAMPLE_RATE / s->frame_samples;
     r->max_cap = frames < 2 ? 2 : frames > 1e6 ? 1000000 : (int)frames;
-    r->t_start = ptts_now();
+    r->t_start = tool_now();
     r->t_first = -1;
     pthread_cond_init(&r->cv, NULL);
     return r;
@@ -100,7 +100,7 @@ static void finish_locked(srv *s, srv_req *r, int state) {
 static int ring_push(srv_req *r, const float *pcm) {
     if (r->count == r->cap) {
         if (r->cap >= r->max_cap) return -1;
-        int nc = r->cap ? PTTS_MIN(r->cap * 2, r->max_cap) : PTTS_MIN(RING_START, r->max_cap);
+        int nc = r->cap ? TOOL_MIN(r->cap * 2, r->max_cap) : TOOL_MIN(RING_START, r->max_cap);
         float *nr = malloc((size_t)nc * r->frame_samples * sizeof(float));
         if (!nr) return -1;
         for (int i = 0; i < r->count; i++)
@@ -143,7 +143,7 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
         stop = 1;
     } else {
         if (r->t_first < 0) {
-            r->t_first = ptts_now();
+            r->t_first = tool_now();
             s->ttfb_sum += r->t_first - r->t_start;
             s->ttfb_count++;
         }
@@ -197,9 +197,9 @@ static void *gen_main(void *arg) {
             continue;
         }
         pthread_mutex_unlock(&s->mu);
-        double t0 = ptts_now();
+        double t0 = tool_now();
         int rc = ptts_batch_step(s->batch, on_frame, s, &e);
-        double dt = ptts_now() - t0;
+        double dt = tool_now() - t0;
         pthread_mutex_lock(&s->mu);
         s->busy_s += dt;
         if (rc < 0) {
@@ -236,13 +236,13 @@ static void *gen_main(void *arg) {
 
 int srv_gen_start(srv *s, ptts_error *e) {
     s->slot_req = calloc((size_t)s->cfg.max_concurrent, sizeof *s->slot_req);
-    if (!s->slot_req) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    if (!s->slot_req) return tool_fail(e, PTTS_E_NOMEM, "out of memory");
     int rc = ptts_batch_create(&s->batch, s->model, s->cfg.max_concurrent, e);
     if (rc) return rc;
     if (pthread_create(&s->gen_thread, NULL, gen_main, s)) {
         ptts_batch_free(s->batch);
         s->batch = NULL;
-        return ptts_fail(e, PTTS_E_NOMEM, "cannot start the generation thread");
+        return tool_fail(e, PTTS_E_NOMEM, "cannot start the generation thread");
     }
     return 0;
 }

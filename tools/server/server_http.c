@@ -22,9 +22,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "audio.h"
-#include "common.h"
 #include "server.h"
+#include "util.h"
 
 #define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
 #define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
@@ -35,14 +34,10 @@ enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
 typedef struct conn_ctx {
     int route;
     struct MHD_PostProcessor *pp;
-    size_t limit, text_limit, total;
-    int too_big, bad_form, text_too_long;
-    char *text, *voice_url;
-    size_t text_len, voice_url_len;
-    uint8_t *wav;
-    size_t wav_len;
-    int wav_field;
-    char *body; /* JSON */
+    size_t limit, total;
+    int too_big;   /* the JSON body is over the limit */
+    srv_form form; /* /tts */
+    char *body;    /* JSON */
     size_t body_len;
 } conn_ctx;
 
@@ -117,7 +112,7 @@ static enum MHD_Result send_error_h(srv *s, struct MHD_Connection *c, unsigned s
 
 static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
                                   const char *param, const char *code, const char *fmt, ...)
-    PTTS_PRINTF(6, 7);
+    TOOL_PRINTF(6, 7);
 static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
                                   const char *param, const char *code, const char *fmt, ...) {
     char msg[1024];
@@ -192,7 +187,7 @@ static int pump(stream_ctx *c) {
         } else if (state == RQ_DONE && !cancel) {
             float zeros[1920] = {0};
             for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
-                if (srv_enc_write(c->enc, zeros, PTTS_MIN(left, 1920))) return -1;
+                if (srv_enc_write(c->enc, zeros, TOOL_MIN(left, 1920))) return -1;
             if (srv_enc_finish(c->enc)) return -1;
             c->done = 1;
         } else {
@@ -228,19 +223,6 @@ static void stream_free(void *cls) {
 }
 
 /* ---- synthesis ---------------------------------------------------------------------------- */
-
-static size_t utf8_chars(const char *t) {
-    size_t n = 0;
-    for (; *t; t++)
-        n += ((unsigned char)*t & 0xC0) != 0x80;
-    return n;
-}
-
-static int blank(const char *t) {
-    for (; *t; t++)
-        if (!strchr(" \t\r\n\f\v", *t)) return 0;
-    return 1;
-}
 
 /* Queue `text` (taken) with voice v (owned taken) and answer with the audio. */
 static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, const ptts_voice *v,
@@ -324,191 +306,64 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, 
     return send_resp(s, c, 200, resp);
 }
 
-/* Common text checks: NULL when fine, else the message. */
-static const char *check_text(srv *s, const char *text, size_t len, char *buf, size_t cap) {
-    if (memchr(text, 0, len)) return "the text contains NUL bytes";
-    if (blank(text)) return "the text cannot be empty";
-    size_t n = utf8_chars(text);
-    if (n > (size_t)s->cfg.max_text_chars) {
-        snprintf(buf, cap, "the text has %zu characters; this server accepts at most %d", n,
-                 s->cfg.max_text_chars);
-        return buf;
-    }
-    return NULL;
-}
-
 /* ---- POST /tts ---------------------------------------------------------------------------- */
-
-static int append(char **dst, size_t *len, const char *data, size_t n, size_t limit) {
-    if (*len + n > limit) return -1;
-    char *nb = realloc(*dst, *len + n + 1);
-    if (!nb) return -1;
-    memcpy(nb + *len, data, n);
-    *len += n;
-    nb[*len] = 0;
-    *dst = nb;
-    return 0;
-}
 
 static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key,
                                   const char *filename, const char *content_type,
                                   const char *transfer_encoding, const char *data, uint64_t off,
                                   size_t size) {
     (void)kind, (void)content_type, (void)transfer_encoding, (void)off;
-    conn_ctx *x = cls;
-    if (!key) return MHD_YES;
-    if (!strcmp(key, "text")) {
-        if (append(&x->text, &x->text_len, data, size, x->text_limit)) x->text_too_long = 1;
-        if (!x->text) append(&x->text, &x->text_len, "", 0, x->text_limit);
-    } else if (!strcmp(key, "voice_url")) {
-        if (append(&x->voice_url, &x->voice_url_len, data, size, 4096)) x->bad_form = 1;
-        if (!x->voice_url) append(&x->voice_url, &x->voice_url_len, "", 0, 4096);
-    } else if (!strcmp(key, "voice_wav")) {
-        /* a browser form with no file chosen sends an empty part with an empty filename */
-        if (size > 0 || (filename && *filename)) x->wav_field = 1;
-        char *w = (char *)x->wav;
-        if (append(&w, &x->wav_len, data, size, x->limit)) x->too_big = 1;
-        x->wav = (uint8_t *)w;
-    }
+    srv_form_field(&((conn_ctx *)cls)->form, key, filename, data, size);
     return MHD_YES;
 }
 
+static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, const srv_bad *b) {
+    return send_error(s, c, b->status, b->param, b->code, "%s", b->msg);
+}
+
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    if (x->too_big)
-        return send_error(s, c, 413, "voice_wav", "payload_too_large", "the upload exceeds %zu MB",
-                          s->cfg.max_upload >> 20);
-    if (x->bad_form) return send_error(s, c, 400, NULL, NULL, "malformed form data");
-    if (x->text_too_long)
-        return send_error(s, c, 400, "text", "text_too_long",
-                          "the text is too long; this server accepts at most %d characters",
-                          s->cfg.max_text_chars);
-    if (!x->text) return send_error(s, c, 400, "text", NULL, "the form field 'text' is required");
-    char buf[160];
-    const char *bad = check_text(s, x->text, x->text_len, buf, sizeof buf);
-    if (bad) return send_error(s, c, 400, "text", NULL, "%s", bad);
-    int has_url = x->voice_url && *x->voice_url;
-    if (has_url && x->wav_field)
-        return send_error(s, c, 400, "voice_url", NULL,
-                          "give either voice_url or voice_wav, not both");
+    srv_bad b;
+    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, &b);
+    int has_url = x->form.voice_url && *x->form.voice_url;
     const ptts_voice *v = NULL;
     ptts_voice *owned = NULL;
     char msg[1024];
-    if (x->wav_field) {
-        float *pcm = NULL;
-        int64_t n = 0;
-        int rate = 0;
+    if (x->form.wav_field) {
         ptts_error e = {0};
-        if (x->wav_len == 0)
-            return send_error(s, c, 400, "voice_wav", NULL, "the uploaded voice_wav is empty");
-        int rc = ptts_audio_read_memory(x->wav, x->wav_len, 30.0, &pcm, &n, &rate, &e);
-        if (!rc) rc = ptts_voice_from_samples(&owned, s->model, pcm, n, rate, 30.0, &e);
-        free(pcm);
+        int rc = ptts_voice_from_audio_memory(&owned, s->model, x->form.wav, x->form.wav_len,
+                                              PTTS_VOICE_CLONE_SECONDS, &e);
         if (rc)
             return send_error(s, c, rc == PTTS_E_NOMEM ? 500 : 400, "voice_wav", NULL,
                               "voice_wav: %s", e.msg);
         v = owned;
     } else {
-        int st =
-            srv_voice_get(s, has_url ? x->voice_url : s->cfg.default_voice, &v, msg, sizeof msg);
+        int st = srv_voice_get(s, has_url ? x->form.voice_url : s->cfg.default_voice, &v, msg,
+                               sizeof msg);
         if (st) return send_error(s, c, (unsigned)st, "voice_url", NULL, "%s", msg);
     }
-    char *text = x->text;
-    x->text = NULL;
+    char *text = x->form.text;
+    x->form.text = NULL;
     return synthesize(s, c, text, v, owned, FMT_WAV, 1.0, 1);
 }
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
 
-static const char *const model_ids[] = {"pocket-tts", "tts-1", "tts-1-hd", "gpt-4o-mini-tts"};
-
 static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     if (x->too_big)
         return send_error(s, c, 413, NULL, "payload_too_large", "the request body is too large");
-    if (!x->body) return send_error(s, c, 400, NULL, NULL, "a JSON body is required");
-    cJSON *j = cJSON_ParseWithLength(x->body, x->body_len);
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return send_error(s, c, 400, NULL, "invalid_json", "the body is not a JSON object");
-    }
-    enum MHD_Result ret;
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model"),
-                *input = cJSON_GetObjectItemCaseSensitive(j, "input"),
-                *voice = cJSON_GetObjectItemCaseSensitive(j, "voice"),
-                *fmtj = cJSON_GetObjectItemCaseSensitive(j, "response_format"),
-                *speedj = cJSON_GetObjectItemCaseSensitive(j, "speed"),
-                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream");
-    char buf[160], msg[1024];
-    const char *bad;
-    int fmt = srv_format_available(FMT_MP3) ? FMT_MP3 : FMT_WAV; /* OpenAI's default: mp3 */
-    double speed = 1.0;
-    int streaming = 1;
+    srv_speech r;
+    srv_bad b;
+    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &r, &b))
+        return refuse(s, c, &b);
     const ptts_voice *v = NULL;
-    if (model && !cJSON_IsNull(model)) {
-        int known = 0;
-        if (cJSON_IsString(model))
-            for (size_t i = 0; i < sizeof model_ids / sizeof *model_ids; i++)
-                known |= !strcmp(model->valuestring, model_ids[i]);
-        if (!known) {
-            ret = send_error(s, c, 404, "model", "model_not_found",
-                             "unknown model; GET /v1/models lists them");
-            goto out;
-        }
-    }
-    if (!cJSON_IsString(input)) {
-        ret = send_error(s, c, 400, "input", NULL, "'input' must be a string");
-        goto out;
-    }
-    if ((bad = check_text(s, input->valuestring, strlen(input->valuestring), buf, sizeof buf))) {
-        ret = send_error(s, c, 400, "input", NULL, "%s", bad);
-        goto out;
-    }
-    if (fmtj && !cJSON_IsNull(fmtj)) {
-        if (!cJSON_IsString(fmtj) || (fmt = srv_format_parse(fmtj->valuestring)) < 0) {
-            ret = send_error(s, c, 400, "response_format", NULL,
-                             "response_format is one of wav, pcm, flac, opus, mp3");
-            goto out;
-        }
-        if (!srv_format_available(fmt)) {
-            ret = send_error(s, c, 400, "response_format", "unsupported_format",
-                             "this server's libsndfile cannot write %s", fmtj->valuestring);
-            goto out;
-        }
-    }
-    if (speedj && !cJSON_IsNull(speedj)) {
-        if (!cJSON_IsNumber(speedj) ||
-            !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0)) {
-            ret = send_error(s, c, 400, "speed", NULL, "speed must be a number in [0.25, 4.0]");
-            goto out;
-        }
-        speed = speedj->valuedouble;
-    }
-    if (streamj && !cJSON_IsNull(streamj)) {
-        if (!cJSON_IsBool(streamj)) {
-            ret = send_error(s, c, 400, "stream", NULL, "stream must be true or false");
-            goto out;
-        }
-        streaming = cJSON_IsTrue(streamj);
-    }
-    if (voice && !cJSON_IsNull(voice) && !cJSON_IsString(voice)) {
-        ret = send_error(s, c, 400, "voice", NULL, "'voice' must be a string");
-        goto out;
-    }
-    int st = srv_voice_get(s, cJSON_IsString(voice) ? voice->valuestring : s->cfg.default_voice, &v,
-                           msg, sizeof msg);
+    char msg[1024];
+    int st = srv_voice_get(s, r.voice ? r.voice : s->cfg.default_voice, &v, msg, sizeof msg);
     if (st) {
-        ret = send_error(s, c, (unsigned)st, "voice", NULL, "%s", msg);
-        goto out;
+        srv_speech_free(&r);
+        return send_error(s, c, (unsigned)st, "voice", NULL, "%s", msg);
     }
-    char *text = ptts_strdup(input->valuestring);
-    if (!text) {
-        ret = send_error(s, c, 500, NULL, NULL, "out of memory");
-        goto out;
-    }
-    cJSON_Delete(j);
-    return synthesize(s, c, text, v, NULL, fmt, speed, streaming);
-out:
-    cJSON_Delete(j);
-    return ret;
+    free(r.voice);
+    return synthesize(s, c, r.text, v, NULL, r.fmt, r.speed, r.streaming);
 }
 
 /* ---- GET endpoints ------------------------------------------------------------------------ */
@@ -564,9 +419,9 @@ static enum MHD_Result get_models(srv *s, struct MHD_Connection *c) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "object", "list");
     cJSON *arr = cJSON_AddArrayToObject(root, "data");
-    for (size_t i = 0; i < sizeof model_ids / sizeof *model_ids; i++) {
+    for (int i = 0; i < SRV_N_MODELS; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", model_ids[i]);
+        cJSON_AddStringToObject(o, "id", srv_model_ids[i]);
         cJSON_AddStringToObject(o, "object", "model");
         cJSON_AddNumberToObject(o, "created", 0);
         cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
@@ -624,7 +479,7 @@ static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
         (unsigned long long)s->overflows);
     OUT("# HELP ptts_uptime_seconds Seconds since start.\n# TYPE ptts_uptime_seconds gauge\n"
         "ptts_uptime_seconds %.1f\n",
-        ptts_now() - s->started);
+        tool_now() - s->started);
     pthread_mutex_unlock(&s->mu);
 #undef OUT
     enum MHD_Result r = send_text(s, c, 200, "text/plain; version=0.0.4", b, len);
@@ -671,7 +526,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                       "(%zu bytes)",
                                       body_limit);
             }
-            x->text_limit = text_bytes;
+            x->form.text_limit = text_bytes;
+            x->form.wav_limit = s->cfg.max_upload;
             if (is_tts) {
                 x->pp = MHD_create_post_processor(c, 64 * 1024, form_field, x);
                 if (!x->pp)
@@ -701,17 +557,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         size_t n = *upload_size;
         *upload_size = 0;
         x->total += n;
-        if (x->too_big || x->bad_form) return MHD_YES; /* drain; the answer comes at the end */
+        if (x->too_big || x->form.too_big || x->form.bad)
+            return MHD_YES; /* drain; the answer comes at the end */
         if (x->route == ROUTE_TTS) {
             size_t text_bytes = (size_t)s->cfg.max_text_chars * 4;
             if (x->total > s->cfg.max_upload + text_bytes + JSON_SLACK) {
-                x->too_big = 1;
+                x->form.too_big = 1;
                 return MHD_YES;
             }
-            if (MHD_post_process(x->pp, upload, n) != MHD_YES) x->bad_form = 1;
+            if (MHD_post_process(x->pp, upload, n) != MHD_YES) x->form.bad = 1;
         } else {
             char *b = x->body;
-            if (append(&b, &x->body_len, upload, n, x->limit)) x->too_big = 1;
+            if (srv_append(&b, &x->body_len, upload, n, x->limit)) x->too_big = 1;
             x->body = b;
         }
         /* a body ten times over the limit is not worth reading to the end */
@@ -719,9 +576,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     /* the whole request is in */
     if (x->route == ROUTE_TTS) {
-        if (!x->bad_form && !x->too_big && MHD_destroy_post_processor(x->pp) != MHD_YES)
-            x->bad_form = 1;
-        else if (x->bad_form || x->too_big)
+        if (!x->form.bad && !x->form.too_big && MHD_destroy_post_processor(x->pp) != MHD_YES)
+            x->form.bad = 1;
+        else if (x->form.bad || x->form.too_big)
             MHD_destroy_post_processor(x->pp);
         x->pp = NULL;
         return finish_tts(s, c, x);
@@ -736,9 +593,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     conn_ctx *x = *con_cls;
     if (!x) return;
     if (x->pp) MHD_destroy_post_processor(x->pp);
-    free(x->text);
-    free(x->voice_url);
-    free(x->wav);
+    srv_form_free(&x->form);
     free(x->body);
     free(x);
     *con_cls = NULL;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common.h"
+#include "util.h"
 #include "server.h"
 
 /* Voices resolved from presets and URLs are kept up to this many; beyond, 503-free reuse is
@@ -43,7 +43,7 @@ static int add_voice(srv *s, const char *name, ptts_voice *v, int source) {
         s->voices = nv;
         s->cap_voices = nc;
     }
-    char *dup = ptts_strdup(name);
+    char *dup = tool_strdup(name);
     if (!dup) return -1;
     s->voices[s->n_voices++] = (srv_voice){dup, v, source};
     return 0;
@@ -61,7 +61,7 @@ static int cmp_str(const void *a, const void *b) {
 
 int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
     DIR *d = opendir(dir);
-    if (!d) return ptts_fail(e, PTTS_E_IO, "cannot open the voices directory %s", dir);
+    if (!d) return tool_fail(e, PTTS_E_IO, "cannot open the voices directory %s", dir);
     char **names = NULL;
     int n = 0, cap = 0, rc = 0;
     struct dirent *de;
@@ -76,13 +76,13 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
             cap = cap ? cap * 2 : 16;
             char **nn = realloc(names, (size_t)cap * sizeof *nn);
             if (!nn) {
-                rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+                rc = tool_fail(e, PTTS_E_NOMEM, "out of memory");
                 break;
             }
             names = nn;
         }
-        if (!(names[n] = ptts_strdup(f))) {
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        if (!(names[n] = tool_strdup(f))) {
+            rc = tool_fail(e, PTTS_E_NOMEM, "out of memory");
             break;
         }
         n++;
@@ -96,28 +96,27 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
         char *dot = strrchr(stem, '.');
         if (dot) *dot = 0;
         if (!srv_voice_name_ok(stem)) {
-            ptts_log(PTTS_LOG_WARN,
+            tool_log(s->cfg.quiet, PTTS_LOG_WARN,
                      "voices: skipping %s (a voice name is letters, digits, '_', "
                      "'-' and '.')",
                      path);
             continue;
         }
         if (find_voice(s, stem)) {
-            ptts_log(PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)", path, stem);
+            tool_log(s->cfg.quiet, PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)", path, stem);
             continue;
         }
         ptts_voice *v = NULL;
         ptts_error ve = {0};
-        int r = has_ext(names[i], ".safetensors")
-                    ? ptts_voice_load(&v, s->model, path, &ve)
-                    : ptts_voice_from_audio_file(&v, s->model, path, 30.0, &ve);
+        int r = ptts_voice_open(&v, s->model, s->cfg.language, path, PTTS_VOICE_CLONE_SECONDS, NULL,
+                                &ve);
         if (r) {
-            rc = ptts_fail(e, r, "voice %s: %s", path, ve.msg);
+            rc = tool_fail(e, r, "voice %s: %s", path, ve.msg);
             break;
         }
         if (add_voice(s, stem, v, SRC_DIR)) {
             ptts_voice_free(v);
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+            rc = tool_fail(e, PTTS_E_NOMEM, "out of memory");
         }
     }
     for (int i = 0; i < n; i++)
@@ -166,8 +165,7 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
         return e.code == PTTS_E_NOT_FOUND ? 400 : 502;
     }
     ptts_voice *v = NULL;
-    int rc = ptts_voice_load(&v, s->model, path, &e);
-    if (rc && url) rc = ptts_voice_from_audio_file(&v, s->model, path, 30.0, &e);
+    int rc = ptts_voice_open(&v, s->model, s->cfg.language, path, 0, NULL, &e);
     free(path);
     if (rc) {
         snprintf(msg, cap, "voice '%.256s' is unusable: %s", name, e.msg);
@@ -187,6 +185,31 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
     }
     pthread_mutex_unlock(&s->voice_mu);
     return status;
+}
+
+int srv_voice_default(srv *s, const char *arg, const char **name, char *msg, size_t cap) {
+    char buf[512];
+    const ptts_voice *found = NULL;
+    int preset = !is_url(arg) && srv_voice_name_ok(arg) &&
+                 !ptts_preset_voice_url(s->cfg.language, arg, buf, sizeof buf);
+    if (find_voice(s, arg) || preset) { /* a voices-dir name or a preset: as a request's */
+        int st = srv_voice_get(s, arg, &found, msg, cap);
+        if (!st) *name = find_voice(s, arg)->name;
+        return st;
+    }
+    ptts_voice *v = NULL;
+    ptts_error e = {0};
+    if (ptts_voice_open(&v, s->model, s->cfg.language, arg, 0, NULL, &e)) {
+        snprintf(msg, cap, "voice '%.256s' is unusable: %s", arg, e.msg);
+        return 400;
+    }
+    if (add_voice(s, arg, v, is_url(arg) ? SRC_URL : SRC_DIR)) {
+        ptts_voice_free(v);
+        snprintf(msg, cap, "out of memory");
+        return 503;
+    }
+    *name = s->voices[s->n_voices - 1].name;
+    return 0;
 }
 
 void srv_voices_free(srv *s) {

@@ -1,6 +1,7 @@
 /*
- * cmd_bench.c - `pocket-tts bench`: speed of the CPU pipeline on a full-size model with
- * synthetic pocket-fill-v1 weights (the english_2026-04 architecture; no checkpoint needed).
+ * bench_pipeline.c - speed of the pipeline (CPU, or an engine on the GPU) on a full-size model
+ * with synthetic pocket-fill-v1 weights (the english_2026-04 architecture; no checkpoint needed).
+ * Shares the option parsing of the CLI (tools/cli.c).
  *
  * For each precision (f32, bf16, int8) and thread count it prints, as medians over --reps runs:
  *   backbone  ms per generation step (input_linear, 6 layers, out_norm, EOS head) from a voice
@@ -29,14 +30,12 @@
 #include "backbone.h"
 #include "cli.h"
 #include "codec.h"
-#include "commands.h"
 #include "flow.h"
 #include "model.h"
-#include "text.h"
 #include "engine_vulkan.h"
+#include "text.h"
 
 #define MAXLIST 16
-#define DEFAULT_TOKENIZER "tests/fixtures/tokenizer/sp_unigram.model"
 #define DEFAULT_TEXT "The quick brown fox jumps over the lazy dog near the quiet river bank."
 
 enum { P_BACKBONE = 1, P_FLOW = 2, P_CODEC = 4, P_LOOP = 8, P_TTFA = 16, P_ENCODE = 32,
@@ -56,7 +55,7 @@ typedef struct bench_args {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: pocket-tts bench [options]\n\n"
+            "usage: bench_pipeline [options]\n\n"
             "Speed of the pipeline on a full-size model with synthetic weights.\n\n"
             "  --precision LIST   f32,bf16,int8 (default: all three)\n"
             "  --threads LIST     thread counts (default: 1 and every online CPU)\n"
@@ -69,9 +68,9 @@ static void usage(FILE *f) {
             "  --device D         the Vulkan device, as `pocket-tts devices` lists them\n"
             "  --frames N         frames (steps) per timed run (default 40)\n"
             "  --reps N           timed runs per figure; the median is printed (default 3)\n"
-            "  --tokenizer PATH   SentencePiece model (default %s)\n"
-            "  --text TEXT        the sentence generated (default: a 13-word sentence)\n",
-            DEFAULT_TOKENIZER);
+            "  --tokenizer PATH   SentencePiece model, a path or a URL (default: the english\n"
+            "                     model's, downloaded once)\n"
+            "  --text TEXT        the sentence generated (default: a 13-word sentence)\n");
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -98,12 +97,12 @@ static int parse_list(const char *opt, const char *s, int *out, int max, int (*c
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int v = conv(tok);
         if (v < -1000 || n == max) {
-            fprintf(stderr, "pocket-tts bench: bad %s item '%s'\n", opt, tok);
+            fprintf(stderr, "bench_pipeline: bad %s item '%s'\n", opt, tok);
             return -1;
         }
         out[n++] = v;
     }
-    if (n == 0) fprintf(stderr, "pocket-tts bench: %s needs at least one item\n", opt);
+    if (n == 0) fprintf(stderr, "bench_pipeline: %s needs at least one item\n", opt);
     return n > 0 ? n : -1;
 }
 
@@ -338,7 +337,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     ptts_model *m;
     double t0 = ptts_now();
     if (ptts_model_create_filled(&m, &a, ba->tokenizer, threads, prec, &e)) {
-        fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
+        fprintf(stderr, "bench_pipeline: %s\n", e.msg);
         return 1;
     }
     if (ba->backend == PTTS_BACKEND_VULKAN) m->engine = ptts_vulkan_engine();
@@ -346,14 +345,14 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     char dev[256] = "";
     if (ba->backend != PTTS_BACKEND_CPU) {
         int rc;
-        if (!m->engine)
+        if (!m->engine) /* a build without Vulkan */
             rc = ptts_fail(&e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
         else if (ba->device && !(m->device = strdup(ba->device)))
             rc = ptts_fail(&e, PTTS_E_NOMEM, "out of memory");
         else /* the device the engines will take: said in the header, checked before timing */
             rc = ptts_vulkan_probe(m->device, dev, sizeof dev, NULL, &e);
         if (rc) {
-            fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
+            fprintf(stderr, "bench_pipeline: %s\n", e.msg);
             ptts_model_free(m);
             return 1;
         }
@@ -413,7 +412,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
         else printf("codec    %8.2f ms/frame\n", cd);
     }
     for (int ov = 0; !rc && ov < ba->n_overlap; ov++) {
-        m->overlap = ba->overlap[ov]; /* read by the engines the stream and batch create */
+        ptts_model_set_overlap(m, ba->overlap[ov]); /* read when an engine is created */
         if (ba->parts & (P_LOOP | P_TTFA | P_BATCH))
             printf("-- overlap %s\n", overlap_name(m->overlap));
         if (!rc && (ba->parts & (P_LOOP | P_TTFA))) {
@@ -450,7 +449,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
         }
     }
     if (rc)
-        fprintf(stderr, "pocket-tts bench: %s\n", e.msg);
+        fprintf(stderr, "bench_pipeline: %s\n", e.msg);
     else printf("maxrss   %8.0f MB (process peak so far)\n", maxrss_mb());
     fflush(stdout);
     ptts_chunks_free(chunks, n_chunks);
@@ -459,7 +458,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     return rc;
 }
 
-int cmd_bench(int argc, char **argv) {
+int main(int argc, char **argv) {
     bench_args ba = {.prec = {PTTS_PRECISION_F32, PTTS_PRECISION_BF16, PTTS_PRECISION_INT8},
                      .n_prec = 3,
                      .streams = {1, 2, 4, 8},
@@ -469,7 +468,6 @@ int cmd_bench(int argc, char **argv) {
                      .parts = P_ALL,
                      .frames = 40,
                      .reps = 3,
-                     .tokenizer = DEFAULT_TOKENIZER,
                      .text = DEFAULT_TEXT,
                      .backend = PTTS_BACKEND_CPU};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -504,7 +502,7 @@ int cmd_bench(int argc, char **argv) {
             else if (!strcmp(v, "vulkan")) ba.backend = PTTS_BACKEND_VULKAN;
             else if (!strcmp(v, "vulkan-codec")) ba.backend = PTTS_BACKEND_VULKAN_CODEC;
             else {
-                fprintf(stderr, "pocket-tts bench: --backend is cpu, vulkan or vulkan-codec\n");
+                fprintf(stderr, "bench_pipeline: --backend is cpu, vulkan or vulkan-codec\n");
                 return 2;
             }
         } else if (cli_is(a, "--device")) {
@@ -530,24 +528,25 @@ int cmd_bench(int argc, char **argv) {
         } else if (cli_is(a, "--text")) {
             if (!(ba.text = cli_value(argc, argv, &i))) return 2;
         } else {
-            fprintf(stderr, "pocket-tts bench: unknown option '%s' (see --help)\n", a);
+            fprintf(stderr, "bench_pipeline: unknown option '%s' (see --help)\n", a);
             return 2;
         }
     }
-    FILE *tf = fopen(ba.tokenizer, "rb");
-    if (!tf) {
-        fprintf(stderr,
-                "pocket-tts bench: cannot open the tokenizer '%s' (run from the source tree or "
-                "pass --tokenizer)\n",
-                ba.tokenizer);
+    /* the tokenizer as a local file: the given path or URL, else the english model's */
+    char *tok = NULL;
+    ptts_error e = {0};
+    if (ba.tokenizer ? ptts_fetch(&tok, ba.tokenizer, &e)
+                     : ptts_language_fetch_tokenizer("english", &tok, &e)) {
+        fprintf(stderr, "bench_pipeline: the tokenizer: %s\n", e.msg);
         return 1;
     }
-    fclose(tf);
-    printf("pocket-tts bench: full-size model, synthetic weights; %d frames per run, median of "
+    ba.tokenizer = tok;
+    printf("bench_pipeline: full-size model, synthetic weights; %d frames per run, median of "
            "%d runs\n",
            ba.frames, ba.reps);
     int rc = 0;
     for (int p = 0; p < ba.n_prec && !rc; p++)
         for (int t = 0; t < ba.n_threads && !rc; t++) rc = bench_config(&ba, ba.prec[p], ba.threads[t]);
+    free(tok);
     return rc;
 }

@@ -1,0 +1,185 @@
+/*
+ * server_req.c - the request bodies of `pocket-tts serve`, parsed and checked apart from the
+ * HTTP library so that a fuzzer can call them (tests/fuzz/fuzz_server_body.c): the JSON body of
+ * POST /v1/audio/speech and the form fields of POST /tts (libmicrohttpd splits the multipart
+ * or urlencoded body into fields; srv_form_field collects them with limits). Every refusal is
+ * an HTTP status, an OpenAI-style param/code and a message.
+ */
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "util.h"
+
+static int refuse(srv_bad *b, unsigned status, const char *param, const char *code, const char *fmt,
+                  ...) TOOL_PRINTF(5, 6);
+static int refuse(srv_bad *b, unsigned status, const char *param, const char *code, const char *fmt,
+                  ...) {
+    b->status = status;
+    b->param = param;
+    b->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->msg, sizeof b->msg, fmt, ap);
+    va_end(ap);
+    return (int)status;
+}
+
+static size_t utf8_chars(const char *t, size_t len) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)t[i] & 0xC0) != 0x80;
+    return n;
+}
+
+static int blank(const char *t, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (!strchr(" \t\r\n\f\v", t[i])) return 0;
+    return 1;
+}
+
+/* The checks every text gets: no NUL byte, not blank, at most max_chars characters. */
+static int check_text(const char *text, size_t len, int max_chars, const char *param, srv_bad *b) {
+    if (memchr(text, 0, len)) return refuse(b, 400, param, NULL, "the text contains NUL bytes");
+    if (blank(text, len)) return refuse(b, 400, param, NULL, "the text cannot be empty");
+    size_t n = utf8_chars(text, len);
+    if (n > (size_t)max_chars)
+        return refuse(b, 400, param, NULL,
+                      "the text has %zu characters; this server accepts at most %d", n, max_chars);
+    return 0;
+}
+
+/* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
+
+const char *const srv_model_ids[SRV_N_MODELS] = {"pocket-tts", "tts-1", "tts-1-hd",
+                                                 "gpt-4o-mini-tts"};
+
+void srv_speech_free(srv_speech *r) {
+    free(r->text);
+    free(r->voice);
+    memset(r, 0, sizeof *r);
+}
+
+int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b) {
+    memset(r, 0, sizeof *r);
+    r->fmt = srv_format_available(FMT_MP3) ? FMT_MP3 : FMT_WAV; /* OpenAI's default: mp3 */
+    r->speed = 1.0;
+    r->streaming = 1;
+    if (!body) return refuse(b, 400, NULL, NULL, "a JSON body is required");
+    cJSON *j = cJSON_ParseWithLength(body, len);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return refuse(b, 400, NULL, "invalid_json", "the body is not a JSON object");
+    }
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model"),
+                *input = cJSON_GetObjectItemCaseSensitive(j, "input"),
+                *voice = cJSON_GetObjectItemCaseSensitive(j, "voice"),
+                *fmtj = cJSON_GetObjectItemCaseSensitive(j, "response_format"),
+                *speedj = cJSON_GetObjectItemCaseSensitive(j, "speed"),
+                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream");
+    int st = 0;
+    if (model && !cJSON_IsNull(model)) {
+        int known = 0;
+        if (cJSON_IsString(model))
+            for (int i = 0; i < SRV_N_MODELS; i++)
+                known |= !strcmp(model->valuestring, srv_model_ids[i]);
+        if (!known)
+            st = refuse(b, 404, "model", "model_not_found",
+                        "unknown model; GET /v1/models lists them");
+    }
+    if (!st && !cJSON_IsString(input))
+        st = refuse(b, 400, "input", NULL, "'input' must be a string");
+    if (!st)
+        st = check_text(input->valuestring, strlen(input->valuestring), max_text_chars, "input", b);
+    if (!st && fmtj && !cJSON_IsNull(fmtj)) {
+        if (!cJSON_IsString(fmtj) || (r->fmt = srv_format_parse(fmtj->valuestring)) < 0)
+            st = refuse(b, 400, "response_format", NULL,
+                        "response_format is one of wav, pcm, flac, opus, mp3");
+        else if (!srv_format_available(r->fmt))
+            st = refuse(b, 400, "response_format", "unsupported_format",
+                        "this server's libsndfile cannot write %.32s", fmtj->valuestring);
+    }
+    if (!st && speedj && !cJSON_IsNull(speedj)) {
+        if (!cJSON_IsNumber(speedj) || !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0))
+            st = refuse(b, 400, "speed", NULL, "speed must be a number in [0.25, 4.0]");
+        else
+            r->speed = speedj->valuedouble;
+    }
+    if (!st && streamj && !cJSON_IsNull(streamj)) {
+        if (!cJSON_IsBool(streamj))
+            st = refuse(b, 400, "stream", NULL, "stream must be true or false");
+        else
+            r->streaming = cJSON_IsTrue(streamj);
+    }
+    if (!st && voice && !cJSON_IsNull(voice) && !cJSON_IsString(voice))
+        st = refuse(b, 400, "voice", NULL, "'voice' must be a string");
+    if (!st) {
+        r->text = tool_strdup(input->valuestring);
+        r->voice = cJSON_IsString(voice) ? tool_strdup(voice->valuestring) : NULL;
+        if (!r->text || (cJSON_IsString(voice) && !r->voice))
+            st = refuse(b, 500, NULL, NULL, "out of memory");
+    }
+    cJSON_Delete(j);
+    if (st) srv_speech_free(r);
+    return st;
+}
+
+/* ---- POST /tts ---------------------------------------------------------------------------- */
+
+int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit) {
+    if (n > limit || *len > limit - n) return -1;
+    char *nb = realloc(*dst, *len + n + 1);
+    if (!nb) return -1;
+    if (n) memcpy(nb + *len, data, n);
+    *len += n;
+    nb[*len] = 0;
+    *dst = nb;
+    return 0;
+}
+
+void srv_form_field(srv_form *f, const char *key, const char *filename, const char *data,
+                    size_t size) {
+    if (!key) return;
+    if (!strcmp(key, "text")) {
+        if (srv_append(&f->text, &f->text_len, data, size, f->text_limit)) f->text_too_long = 1;
+        if (!f->text) srv_append(&f->text, &f->text_len, "", 0, f->text_limit);
+    } else if (!strcmp(key, "voice_url")) {
+        if (srv_append(&f->voice_url, &f->voice_url_len, data, size, 4096)) f->bad = 1;
+        if (!f->voice_url) srv_append(&f->voice_url, &f->voice_url_len, "", 0, 4096);
+    } else if (!strcmp(key, "voice_wav")) {
+        /* a browser form with no file chosen sends an empty part with an empty filename */
+        if (size > 0 || (filename && *filename)) f->wav_field = 1;
+        char *w = (char *)f->wav;
+        if (srv_append(&w, &f->wav_len, data, size, f->wav_limit)) f->too_big = 1;
+        f->wav = (uint8_t *)w;
+    }
+}
+
+int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b) {
+    if (f->too_big)
+        return refuse(b, 413, "voice_wav", "payload_too_large", "the upload exceeds %zu MB",
+                      f->wav_limit >> 20);
+    if (f->bad) return refuse(b, 400, NULL, NULL, "malformed form data");
+    if (f->text_too_long)
+        return refuse(b, 400, "text", "text_too_long",
+                      "the text is too long; this server accepts at most %d characters",
+                      max_text_chars);
+    if (!f->text) return refuse(b, 400, "text", NULL, "the form field 'text' is required");
+    int st = check_text(f->text, f->text_len, max_text_chars, "text", b);
+    if (st) return st;
+    if (f->voice_url && *f->voice_url && f->wav_field)
+        return refuse(b, 400, "voice_url", NULL, "give either voice_url or voice_wav, not both");
+    if (f->wav_field && f->wav_len == 0)
+        return refuse(b, 400, "voice_wav", NULL, "the uploaded voice_wav is empty");
+    return 0;
+}
+
+void srv_form_free(srv_form *f) {
+    free(f->text);
+    free(f->voice_url);
+    free(f->wav);
+    memset(f, 0, sizeof *f);
+}
