@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "download.h"
+#include "hf_cache.h"
 
 /* MODEL.md 10.6 legend: OPEN = kyutai/pocket-tts-without-voice-cloning */
 #define O_D29DB797 "d29db7978e464fb90cb3359ee0c69a273b9142cc" /* english_2026-01/04 */
