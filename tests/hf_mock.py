@@ -81,6 +81,7 @@ def main():
     for v in ("alba", "marius", "juergen"):
         files[(OPEN, OPEN_W, f"languages/english/embeddings/{v}.safetensors")] = (voice, True, None)
     files[(OPEN, OPEN_W, "languages/german/embeddings/juergen.safetensors")] = (voice, True, None)
+    files[(OPEN, OPEN_W, "languages/french/embeddings/estelle.safetensors")] = (voice, True, None)
     ok = pattern(300000, 1)
     for rev in (TEST_MAIN, TEST_PINNED):
         files[("test/repo", rev, "ok.bin")] = (ok, True, None)
