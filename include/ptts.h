@@ -206,8 +206,9 @@ int ptts_fetch(char **path, const char *path_or_url, ptts_error *e);
 int ptts_fetch_cached(char **path, const char *path_or_url);
 
 /* The weights and tokenizer of a language, downloaded when needed: the gated weights with voice
- * cloning first, the open ones when those are refused (said once through the log callback).
- * *has_cloning (may be NULL) says which. Both paths malloc'd. */
+ * cloning first, the open ones when those are refused (said once through the log callback) or
+ * not known (french). *has_cloning (may be NULL) says which. Both paths malloc'd. A language
+ * whose files are not pinned (portuguese_24l) is PTTS_E_UNSUPPORTED, with the reason. */
 int ptts_language_fetch(const char *language, char **weights_path, char **tokenizer_path,
                         int *has_cloning, ptts_error *e);
 /* Only the tokenizer of a language (a few hundred kB), downloaded when needed. */
