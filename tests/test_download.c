@@ -7,7 +7,9 @@
  * request, resume after a hang-up and across calls, a corrupt transfer refused, 404s, the gated
  * repository (401, 403, token, token file) and the fallback to the open one with its message
  * said once, HF_HUB_OFFLINE, plain http(s) URLs, an unwritable cache, a full disk, cancelling,
- * an unreachable endpoint, preset voices and loading a model by language.
+ * an unreachable endpoint, configs by URL (hf:// and http, resolved beside themselves), the
+ * language table pinned to MODEL.md 10.4/10.6, french and portuguese_24l, preset voices and
+ * loading a model by language (which needs the tokenizer.json backend).
  */
 #include <curl/curl.h>
 #include <errno.h>
