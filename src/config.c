@@ -601,15 +601,17 @@ int ptts_config_load_memory(ptts_config *c, const char *text, size_t len, const 
     return rc;
 }
 
-int ptts_config_load(ptts_config *c, const char *path, ptts_error *e) {
+int ptts_config_load_file(ptts_config *c, const char *path, const char *name, const char *base_dir,
+                          ptts_error *e) {
     if (!c || !path) return ptts_fail(e, PTTS_E_INVALID, "ptts_config_load: NULL argument");
     ptts_config_init(c);
+    if (!name) name = path;
     FILE *f = fopen(path, "rb");
     if (!f) return ptts_fail(e, PTTS_E_IO, "cannot open %s: %s", path, strerror(errno));
     char *buf = malloc(CONFIG_MAX_BYTES + 1);
     if (!buf) {
         fclose(f);
-        return ptts_fail(e, PTTS_E_NOMEM, "out of memory reading %s", path);
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory reading %s", name);
     }
     size_t len = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
     int bad = ferror(f);
@@ -617,25 +619,26 @@ int ptts_config_load(ptts_config *c, const char *path, ptts_error *e) {
     int rc = PTTS_OK;
     if (bad)
         rc = ptts_fail(e, PTTS_E_IO, "cannot read %s", path);
-    else if (len > CONFIG_MAX_BYTES)
-        rc = ptts_fail(e, PTTS_E_FORMAT, "%s: larger than %zu bytes: not a model config", path,
-                       CONFIG_MAX_BYTES);
+    else
+        rc = ptts_config_load_memory(c, buf, len, name, base_dir, e);
+    free(buf);
+    return rc;
+}
+
+int ptts_config_load(ptts_config *c, const char *path, ptts_error *e) {
+    if (!c || !path) return ptts_fail(e, PTTS_E_INVALID, "ptts_config_load: NULL argument");
+    ptts_config_init(c);
     /* The folder of the file: everything up to its last '/' (none: relative to the current
      * folder, which is what the path already is). */
     char *dir = NULL;
     const char *slash = strrchr(path, '/');
-    if (!rc && slash) {
+    if (slash) {
         size_t dl = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(dl + 1);
-        if (!dir)
-            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory reading %s", path);
-        else {
-            memcpy(dir, path, dl);
-            dir[dl] = '\0';
-        }
+        if (!(dir = malloc(dl + 1))) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        memcpy(dir, path, dl);
+        dir[dl] = '\0';
     }
-    if (!rc) rc = ptts_config_load_memory(c, buf, len, path, dir, e);
+    int rc = ptts_config_load_file(c, path, path, dir, e);
     free(dir);
-    free(buf);
     return rc;
 }

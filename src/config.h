@@ -60,6 +60,11 @@ void ptts_config_init(ptts_config *c);
 /* Parse a YAML/JSON file (at most 256 KiB, UTF-8). Errors are PTTS_E_FORMAT naming the file,
  * the line and the key path; PTTS_E_IO when it cannot be read. */
 int ptts_config_load(ptts_config *c, const char *path, ptts_error *e);
+/* Parse the file at `path`, named `name` in messages (NULL: the path), with relative paths
+ * resolved against `base_dir` (NULL: kept as is): for a local copy of a config downloaded
+ * from a URL, whose paths are relative to that URL. */
+int ptts_config_load_file(ptts_config *c, const char *path, const char *name, const char *base_dir,
+                          ptts_error *e);
 /* Parse from memory; relative paths are resolved against `base_dir` (NULL: kept as is). */
 int ptts_config_load_memory(ptts_config *c, const char *text, size_t len, const char *name,
                             const char *base_dir, ptts_error *e);

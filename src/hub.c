@@ -394,19 +394,10 @@ int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptt
         if (!base) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
         if (!rc && hf && dl <= 5) rc = ptts_fail(e, PTTS_E_INVALID, "config %s: no repository", s);
     }
-    if (!rc && !base) {
+    if (!rc && !base)
         rc = ptts_config_load(c, file, e); /* a local file: relative to its own folder */
-    } else if (!rc) {
-        FILE *f = fopen(file, "rb");
-        char *buf = malloc(((size_t)256 << 10) + 1);
-        size_t len = f && buf ? fread(buf, 1, ((size_t)256 << 10) + 1, f) : 0;
-        if (!f || !buf || ferror(f))
-            rc = ptts_fail(e, !buf ? PTTS_E_NOMEM : PTTS_E_IO, "cannot read %s", file);
-        else
-            rc = ptts_config_load_memory(c, buf, len, s, base, e);
-        if (f) fclose(f);
-        free(buf);
-    }
+    else if (!rc)
+        rc = ptts_config_load_file(c, file, s, base, e);
     free(base);
     if (!rc && local)
         *local = file;
