@@ -405,3 +405,21 @@ int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptt
         free(file);
     return rc;
 }
+
+int ptts_config_fetch_files(const ptts_config *c, char **weights, char **tokenizer,
+                            int *has_cloning, ptts_error *e) {
+    *weights = *tokenizer = NULL;
+    if (has_cloning) *has_cloning = 0;
+    int rc = 0;
+    if (c->weights_path)
+        rc = ptts_hub_fetch_weights(weights, c->weights_path, c->weights_path_without_voice_cloning,
+                                    has_cloning, e);
+    else if (c->weights_path_without_voice_cloning)
+        rc = ptts_download(weights, c->weights_path_without_voice_cloning, NULL, e);
+    if (!rc && c->tokenizer_path) rc = ptts_download(tokenizer, c->tokenizer_path, NULL, e);
+    if (rc) {
+        free(*weights);
+        *weights = NULL;
+    }
+    return rc;
+}

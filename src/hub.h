@@ -33,4 +33,12 @@ int ptts_language_config(const ptts_language *l, ptts_config *c, ptts_error *e);
  * *local (may be NULL) receives the local copy's path (malloc'd). */
 int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptts_error *e);
 
+/* The files a config names, as local paths (downloaded when they are URLs): *weights from
+ * weights_path (gated, with voice cloning) falling back to weights_path_without_voice_cloning as
+ * ptts_hub_fetch_weights does, *has_cloning (may be NULL) saying which; NULL when the config
+ * names no single weights file (the caller gives one). *tokenizer from tokenizer_path. Both
+ * malloc'd; on failure both NULL. */
+int ptts_config_fetch_files(const ptts_config *c, char **weights, char **tokenizer,
+                            int *has_cloning, ptts_error *e);
+
 #endif

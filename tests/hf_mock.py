@@ -15,7 +15,8 @@ corrupt.bin announces a sha256 that its bytes do not have.
 The tiny fixture model serves as every language's weights (english, german, italian and french
 at their MODEL.md 10.6 revisions) with the tiny tokenizer.json; its voice is reshaped to 16
 attention heads of 4 (a language's packaged config says 16 heads). test/repo and /plain/ also
-hold cfg/tiny.yaml, the tiny config naming ../tok/t.json, for configs named by URL.
+hold cfg/tiny.yaml, the tiny config naming ../tok/t.json, for configs named by URL, and
+test/repo cfg/weights.yaml, the same naming ../w/model.safetensors as its open weights.
 Exits when its parent process dies.
 """
 import hashlib
@@ -60,6 +61,9 @@ def main():
     assert voice != rd("tiny/voice.safetensors")
     cfg = rd("tiny/config.yaml").replace(b"../tokenizer/sp_unigram_tiny.model", b"../tok/t.json")
     assert cfg != rd("tiny/config.yaml")
+    cfg_w = cfg.replace(b"weights_path_without_voice_cloning: null",
+                        b"weights_path_without_voice_cloning: ../w/model.safetensors")
+    assert cfg_w != cfg
 
     # (repo, revision) -> commit; (repo, commit) -> {path: (bytes, lfs, announced_sha256)}
     revs = {(GATED, GATED_EN): GATED_EN, (GATED, GATED_W): GATED_W,
@@ -93,6 +97,8 @@ def main():
         files[("test/repo", rev, "big.bin")] = (pattern(4 << 20, 5), True, None)
         files[("test/repo", rev, "cfg/tiny.yaml")] = (cfg, False, None)
         files[("test/repo", rev, "tok/t.json")] = (tok, False, None)
+        files[("test/repo", rev, "cfg/weights.yaml")] = (cfg_w, False, None)
+        files[("test/repo", rev, "w/model.safetensors")] = (model, True, None)
     plain = {"voice.safetensors": voice, "hello.txt": b"plain hello\n", "noext": b"x" * 10,
              "cfg/tiny.yaml": cfg, "tok/t.json": tok}
     cdn = {}

@@ -621,6 +621,37 @@ static void test_config_urls(void) {
     free(p);
     ptts_config_free(&c);
 
+    /* the files it names: open weights beside it (no gated ones named: no cloning) */
+    const char *wcfg = "hf://test/repo/cfg/weights.yaml@3333333333333333333333333333333333333333";
+    CHECKF(ptts_config_fetch(&c, wcfg, NULL, &e) == 0, "%s", e.msg);
+    char *w = NULL, *t = NULL;
+    int cloning = -1;
+    CHECKF(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 0 && w && strstr(w, "models--test--repo/snapshots/3333") &&
+          strstr(w, "/w/model.safetensors"));
+    CHECK(t && file_equals(t, tok, n));
+    free(w);
+    free(t);
+    /* the gated file first when named: refused without a token (the open one), then with one
+     * (english_2026-04's: no later test expects that file refused, and it is cached now) */
+    free(c.weights_path);
+    c.weights_path = ptts_strdup("hf://kyutai/pocket-tts/languages/english_2026-04/"
+                                 "model.safetensors@19f95fe2df36e79fbd9f10008595cc4c977a0fcc");
+    CHECKF(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 0 && w && strstr(w, "/w/model.safetensors"));
+    free(w);
+    free(t);
+    set_env("HF_TOKEN", "good-token");
+    CHECKF(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 1 && w && strstr(w, "models--kyutai--pocket-tts/snapshots/19f95fe2"));
+    free(w);
+    free(t);
+    set_env("HF_TOKEN", NULL);
+    free(c.tokenizer_path);
+    c.tokenizer_path = ptts_strdup("hf://test/repo/tok/none.json");
+    CHECK(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == PTTS_E_NOT_FOUND && !w && !t);
+    ptts_config_free(&c);
+
     /* a local config: relative to its own folder */
     CHECKF(ptts_config_fetch(&c, PTTS_FIXTURES "/tiny/config.yaml", &local, &e) == 0, "%s", e.msg);
     CHECK(local && !strcmp(local, PTTS_FIXTURES "/tiny/config.yaml"));
@@ -828,9 +859,9 @@ int main(void) {
     test_errors();
     test_offline();
     test_local_failures();
-    test_config_urls();
     test_language_table();
     test_languages();
+    test_config_urls(); /* after test_languages: that checks the once-per-process message */
 
     stop_mock();
     rm_rf(g_tmp);
