@@ -756,9 +756,8 @@ static void test_load_f32(void) {
     const float a[6] = {1, -2, 3.5f, 0, 1e-3f, 7};
     const uint16_t b[3] = {0x3fc0, 0xbf80, 0x0000}; /* bf16 1.5, -1, 0 */
     const int64_t c[1] = {42};
-    st_out_tensor ts[3] = {{"a", ST_F32, 2, {2, 3}, a},
-                           {"b", ST_BF16, 1, {3}, b},
-                           {"c", ST_I64, 1, {1}, c}};
+    st_out_tensor ts[3] = {
+        {"a", ST_F32, 2, {2, 3}, a}, {"b", ST_BF16, 1, {3}, b}, {"c", ST_I64, 1, {1}, c}};
     ptts_error e = {0};
     const char *p = tpath("load.safetensors");
     REQUIRE(st_write(p, ts, 3, NULL, &e) == 0);
