@@ -371,12 +371,12 @@ int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptt
     ptts_config_init(c);
     const char *s = path_or_url;
     size_t n = strlen(s);
-    const char *slash = strrchr(s, '/');
     const int hf = !strncmp(s, "hf://", 5);
-    if (hf) { /* hf://ORG/NAME/PATH@REV: the name ends before the revision */
-        const char *at = strrchr(s, '@');
-        if (at && (!slash || at > slash)) n = (size_t)(at - s);
-    }
+    if (hf && strrchr(s, '@')) /* hf://ORG/NAME/PATH@REV (REV may hold '/': refs/pr/1) */
+        n = (size_t)(strrchr(s, '@') - s);
+    const char *slash = s + n;
+    while (slash > s && *slash != '/')
+        slash--;
     if (!((n > 5 && !strncmp(s + n - 5, ".yaml", 5)) || (n > 4 && !strncmp(s + n - 4, ".yml", 4))))
         return ptts_fail(e, PTTS_E_INVALID, "config %s: the name must end in .yaml or .yml", s);
     char *file = NULL;
@@ -384,7 +384,7 @@ int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptt
     if (rc) return rc;
     char *base = NULL;
     if (ptts_is_url(s)) { /* the folder of the URL, with an hf:// revision kept at its end */
-        size_t dl = slash ? (size_t)(slash - s) : 0;
+        size_t dl = (size_t)(slash - s);
         const char *rev = hf ? s + n : "";
         base = malloc(dl + strlen(rev) + 1);
         if (base) {

@@ -637,6 +637,10 @@ static void test_config_urls(void) {
     CHECK(ptts_config_fetch(&c, "hf://test/repo/tiny.yaml.txt@main", NULL, &e) == PTTS_E_INVALID);
     CHECK(ptts_config_fetch(&c, "hf://test/repo/cfg/none.yml", NULL, &e) == PTTS_E_NOT_FOUND);
     CHECK(ptts_config_fetch(&c, "", NULL, &e) == PTTS_E_INVALID);
+    /* a revision with slashes: the name before it decides, and the mock has no such ref */
+    CHECK(ptts_config_fetch(&c, "hf://test/repo/cfg/tiny.yaml@refs/pr/1", NULL, &e) ==
+              PTTS_E_NOT_FOUND &&
+          strstr(e.msg, "revision"));
     free(tok);
 }
 
