@@ -377,8 +377,10 @@ int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptt
     const char *slash = s + n;
     while (slash > s && *slash != '/')
         slash--;
-    if (!((n > 5 && !strncmp(s + n - 5, ".yaml", 5)) || (n > 4 && !strncmp(s + n - 4, ".yml", 4))))
-        return ptts_fail(e, PTTS_E_INVALID, "config %s: the name must end in .yaml or .yml", s);
+    if (!((n > 5 && !strncmp(s + n - 5, ".yaml", 5)) || (n > 4 && !strncmp(s + n - 4, ".yml", 4)) ||
+          (n > 5 && !strncmp(s + n - 5, ".json", 5))))
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "config %s: the name must end in .yaml or .yml (or .json)", s);
     char *file = NULL;
     int rc = ptts_download(&file, s, NULL, e);
     if (rc) return rc;

@@ -27,8 +27,9 @@ int ptts_hub_fetch_weights(char **path, const char *primary, const char *fallbac
 int ptts_language_config(const ptts_language *l, ptts_config *c, ptts_error *e);
 
 /* A --config argument: a local path, an http(s) URL or hf://ORG/NAME/PATH[@REVISION], ending in
- * .yaml or .yml (for hf://, before @REVISION). Downloads it when needed and parses it; its
- * relative paths resolve against its own location (for hf://, the same repository folder and
+ * .yaml or .yml (for hf://, before @REVISION), as the reference requires, or .json (this
+ * project's JSON form, e.g. the fixtures' manifest.json). Downloads it when needed and parses it;
+ * its relative paths resolve against its own location (for hf://, the same repository folder and
  * revision; for http(s), the URL's folder), so the files it names are fetched from beside it.
  * *local (may be NULL) receives the local copy's path (malloc'd). */
 int ptts_config_fetch(ptts_config *c, const char *path_or_url, char **local, ptts_error *e);

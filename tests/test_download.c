@@ -631,6 +631,11 @@ static void test_config_urls(void) {
     free(local);
     ptts_config_free(&c);
 
+    /* the fixtures' manifest.json: JSON is accepted too */
+    CHECKF(ptts_config_fetch(&c, PTTS_FIXTURES "/tiny/manifest.json", NULL, &e) == 0, "%s", e.msg);
+    CHECK(c.d_model == 64);
+    ptts_config_free(&c);
+
     /* not .yaml/.yml, missing, or not a config */
     CHECK(ptts_config_fetch(&c, "hf://test/repo/small.txt", NULL, &e) == PTTS_E_INVALID &&
           strstr(e.msg, ".yaml"));
