@@ -184,19 +184,32 @@ void ptts_voice_free(ptts_voice *v);
  * cache that the Python package also uses ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub);
  * http(s) URLs into ~/.cache/pocket_tts. HF_HUB_OFFLINE=1 forbids the network. */
 typedef struct ptts_language {
-    const char *name;          /* what ptts_model_options.language accepts */
-    const char *folder;        /* languages/{folder}/ in the repositories (english_2026-04) */
-    int layers;                /* 6 or 24 */
-    int pad_with_spaces;       /* text rules (MODEL.md section 8) */
+    const char *name; /* the packaged config's stem; its files are in languages/{name}/ */
+    int layers;       /* backbone layers: 6 or 24 */
+    const char *sampler;         /* flow_lm.flow.type: "lsd" or "drifting" */
+    int insert_bos_before_voice; /* flow_lm.insert_bos_before_voice */
+    int inner_dim;               /* mimi.inner_dim: the speaker projection width */
+    int pad_with_spaces;         /* text rules (MODEL.md 8.1, 10.4) */
     int remove_semicolons;
-    int frames_after_eos;      /* the model's recommendation; -1: none */
-    const char *default_voice; /* a preset name */
-    const char *default_text;  /* what `pocket-tts generate` says without --text */
+    const char *replace;         /* replace_characters table of MODEL.md 10.5: "", "A", "A+FR"
+                                  * or "A+ES" */
+    const char *default_voice;   /* a preset name (MODEL.md 7.4) */
+    const char *default_text;    /* what `pocket-tts generate` says without --text */
+    /* Pinned files (MODEL.md 10.6; full 40-hex revisions). NULL where no source shows them:
+     * the gated weights of french (used as a refused gated download: the open weights, no
+     * cloning) and everything of portuguese_24l (a download needs explicit paths). */
+    const char *gated_revision; /* kyutai/pocket-tts languages/{name}/model.safetensors */
+    const char *open_revision;  /* kyutai/pocket-tts-without-voice-cloning, same path */
+    const char *tokenizer_path; /* in the open repository (languages/{name}/tokenizer.json, or
+                                 * the repo root's for english_2026-01) */
+    const char *tokenizer_revision;
+    const char *voices_revision; /* of languages/{name}/embeddings/{voice}.safetensors */
+    int listed;                  /* 0: left out of the CLI help (the english_*_24l) */
 } ptts_language;
 
 int ptts_language_count(void);
 const ptts_language *ptts_language_at(int i); /* NULL when out of range */
-/* By name (english_2026-04 is english); NULL when unknown. */
+/* By config name (english, french_24l, english_drifting_26-09, ...); NULL when unknown. */
 const ptts_language *ptts_language_find(const char *name);
 
 /* Download progress: `done` of `total` bytes (-1: unknown) of the file `name`; called about ten
@@ -216,21 +229,22 @@ int ptts_fetch(char **path, const char *path_or_url, ptts_error *e);
 int ptts_fetch_cached(char **path, const char *path_or_url);
 
 /* The weights and tokenizer of a language, downloaded when needed: the gated weights with voice
- * cloning first, the open ones when those are refused (said once through the log callback).
- * *has_cloning (may be NULL) says which. Both paths malloc'd. */
+ * cloning first, the open ones when those are refused (said once through the log callback) or
+ * not known (french). *has_cloning (may be NULL) says which. Both paths malloc'd. A language
+ * whose files are not pinned (portuguese_24l) is PTTS_E_UNSUPPORTED, with the reason. */
 int ptts_language_fetch(const char *language, char **weights_path, char **tokenizer_path,
                         int *has_cloning, ptts_error *e);
 /* Only the tokenizer of a language (a few hundred kB), downloaded when needed. */
 int ptts_language_fetch_tokenizer(const char *language, char **tokenizer_path, ptts_error *e);
 
-/* Preset voices: their count for a language (its own voices: the English ones for english*,
- * giovanni for italian*, ...) and the i-th name. */
+/* Preset voices (MODEL.md 7.4): the 27 names, each accepted with every language (its folder
+ * holds that voice computed with its own weights). The count is 0 for an unknown language. */
 int ptts_preset_voice_count(const char *language);
 const char *ptts_preset_voice_name(const char *language, int i);
 /* The hf:// URL of preset `voice` for `language` (any preset name is accepted for any
  * language; the repository says whether it exists). Writes a NUL-terminated URL; returns 0, or
  * PTTS_E_NOT_FOUND when `voice` is no preset, PTTS_E_INVALID for an unknown language or a
- * buffer too small. */
+ * buffer too small, PTTS_E_UNSUPPORTED when the language's voices revision is not known. */
 int ptts_preset_voice_url(const char *language, const char *voice, char *url, size_t cap);
 /* A voice argument as a local file: a preset name (for `language`; NULL: english), an hf:// or
  * http(s) URL, or a local path. Downloads when needed; *path is malloc'd. */

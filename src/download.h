@@ -19,7 +19,10 @@
  * within one call (up to 5 attempts) and across calls. The result is checked against the size
  * the server announced and, for LFS files, against their sha256, then renamed into place. A
  * lock file serialises processes fetching the same file. HF_HUB_OFFLINE=1 forbids the network:
- * only cached files resolve.
+ * only cached files resolve (ptts_offline in hf_cache.h).
+ *
+ * Layers: download.c (this front and the progress callback) -> hf_cache.c (both caches, their
+ * locks and checks) -> http_get.c (the libcurl transfer).
  */
 #ifndef PTTS_DOWNLOAD_H
 #define PTTS_DOWNLOAD_H
@@ -39,8 +42,5 @@ int ptts_download(char **path, const char *url, int *http_status, ptts_error *e)
 
 /* Look `url` up in the cache only: 1 and *path (malloc'd) when cached, else 0. */
 int ptts_download_cached(char **path, const char *url);
-
-/* HF_HUB_OFFLINE set to 1/true/yes/on. */
-int ptts_offline(void);
 
 #endif

@@ -64,10 +64,8 @@ static int finish_model(ptts_model *m, int threads, int backend, ptts_error *e) 
     if (!m->pool) return ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", threads);
     m->ctx.k = ptts_kernels_best();
     m->ctx.pool = m->pool;
-    m->text = ptts_text_options_default();
-    m->default_temperature = 0.3f;
-    m->text.pad_with_spaces = m->cfg.pad_with_spaces;
-    m->text.remove_semicolons = m->cfg.remove_semicolons;
+    m->text = m->cfg.text;
+    m->default_temperature = m->cfg.default_temperature;
     m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
     return ptts_backend_init(m, backend, e);
 }
@@ -150,11 +148,8 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     model_files f = {0};
     int rc = resolve_files(&f, m, &o, lang, e);
     if (rc) goto fail;
-    if (lang && !o.config_path) { /* the language's text rules (a config states its own) */
-        m->cfg.pad_with_spaces = lang->pad_with_spaces;
-        m->cfg.remove_semicolons = lang->remove_semicolons;
-        m->cfg.recommended_frames_after_eos = lang->frames_after_eos;
-    }
+    /* the language's packaged config (text rules, defaults); a config states its own */
+    if (lang && !o.config_path && (rc = ptts_language_config(lang, &m->cfg, e))) goto fail;
     ptts_weights_options wo = {0};
     wo.mode = wmode_of(o.precision);
     wo.heads = m->cfg.num_heads;

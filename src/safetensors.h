@@ -1,5 +1,5 @@
 /*
- * safetensors.h - reading and writing safetensors files.
+ * safetensors.h - reading (safetensors.c) and writing (safetensors_write.c) safetensors files.
  *
  * Format: u64 little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets:
  * [begin, end]}, "__metadata__": {str: str}}, then the data section; offsets are relative to the
@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "half.h"
 
 typedef enum {
     ST_F64, ST_F32, ST_F16, ST_BF16, ST_I64, ST_I32, ST_I16, ST_I8, ST_U8, ST_BOOL,
@@ -56,6 +57,10 @@ size_t st_dtype_size(st_dtype d);
  * widened exactly (F16 subnormals, inf and NaN included). Other dtypes: PTTS_E_UNSUPPORTED with a
  * message naming the file and the tensor. */
 int st_to_f32(const st_file *f, const st_tensor *t, float *dst, ptts_error *e);
+/* The whole tensor `name` of the file at `path` as float32 (F32/BF16/F16), malloc'd, with its
+ * element count in *n (may be NULL); NULL with e filled when the file, the tensor or its dtype
+ * does not do (PTTS_E_NOT_FOUND for a missing tensor). For tests, benches and tools. */
+float *st_load_f32(const char *path, const char *name, size_t *n, ptts_error *e);
 /* Read an integer tensor (I64/I32/I16/I8/U8) as int64 values. */
 int st_to_i64(const st_file *f, const st_tensor *t, int64_t *dst, ptts_error *e);
 
@@ -64,11 +69,8 @@ int st_to_i64(const st_file *f, const st_tensor *t, int64_t *dst, ptts_error *e)
 int st_expect(const st_file *f, const char *name, int ndim, const int64_t *shape,
               const st_tensor **out, ptts_error *e);
 
-/* Float conversions, exposed for the kernels and the writer (round to nearest even). */
-float st_bf16_to_f32(uint16_t h);
-float st_f16_to_f32(uint16_t h);
-uint16_t st_f32_to_bf16(float f);
-uint16_t st_f32_to_f16(float f);
+/* The float conversions st_bf16_to_f32, st_f16_to_f32, st_f32_to_bf16 and st_f32_to_f16 are in
+ * half.h (included here for the callers that always found them here). */
 
 /* --- writer ---------------------------------------------------------------------------------
  * Tensors are written back to back in the given order (the reference reader refuses gaps), after

@@ -27,13 +27,13 @@ mkdir -p "$tmp/work" && cd "$tmp/work" || exit 1
 requests() { python3 -c "import json,sys,urllib.request as u; print(len([r for r in json.load(u.urlopen(sys.argv[1]+'/_log')) if not r['path'].startswith('/_')]))" "$ep"; }
 reset() { python3 -c "import sys,urllib.request as u; u.urlopen(sys.argv[1]+'/_reset').read()" "$ep"; }
 
-# the first command of a new user: no argument at all
+# the first command of a new user: no argument at all (english: languages/english/, MODEL.md 10.3)
 "$bin" generate 2>"$tmp/err"
 st=$?
 [ $st -eq 0 ] && [ -s tts_output.wav ] && ok "generate with no argument" || bad "generate with no argument ($st): $(cat "$tmp/err")"
 [ "$(grep -c 'HF_TOKEN' "$tmp/err")" -eq 1 ] && grep -q "licence" "$tmp/err" && ok "the fallback to the open weights is said once" || bad "fallback message: $(cat "$tmp/err")"
-grep -q "downloaded languages/english_2026-04/model.safetensors" "$tmp/err" && ok "download reported" || bad "no download line: $(cat "$tmp/err")"
-ls "$HF_HOME/hub/models--kyutai--pocket-tts-without-voice-cloning/snapshots/"*/languages/english_2026-04/embeddings/alba.safetensors >/dev/null 2>&1 && ok "default voice alba in the hub cache" || bad "alba not cached"
+grep -q "downloaded languages/english/model.safetensors" "$tmp/err" && ok "download reported" || bad "no download line: $(cat "$tmp/err")"
+ls "$HF_HOME/hub/models--kyutai--pocket-tts-without-voice-cloning/snapshots/"*/languages/english/embeddings/alba.safetensors >/dev/null 2>&1 && ok "default voice alba in the hub cache" || bad "alba not cached"
 
 # offline rerun: from the cache, no request
 reset
@@ -61,6 +61,10 @@ grep -E "^  alba +/.*alba.safetensors" "$tmp/out" >/dev/null && grep -E "^  anna
 HF_TOKEN=good-token "$bin" download -q >"$tmp/out" 2>"$tmp/err" && grep -q "(cloning)" "$tmp/out" && ok "download with a token: the gated weights" || bad "download with a token: $(cat "$tmp/out" "$tmp/err")"
 if "$bin" download --voices nobody >/dev/null 2>"$tmp/err"; then bad "download of an unknown voice succeeded"; else
   grep -q "nobody" "$tmp/err" && ok "download of an unknown voice fails" || bad "download nobody: $(cat "$tmp/err")"; fi
+# french: the open weights without asking for the gated ones; portuguese_24l: refused, saying why
+"$bin" download --language french >"$tmp/out" 2>"$tmp/err" && grep -q "(no cloning)" "$tmp/out" && grep -q "languages/french/tokenizer.json" "$tmp/out" && ok "download --language french" || bad "download french: $(cat "$tmp/out" "$tmp/err")"
+if "$bin" download --language portuguese_24l >/dev/null 2>"$tmp/err"; then bad "download portuguese_24l succeeded"; else
+  grep -q "no source shows" "$tmp/err" && ok "download portuguese_24l: refused with the reason" || bad "portuguese_24l: $(cat "$tmp/err")"; fi
 
 # a fresh cache and no network: a clear error, no output file
 mkdir -p "$tmp/w2" && cd "$tmp/w2" || exit 1

@@ -12,12 +12,16 @@ Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening) and answ
   GET /_log: the requests so far as JSON; GET /_reset: forget them and re-arm the faults.
 Fault injection: test/repo interrupt.bin hangs up after 50000 bytes of the first full GET;
 corrupt.bin announces a sha256 that its bytes do not have.
-The tiny fixture model serves as every language's weights; its voice is reshaped to one
-attention head of 64 (the tiny model loaded without a config gets d/64 = 1 head).
+The tiny fixture model serves as every language's weights (english, german, italian and french
+at their MODEL.md 10.6 revisions) with the tiny tokenizer.json; its voice is reshaped to 16
+attention heads of 4 (a language's packaged config says 16 heads). test/repo and /plain/ also
+hold cfg/tiny.yaml, the tiny config naming ../tok/t.json, for configs named by URL, and
+test/repo cfg/weights.yaml, the same naming ../w/model.safetensors as its open weights.
 Exits when its parent process dies.
 """
 import hashlib
 import json
+import re
 import os
 import sys
 import threading
@@ -26,10 +30,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 OPEN = "kyutai/pocket-tts-without-voice-cloning"
 GATED = "kyutai/pocket-tts"
-OPEN_REV = "d29db7978e464fb90cb3359ee0c69a273b9142cc"
-VOICES_REV = "e041936c75475d350b405bc870bcf7c22da4e9e6"
-GATED_REV = "39592ff23c9ef80098bb74895d104c26275fe2c9"
-GATED_REV_EN = "19f95fe2df36e79fbd9f10008595cc4c977a0fcc"
+# MODEL.md 10.6: the revisions of english, german, italian and french
+OPEN_EN = "e7205b6ee50e654a5ea19f0e9df2b0813b05e921"
+OPEN_TOK_EN = "00eac05ed3d16bdc3f6b5d598874019c34a89214"
+OPEN_W = "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"  # de/it weights, tokenizers; the voices
+OPEN_FR = "8843db76457a91db32077edf8dfcd1c0e3e755fd"
+GATED_EN = "983151f13aaeab1b13c1e5e3c2c383d49a9edf3f"
+GATED_W = "2dd944b099d06bb9edbd221fef138685711d9bf0"
+GATED_EN_2026_04 = "19f95fe2df36e79fbd9f10008595cc4c977a0fcc"
 TEST_MAIN = "2" * 40
 TEST_PINNED = "3" * 40
 
@@ -47,24 +55,37 @@ def main():
     port_file, fx = sys.argv[1], sys.argv[2]
     rd = lambda p: open(os.path.join(fx, p), "rb").read()
     model = rd("tiny/model.safetensors")
-    tok = rd("tokenizer/sp_unigram_tiny.model")
-    voice = rd("tiny/voice.safetensors").replace(b"[2,1,70,4,16]", b"[2,1,70,1,64]")
+    tok = rd("tokenizer/sp_unigram_tiny.tokenizer.json")
+    # the packaged configs say 16 heads: the tiny model's 64 wide cache as 16 heads of 4
+    voice = re.sub(rb"\[2,1,(\d+),4,16\]", rb"[2,1,\1,16,4]", rd("tiny/voice.safetensors"))
     assert voice != rd("tiny/voice.safetensors")
+    cfg = rd("tiny/config.yaml").replace(b"../tokenizer/sp_unigram_tiny.model", b"../tok/t.json")
+    assert cfg != rd("tiny/config.yaml")
+    cfg_w = cfg.replace(b"weights_path_without_voice_cloning: null",
+                        b"weights_path_without_voice_cloning: ../w/model.safetensors")
+    assert cfg_w != cfg
 
     # (repo, revision) -> commit; (repo, commit) -> {path: (bytes, lfs, announced_sha256)}
-    revs = {(OPEN, OPEN_REV): OPEN_REV, (OPEN, VOICES_REV): VOICES_REV, (OPEN, "main"): OPEN_REV,
-            (GATED, GATED_REV): GATED_REV, (GATED, GATED_REV_EN): GATED_REV_EN,
+    revs = {(GATED, GATED_EN): GATED_EN, (GATED, GATED_W): GATED_W,
+            (GATED, GATED_EN_2026_04): GATED_EN_2026_04, (OPEN, "main"): OPEN_EN,
             ("test/repo", "main"): TEST_MAIN, ("test/repo", TEST_PINNED): TEST_PINNED}
+    for r in (OPEN_EN, OPEN_TOK_EN, OPEN_W, OPEN_FR):
+        revs[(OPEN, r)] = r
     files = {}
-    for lang in ("english_2026-04", "german", "italian"):
-        files[(OPEN, OPEN_REV, f"languages/{lang}/model.safetensors")] = (model, True, None)
-        files[(OPEN, OPEN_REV, f"languages/{lang}/tokenizer.model")] = (tok, False, None)
-        files[(GATED, GATED_REV_EN if lang.startswith("english") else GATED_REV,
-               f"languages/{lang}/model.safetensors")] = (model, True, None)
+    for lang, open_rev, tok_rev, gated_rev in (("english", OPEN_EN, OPEN_TOK_EN, GATED_EN),
+                                               ("german", OPEN_W, OPEN_W, GATED_W),
+                                               ("italian", OPEN_W, OPEN_W, GATED_W),
+                                               ("french", OPEN_FR, OPEN_FR, None)):
+        files[(OPEN, open_rev, f"languages/{lang}/model.safetensors")] = (model, True, None)
+        files[(OPEN, tok_rev, f"languages/{lang}/tokenizer.json")] = (tok, False, None)
+        if gated_rev:
+            files[(GATED, gated_rev, f"languages/{lang}/model.safetensors")] = (model, True, None)
+    files[(GATED, GATED_EN_2026_04, "languages/english_2026-04/model.safetensors")] = (
+        model, True, None)
     for v in ("alba", "marius", "juergen"):
-        files[(OPEN, VOICES_REV, f"languages/english_2026-04/embeddings/{v}.safetensors")] = (
-            voice, True, None)
-    files[(OPEN, VOICES_REV, "languages/german/embeddings/juergen.safetensors")] = (voice, True, None)
+        files[(OPEN, OPEN_W, f"languages/english/embeddings/{v}.safetensors")] = (voice, True, None)
+    files[(OPEN, OPEN_W, "languages/german/embeddings/juergen.safetensors")] = (voice, True, None)
+    files[(OPEN, OPEN_W, "languages/french/embeddings/estelle.safetensors")] = (voice, True, None)
     ok = pattern(300000, 1)
     for rev in (TEST_MAIN, TEST_PINNED):
         files[("test/repo", rev, "ok.bin")] = (ok, True, None)
@@ -74,7 +95,12 @@ def main():
         files[("test/repo", rev, "corrupt.bin")] = (pattern(5000, 4), True,
                                                     hashlib.sha256(b"other").hexdigest())
         files[("test/repo", rev, "big.bin")] = (pattern(4 << 20, 5), True, None)
-    plain = {"voice.safetensors": voice, "hello.txt": b"plain hello\n", "noext": b"x" * 10}
+        files[("test/repo", rev, "cfg/tiny.yaml")] = (cfg, False, None)
+        files[("test/repo", rev, "tok/t.json")] = (tok, False, None)
+        files[("test/repo", rev, "cfg/weights.yaml")] = (cfg_w, False, None)
+        files[("test/repo", rev, "w/model.safetensors")] = (model, True, None)
+    plain = {"voice.safetensors": voice, "hello.txt": b"plain hello\n", "noext": b"x" * 10,
+             "cfg/tiny.yaml": cfg, "tok/t.json": tok}
     cdn = {}
     for (repo, rev, path), (data, lfs, _) in files.items():
         if lfs:

@@ -7,7 +7,9 @@
  * request, resume after a hang-up and across calls, a corrupt transfer refused, 404s, the gated
  * repository (401, 403, token, token file) and the fallback to the open one with its message
  * said once, HF_HUB_OFFLINE, plain http(s) URLs, an unwritable cache, a full disk, cancelling,
- * an unreachable endpoint, preset voices and loading a model by language.
+ * an unreachable endpoint, configs by URL (hf:// and http, resolved beside themselves), the
+ * language table pinned to MODEL.md 10.4/10.6, french and portuguese_24l, preset voices and
+ * loading a model by language (which needs the tokenizer.json backend).
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -327,7 +329,7 @@ static void test_errors(void) {
     set_env("HF_TOKEN", "good-token");
     mock_reset();
     CHECKF(fetch("hf://kyutai/pocket-tts/languages/german/model.safetensors"
-                 "@39592ff23c9ef80098bb74895d104c26275fe2c9",
+                 "@2dd944b099d06bb9edbd221fef138685711d9bf0",
                  &p, &st, &e) == 0,
            "%s", e.msg);
     CHECK(log_count("Bearer good-token") >= 1);
@@ -340,7 +342,7 @@ static void test_errors(void) {
     fputs("good-token\n", f);
     fclose(f);
     CHECKF(fetch("hf://kyutai/pocket-tts/languages/italian/model.safetensors"
-                 "@39592ff23c9ef80098bb74895d104c26275fe2c9",
+                 "@2dd944b099d06bb9edbd221fef138685711d9bf0",
                  &p, &st, &e) == 0,
            "%s", e.msg);
     free(p);
@@ -454,29 +456,283 @@ static void test_local_failures(void) {
     free(p);
 }
 
-static void test_languages(void) {
-    CHECK(ptts_language_count() == 11);
-    CHECK(ptts_language_find("english") == ptts_language_find("english_2026-04"));
-    CHECK(!strcmp(ptts_language_find("english")->folder, "english_2026-04"));
-    CHECK(ptts_language_find("french") == NULL && ptts_language_find("french_24l"));
-    CHECK(ptts_language_find("french_24l")->frames_after_eos == 8);
-    CHECK(ptts_language_find("french_24l")->remove_semicolons == 1);
-    CHECK(ptts_language_find("german")->remove_semicolons == 1);
-    CHECK(ptts_language_find("english_2026-01")->pad_with_spaces == 1);
-    CHECK(ptts_language_find("spanish_24l")->layers == 24);
-    CHECK(!strcmp(ptts_language_find("italian_24l")->default_voice, "giovanni"));
-    CHECK(!strcmp(ptts_language_find("portuguese")->default_voice, "rafael"));
-    CHECK(!strncmp(ptts_language_find("german")->default_text, "Hallo Welt", 10));
-    CHECK(ptts_preset_voice_count("english") == 21);
-    CHECK(ptts_preset_voice_count("german_24l") == 1);
-    CHECK(!strcmp(ptts_preset_voice_name("german_24l", 0), "juergen"));
+/* MODEL.md 10.4 and 10.6, every path and full revision (generated from the spec's tables and
+ * legend, not from hub.c): NULL where the spec says uncertain. */
+static const struct {
+    const char *name;
+    int layers;
+    const char *sampler;
+    int bos, inner_dim, pad, remove_semicolons;
+    const char *replace, *voice, *gated, *open, *tokenizer, *tokenizer_rev, *voices;
+} g_spec[] = {
+    {"english", 6, "lsd", 1, 32, 0, 0, "", "alba", "983151f13aaeab1b13c1e5e3c2c383d49a9edf3f",
+     "e7205b6ee50e654a5ea19f0e9df2b0813b05e921", "languages/english/tokenizer.json",
+     "00eac05ed3d16bdc3f6b5d598874019c34a89214", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"english_2026-09", 6, "lsd", 1, 32, 0, 0, "", "alba",
+     "983151f13aaeab1b13c1e5e3c2c383d49a9edf3f", "e7205b6ee50e654a5ea19f0e9df2b0813b05e921",
+     "languages/english_2026-09/tokenizer.json", "00eac05ed3d16bdc3f6b5d598874019c34a89214",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"english_2026-09_24l", 24, "lsd", 1, 32, 0, 0, "", "alba",
+     "983151f13aaeab1b13c1e5e3c2c383d49a9edf3f", "e7205b6ee50e654a5ea19f0e9df2b0813b05e921",
+     "languages/english_2026-09_24l/tokenizer.json", "00eac05ed3d16bdc3f6b5d598874019c34a89214",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"english_2026-04", 6, "lsd", 1, 32, 0, 0, "", "alba",
+     "19f95fe2df36e79fbd9f10008595cc4c977a0fcc", "d29db7978e464fb90cb3359ee0c69a273b9142cc",
+     "languages/english_2026-04/tokenizer.json", "00eac05ed3d16bdc3f6b5d598874019c34a89214",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"english_2026-04_24l", 24, "lsd", 1, 32, 0, 0, "", "alba",
+     "492522650173a0653b7575cdc25ae09810e5d741", "e81d79e8194ad4c7ce879c87a4258ef20cbf2487",
+     "languages/english_2026-04_24l/tokenizer.json", "00eac05ed3d16bdc3f6b5d598874019c34a89214",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"english_2026-01", 6, "lsd", 0, 512, 1, 0, "", "alba",
+     "39592ff23c9ef80098bb74895d104c26275fe2c9", "d29db7978e464fb90cb3359ee0c69a273b9142cc",
+     "tokenizer.json", "00eac05ed3d16bdc3f6b5d598874019c34a89214",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"english_drifting_26-09", 6, "drifting", 1, 32, 0, 0, "", "alba",
+     "75cfe24e3142233bb81887fed3482e9652bb4a6e", "a5ce31f3eba7a3b0cb9c24ba2015b098f278eaae",
+     "languages/english_2026-09/tokenizer.json", "00eac05ed3d16bdc3f6b5d598874019c34a89214",
+     "1e08e6a23401048648a9fdcfde2f89348215c2a7"},
+    {"french", 6, "lsd", 1, 32, 0, 1, "A+FR", "estelle", NULL,
+     "8843db76457a91db32077edf8dfcd1c0e3e755fd", "languages/french/tokenizer.json",
+     "8843db76457a91db32077edf8dfcd1c0e3e755fd", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"french_24l", 24, "lsd", 1, 32, 0, 1, "A+FR", "estelle",
+     "3e82814a68665eec246ff649b14c71331f955c06", "1e08e6a23401048648a9fdcfde2f89348215c2a7",
+     "languages/french_24l/tokenizer.json", "8843db76457a91db32077edf8dfcd1c0e3e755fd",
+     "1e08e6a23401048648a9fdcfde2f89348215c2a7"},
+    {"german", 6, "lsd", 1, 32, 0, 1, "A", "juergen", "2dd944b099d06bb9edbd221fef138685711d9bf0",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "languages/german/tokenizer.json",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"german_24l", 24, "lsd", 1, 32, 0, 1, "A", "juergen",
+     "2dd944b099d06bb9edbd221fef138685711d9bf0", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303",
+     "languages/german_24l/tokenizer.json", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"italian", 6, "lsd", 1, 32, 0, 0, "A", "giovanni", "2dd944b099d06bb9edbd221fef138685711d9bf0",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "languages/italian/tokenizer.json",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"italian_24l", 24, "lsd", 1, 32, 0, 0, "A", "giovanni",
+     "3e82814a68665eec246ff649b14c71331f955c06", "1e08e6a23401048648a9fdcfde2f89348215c2a7",
+     "languages/italian_24l/tokenizer.json", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303",
+     "1e08e6a23401048648a9fdcfde2f89348215c2a7"},
+    {"portuguese", 6, "lsd", 1, 32, 0, 0, "A", "rafael", "2dd944b099d06bb9edbd221fef138685711d9bf0",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "languages/portuguese/tokenizer.json",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"portuguese_24l", 24, "lsd", 1, 32, 0, 0, "A", "rafael", NULL, NULL, NULL, NULL, NULL},
+    {"spanish", 6, "lsd", 1, 32, 0, 0, "A+ES", "lola", "2dd944b099d06bb9edbd221fef138685711d9bf0",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "languages/spanish/tokenizer.json",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"spanish_24l", 24, "lsd", 1, 32, 0, 0, "A+ES", "lola",
+     "2dd944b099d06bb9edbd221fef138685711d9bf0", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303",
+     "languages/spanish_24l/tokenizer.json", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"dutch", 6, "lsd", 1, 32, 0, 0, "A", "daan", "2dd944b099d06bb9edbd221fef138685711d9bf0",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "languages/dutch/tokenizer.json",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+    {"dutch_24l", 24, "lsd", 1, 32, 0, 0, "A", "daan", "2dd944b099d06bb9edbd221fef138685711d9bf0",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "languages/dutch_24l/tokenizer.json",
+     "4e1e0a3e611c51c0b4ed8174fc10f32a54644303", "4e1e0a3e611c51c0b4ed8174fc10f32a54644303"},
+
+};
+
+/* MODEL.md 7.4: the first of these keys that occurs in the config name, else alba. */
+static const char *default_voice_rule(const char *name) {
+    static const char *rule[][2] = {{"italian", "giovanni"}, {"spanish", "lola"},
+                                    {"german", "juergen"},   {"portuguese", "rafael"},
+                                    {"french", "estelle"},   {"dutch", "daan"}};
+    for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++)
+        if (strstr(name, rule[i][0])) return rule[i][1];
+    return "alba";
+}
+
+static int same_or_null(const char *a, const char *b) {
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* --config by URL: the config's relative paths resolve beside it (same repository folder and
+ * revision for hf://, the URL's folder for http), and its files then download from there. */
+static void test_config_urls(void) {
+    ptts_config c;
+    ptts_error e = {0};
+    char *local = NULL, *p = NULL, url[256];
+    size_t n = 0;
+    char *tok = NULL;
+    FILE *f = fopen(PTTS_FIXTURES "/tokenizer/sp_unigram_tiny.tokenizer.json", "rb");
+    REQUIRE(f);
+    fseek(f, 0, SEEK_END);
+    n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    tok = malloc(n);
+    REQUIRE(tok && fread(tok, 1, n, f) == n);
+    fclose(f);
+
+    const char *pinned = "hf://test/repo/cfg/tiny.yaml@3333333333333333333333333333333333333333";
+    CHECKF(ptts_config_fetch(&c, pinned, &local, &e) == 0, "%s", e.msg);
+    CHECK(local && strstr(local, "/snapshots/3333") && strstr(local, "/cfg/tiny.yaml"));
+    CHECKF(c.tokenizer_path &&
+               !strcmp(c.tokenizer_path, "hf://test/repo/tok/t.json"
+                                         "@3333333333333333333333333333333333333333"),
+           "%s", c.tokenizer_path ? c.tokenizer_path : "(null)");
+    CHECK(c.d_model == 64 && c.n_bins == 300);
+    CHECKF(c.tokenizer_path && ptts_fetch(&p, c.tokenizer_path, &e) == 0, "%s", e.msg);
+    CHECK(p && file_equals(p, tok, n));
+    free(p);
+    free(local);
+    ptts_config_free(&c);
+
+    CHECKF(ptts_config_fetch(&c, "hf://test/repo/cfg/tiny.yaml", NULL, &e) == 0, "%s", e.msg);
+    CHECK(c.tokenizer_path && !strcmp(c.tokenizer_path, "hf://test/repo/tok/t.json"));
+    ptts_config_free(&c);
+
+    snprintf(url, sizeof url, "%s/plain/cfg/tiny.yaml", g_endpoint);
+    CHECKF(ptts_config_fetch(&c, url, NULL, &e) == 0, "%s", e.msg);
+    snprintf(url, sizeof url, "%s/plain/tok/t.json", g_endpoint);
+    CHECKF(c.tokenizer_path && !strcmp(c.tokenizer_path, url), "%s",
+           c.tokenizer_path ? c.tokenizer_path : "(null)");
+    CHECKF(c.tokenizer_path && ptts_fetch(&p, c.tokenizer_path, &e) == 0, "%s", e.msg);
+    CHECK(p && file_equals(p, tok, n));
+    free(p);
+    ptts_config_free(&c);
+
+    /* the files it names: open weights beside it (no gated ones named: no cloning) */
+    const char *wcfg = "hf://test/repo/cfg/weights.yaml@3333333333333333333333333333333333333333";
+    CHECKF(ptts_config_fetch(&c, wcfg, NULL, &e) == 0, "%s", e.msg);
+    char *w = NULL, *t = NULL;
+    int cloning = -1;
+    CHECKF(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 0 && w && strstr(w, "models--test--repo/snapshots/3333") &&
+          strstr(w, "/w/model.safetensors"));
+    CHECK(t && file_equals(t, tok, n));
+    free(w);
+    free(t);
+    /* the gated file first when named: refused without a token (the open one), then with one
+     * (english_2026-04's: no later test expects that file refused, and it is cached now) */
+    free(c.weights_path);
+    c.weights_path = ptts_strdup("hf://kyutai/pocket-tts/languages/english_2026-04/"
+                                 "model.safetensors@19f95fe2df36e79fbd9f10008595cc4c977a0fcc");
+    CHECKF(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 0 && w && strstr(w, "/w/model.safetensors"));
+    free(w);
+    free(t);
+    set_env("HF_TOKEN", "good-token");
+    CHECKF(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 1 && w && strstr(w, "models--kyutai--pocket-tts/snapshots/19f95fe2"));
+    free(w);
+    free(t);
+    set_env("HF_TOKEN", NULL);
+    free(c.tokenizer_path);
+    c.tokenizer_path = ptts_strdup("hf://test/repo/tok/none.json");
+    CHECK(ptts_config_fetch_files(&c, &w, &t, &cloning, &e) == PTTS_E_NOT_FOUND && !w && !t);
+    ptts_config_free(&c);
+
+    /* a local config: relative to its own folder */
+    CHECKF(ptts_config_fetch(&c, PTTS_FIXTURES "/tiny/config.yaml", &local, &e) == 0, "%s", e.msg);
+    CHECK(local && !strcmp(local, PTTS_FIXTURES "/tiny/config.yaml"));
+    CHECK(c.tokenizer_path &&
+          !strcmp(c.tokenizer_path, PTTS_FIXTURES "/tiny/../tokenizer/sp_unigram_tiny.model"));
+    free(local);
+    ptts_config_free(&c);
+
+    /* the fixtures' manifest.json: JSON is accepted too */
+    CHECKF(ptts_config_fetch(&c, PTTS_FIXTURES "/tiny/manifest.json", NULL, &e) == 0, "%s", e.msg);
+    CHECK(c.d_model == 64);
+    ptts_config_free(&c);
+
+    /* not .yaml/.yml, missing, or not a config */
+    CHECK(ptts_config_fetch(&c, "hf://test/repo/small.txt", NULL, &e) == PTTS_E_INVALID &&
+          strstr(e.msg, ".yaml"));
+    CHECK(ptts_config_fetch(&c, "hf://test/repo/tiny.yaml.txt@main", NULL, &e) == PTTS_E_INVALID);
+    CHECK(ptts_config_fetch(&c, "hf://test/repo/cfg/none.yml", NULL, &e) == PTTS_E_NOT_FOUND);
+    CHECK(ptts_config_fetch(&c, "", NULL, &e) == PTTS_E_INVALID);
+    /* a revision with slashes: the name before it decides, and the mock has no such ref */
+    CHECK(ptts_config_fetch(&c, "hf://test/repo/cfg/tiny.yaml@refs/pr/1", NULL, &e) ==
+              PTTS_E_NOT_FOUND &&
+          strstr(e.msg, "revision"));
+    free(tok);
+}
+
+static void test_language_table(void) {
+    static const char *order[] = {"english",
+                                  "english_2026-01",
+                                  "english_2026-04",
+                                  "english_2026-04_24l",
+                                  "english_2026-09",
+                                  "english_2026-09_24l",
+                                  "english_drifting_26-09",
+                                  "french",
+                                  "french_24l",
+                                  "german",
+                                  "german_24l",
+                                  "italian",
+                                  "italian_24l",
+                                  "portuguese",
+                                  "portuguese_24l",
+                                  "spanish",
+                                  "spanish_24l",
+                                  "dutch",
+                                  "dutch_24l"};
+    const int n = (int)(sizeof g_spec / sizeof g_spec[0]);
+    CHECK(n == 19 && ptts_language_count() == 19);
+    for (int i = 0; i < 19 && ptts_language_at(i); i++)
+        CHECKF(!strcmp(ptts_language_at(i)->name, order[i]), "%d: %s", i,
+               ptts_language_at(i)->name);
+    CHECK(ptts_language_at(19) == NULL && ptts_language_at(-1) == NULL);
+    for (int i = 0; i < n; i++) {
+        const ptts_language *l = ptts_language_find(g_spec[i].name);
+        CHECKF(l != NULL, "%s", g_spec[i].name);
+        if (!l) continue;
+        CHECKF(l->layers == g_spec[i].layers && !strcmp(l->sampler, g_spec[i].sampler) &&
+                   l->insert_bos_before_voice == g_spec[i].bos &&
+                   l->inner_dim == g_spec[i].inner_dim && l->pad_with_spaces == g_spec[i].pad &&
+                   l->remove_semicolons == g_spec[i].remove_semicolons &&
+                   !strcmp(l->replace, g_spec[i].replace),
+               "%s: settings", l->name);
+        CHECKF(!strcmp(l->default_voice, g_spec[i].voice) &&
+                   !strcmp(l->default_voice, default_voice_rule(l->name)),
+               "%s: default voice %s", l->name, l->default_voice);
+        CHECKF(same_or_null(l->gated_revision, g_spec[i].gated), "%s: gated", l->name);
+        CHECKF(same_or_null(l->open_revision, g_spec[i].open), "%s: open", l->name);
+        CHECKF(same_or_null(l->tokenizer_path, g_spec[i].tokenizer), "%s: tokenizer", l->name);
+        CHECKF(same_or_null(l->tokenizer_revision, g_spec[i].tokenizer_rev), "%s: tokenizer rev",
+               l->name);
+        CHECKF(same_or_null(l->voices_revision, g_spec[i].voices), "%s: voices", l->name);
+        CHECKF(l->listed == !(strstr(l->name, "english_") && strstr(l->name, "_24l")), "%s",
+               l->name);
+        CHECK(l->default_text && *l->default_text);
+        /* the languages/<name>/ folder rule: voices of english are not english_2026-04's */
+        char url[512], want[512];
+        int rc = ptts_preset_voice_url(l->name, "daan", url, sizeof url);
+        if (g_spec[i].voices) {
+            snprintf(want, sizeof want,
+                     "hf://kyutai/pocket-tts-without-voice-cloning/languages/%s/embeddings/"
+                     "daan.safetensors@%s",
+                     l->name, g_spec[i].voices);
+            CHECKF(rc == 0 && !strcmp(url, want), "%s: %s", l->name, url);
+        } else {
+            CHECK(rc == PTTS_E_UNSUPPORTED);
+        }
+    }
+    CHECK(ptts_language_find("klingon") == NULL && ptts_language_find(NULL) == NULL);
+    /* the 27 presets, each with every language */
+    static const char *presets[] = {
+        "alba",    "anna",    "azelma",         "bill_boerst", "caro_davy",   "charles", "cosette",
+        "daan",    "eponine", "estelle",        "eve",         "fantine",     "george",  "giovanni",
+        "jane",    "javert",  "jean",           "juergen",     "lola",        "marius",  "mary",
+        "michael", "paul",    "peter_yearsley", "rafael",      "stuart_bell", "vera"};
+    CHECK(ptts_preset_voice_count("german_24l") == 27 && ptts_preset_voice_count("x") == 0);
+    for (int k = 0; k < 27; k++)
+        CHECKF(ptts_preset_voice_name("dutch", k) &&
+                   !strcmp(ptts_preset_voice_name("dutch", k), presets[k]),
+               "preset %d", k);
+    CHECK(ptts_preset_voice_name("dutch", 27) == NULL);
     char url[512];
     CHECK(ptts_preset_voice_url("english", "alba", url, sizeof url) == 0);
-    CHECK(!strcmp(url, "hf://kyutai/pocket-tts-without-voice-cloning/languages/english_2026-04/"
-                       "embeddings/alba.safetensors@e041936c75475d350b405bc870bcf7c22da4e9e6"));
+    CHECK(!strcmp(url, "hf://kyutai/pocket-tts-without-voice-cloning/languages/english/"
+                       "embeddings/alba.safetensors@4e1e0a3e611c51c0b4ed8174fc10f32a54644303"));
     CHECK(ptts_preset_voice_url("english", "nobody", url, sizeof url) == PTTS_E_NOT_FOUND);
     CHECK(ptts_preset_voice_url("klingon", "alba", url, sizeof url) == PTTS_E_INVALID);
+    CHECK(ptts_preset_voice_url("english", "alba", url, 20) == PTTS_E_INVALID);
+}
 
+static void test_languages(void) {
     /* the gated weights refused: the open ones, and the message once */
     char *w = NULL, *t = NULL;
     int cloning = -1;
@@ -484,7 +740,8 @@ static void test_languages(void) {
     g_nlogs = 0;
     CHECKF(ptts_language_fetch("english", &w, &t, &cloning, &e) == 0, "%s", e.msg);
     CHECK(cloning == 0 && w && strstr(w, "models--kyutai--pocket-tts-without-voice-cloning"));
-    CHECK(t && strstr(t, "/languages/english_2026-04/tokenizer.model"));
+    CHECK(w && strstr(w, "/snapshots/e7205b6e") && strstr(w, "/languages/english/model."));
+    CHECK(t && strstr(t, "/snapshots/00eac05e") && strstr(t, "/languages/english/tokenizer.json"));
     free(w);
     free(t);
     CHECK(ptts_language_fetch("english", &w, &t, &cloning, &e) == 0);
@@ -494,12 +751,30 @@ static void test_languages(void) {
            "%d messages: %s", g_nlogs, g_logs[0]);
     set_env("HF_TOKEN", "good-token");
     CHECKF(ptts_language_fetch("english", &w, &t, &cloning, &e) == 0, "%s", e.msg);
-    CHECK(cloning == 1 && w && strstr(w, "models--kyutai--pocket-tts/snapshots/19f95fe"));
+    CHECK(cloning == 1 && w && strstr(w, "models--kyutai--pocket-tts/snapshots/983151f1"));
     free(w);
     free(t);
     set_env("HF_TOKEN", NULL);
     CHECK(ptts_language_fetch("klingon", &w, &t, &cloning, &e) == PTTS_E_INVALID &&
-          strstr(e.msg, "french_24l"));
+          strstr(e.msg, "french_24l") && strstr(e.msg, "english_drifting_26-09") &&
+          strstr(e.msg, "dutch_24l"));
+    /* french: the gated file is not confirmed, so the open one without asking the gated repo */
+    set_env("HF_TOKEN", "good-token");
+    mock_reset();
+    CHECKF(ptts_language_fetch("french", &w, &t, &cloning, &e) == 0, "%s", e.msg);
+    CHECK(cloning == 0 && w && strstr(w, "without-voice-cloning/snapshots/8843db76"));
+    CHECK(t && strstr(t, "/languages/french/tokenizer.json"));
+    CHECK(log_count("kyutai/pocket-tts/") == 0);
+    free(w);
+    free(t);
+    set_env("HF_TOKEN", NULL);
+    /* portuguese_24l: accepted by name, refused without explicit files, saying why */
+    int rc0 = ptts_language_fetch("portuguese_24l", &w, &t, &cloning, &e);
+    CHECKF(rc0 == PTTS_E_UNSUPPORTED && strstr(e.msg, "no source") && w == NULL, "%s", e.msg);
+    rc0 = ptts_language_fetch_tokenizer("portuguese_24l", &t, &e);
+    CHECK(rc0 == PTTS_E_UNSUPPORTED && t == NULL);
+    rc0 = ptts_voice_resolve(&t, "portuguese_24l", "rafael", &e);
+    CHECK(rc0 == PTTS_E_UNSUPPORTED && t == NULL);
 
     /* voices: presets, URLs, local files, unknown names */
     char *p = NULL;
@@ -529,6 +804,7 @@ static void test_languages(void) {
     CHECKF(ptts_model_load(&m, &mo, &e) == 0, "%s", e.msg);
     if (m) {
         CHECK(m->text.remove_semicolons == 1 && m->text.pad_with_spaces == 0);
+        CHECK(m->text.n_replace == 12 && m->default_temperature == 0.3f);
         ptts_voice *v = NULL;
         CHECK(ptts_voice_resolve(&p, "german", "juergen", &e) == 0);
         CHECKF(ptts_voice_load(&v, m, p, &e) == 0, "%s", e.msg);
@@ -577,7 +853,9 @@ int main(void) {
     test_errors();
     test_offline();
     test_local_failures();
+    test_language_table();
     test_languages();
+    test_config_urls(); /* after test_languages: that checks the once-per-process message */
 
     stop_mock();
     rm_rf(g_tmp);

@@ -1,6 +1,7 @@
 /*
  * test_safetensors.c - the safetensors reader against hostile input, the writer round trip, the
- * float conversions against straightforward references, and the fixture checkpoint.
+ * float conversions (half.h) against straightforward references, the fixture checkpoint and
+ * st_load_f32.
  *
  * Hostile files are built in memory ([u64 LE length][JSON][data]) and opened with
  * st_open_memory from a buffer of exactly their size (so ASan sees any overread); each must fail
@@ -750,6 +751,43 @@ static void test_fixtures(void) {
     CHECK(ints > 0); /* the voice files carry I64 tensors */
 }
 
+/* st_load_f32: one tensor by name as float32, with its count; the failures name what failed. */
+static void test_load_f32(void) {
+    const float a[6] = {1, -2, 3.5f, 0, 1e-3f, 7};
+    const uint16_t b[3] = {0x3fc0, 0xbf80, 0x0000}; /* bf16 1.5, -1, 0 */
+    const int64_t c[1] = {42};
+    st_out_tensor ts[3] = {
+        {"a", ST_F32, 2, {2, 3}, a}, {"b", ST_BF16, 1, {3}, b}, {"c", ST_I64, 1, {1}, c}};
+    ptts_error e = {0};
+    const char *p = tpath("load.safetensors");
+    REQUIRE(st_write(p, ts, 3, NULL, &e) == 0);
+    size_t n = 99;
+    float *v = st_load_f32(p, "a", &n, &e);
+    CHECK(v && n == 6 && !memcmp(v, a, sizeof a));
+    free(v);
+    v = st_load_f32(p, "b", &n, &e);
+    CHECK(v && n == 3 && v[0] == 1.5f && v[1] == -1.0f && v[2] == 0.0f);
+    free(v);
+    n = 99;
+    CHECK(st_load_f32(p, "c", &n, &e) == NULL && e.code == PTTS_E_UNSUPPORTED && n == 0);
+    CHECK(st_load_f32(p, "nothing", &n, &e) == NULL && e.code == PTTS_E_NOT_FOUND &&
+          strstr(e.msg, "nothing"));
+    CHECK(st_load_f32(tpath("none.safetensors"), "a", NULL, &e) == NULL &&
+          strstr(e.msg, "none.safetensors"));
+    CHECK(st_load_f32(NULL, "a", &n, &e) == NULL && e.code == PTTS_E_INVALID);
+    remove(p);
+    /* a fixture tensor: the same values as st_to_f32 */
+    v = st_load_f32(fixture_path("tiny/model.safetensors"), "flow_lm.out_eos.weight", &n, &e);
+    CHECKF(v && n == 64, "%s", e.msg);
+    st_file *f = NULL;
+    REQUIRE(st_open(&f, fixture_path("tiny/model.safetensors"), &e) == 0);
+    float want[64];
+    REQUIRE(st_to_f32(f, st_find(f, "flow_lm.out_eos.weight"), want, &e) == 0);
+    CHECK(v && !memcmp(v, want, sizeof want));
+    st_close(f);
+    free(v);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/ptts_st_XXXXXX");
     REQUIRE(mkdtemp(g_dir) != NULL);
@@ -761,6 +799,7 @@ int main(void) {
     test_f16();
     test_bf16();
     test_fixtures();
+    test_load_f32();
     remove(tpath("w.safetensors"));
     CHECK(rmdir(g_dir) == 0);
     return test_summary();

@@ -15,6 +15,29 @@ static char dir[] = "/tmp/ptts_weights_XXXXXX";
 
 /* Copy of the tiny checkpoint: `drop` names are left out (prefix match when ending in '*'),
  * `reshape` gets shape {2, 64}, `retype` becomes I64 of the same element count. */
+/* tests/fixtures/tiny/config.yaml at `path` with flow_lm.transformer.d_model set to `d` and
+ * the tokenizer path made absolute. */
+static void write_tiny_config(const char *path, int d) {
+    FILE *in = fopen(fixture_path("tiny/config.yaml"), "r");
+    FILE *out = fopen(path, "w");
+    REQUIRE(in && out);
+    char line[256];
+    int replaced = 0; /* flow_lm.transformer.d_model is the file's first d_model */
+    while (fgets(line, sizeof line, in)) {
+        if (!replaced && !strncmp(line, "    d_model:", 12)) {
+            fprintf(out, "    d_model: %d\n", d);
+            replaced = 1;
+        } else if (strstr(line, "tokenizer_path:")) {
+            fprintf(out, "    tokenizer_path: %s\n",
+                    fixture_path("tokenizer/sp_unigram_tiny.model"));
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    fclose(out);
+}
+
 static const char *variant(const char *name, const char *const *drop, const char *reshape,
                            const char *retype) {
     static char path[512];
@@ -108,15 +131,10 @@ int main(void) {
     if (w) CHECK(!w->arch.has_encoder);
     ptts_weights_free(w);
 
-    /* a config that contradicts the weights */
+    /* a config that contradicts the weights (the tiny 3.3 config with another width) */
     char cfg[512];
     snprintf(cfg, sizeof cfg, "%s/wrong.yaml", dir);
-    FILE *f = fopen(cfg, "w");
-    REQUIRE(f);
-    fprintf(f, "flow_lm:\n  transformer:\n    d_model: 128\n    num_heads: 4\n  lookup_table:\n"
-               "    tokenizer_path: %s\nmimi:\n  transformer:\n    num_heads: 4\n",
-            fixture_path("tokenizer/sp_unigram_tiny.model"));
-    fclose(f);
+    write_tiny_config(cfg, 128);
     ptts_model_options mo = ptts_model_options_default();
     mo.config_path = cfg;
     mo.weights_path = fixture_path("tiny/model.safetensors");
@@ -125,11 +143,7 @@ int main(void) {
     CHECKF(strstr(e.msg, "flow_lm.transformer.d_model = 128") && strstr(e.msg, "have 64"), "%s",
            e.msg);
     /* the same config with the right width loads */
-    f = fopen(cfg, "w");
-    fprintf(f, "flow_lm:\n  transformer:\n    d_model: 64\n    num_heads: 4\n  lookup_table:\n"
-               "    tokenizer_path: %s\nmimi:\n  transformer:\n    num_heads: 4\n",
-            fixture_path("tokenizer/sp_unigram_tiny.model"));
-    fclose(f);
+    write_tiny_config(cfg, 64);
     CHECKF(ptts_model_load(&m, &mo, &e) == 0, "%s", e.msg);
     ptts_model_free(m);
 

@@ -10,9 +10,10 @@
 
 const char *cli_model_help =
     "model (default: the english model, downloaded from Hugging Face on first use):\n"
-    "  --language L           a published model: english, english_2026-01, german, italian,\n"
-    "                         portuguese, spanish, french_24l, german_24l, italian_24l,\n"
-    "                         portuguese_24l, spanish_24l\n"
+    "  --language L           a published model: english, english_2026-01, english_2026-04,\n"
+    "                         english_2026-09, english_drifting_26-09, french, french_24l,\n"
+    "                         german, german_24l, italian, italian_24l, portuguese,\n"
+    "                         portuguese_24l, spanish, spanish_24l, dutch, dutch_24l\n"
     "  --config FILE          the reference's YAML config (weights_path, tokenizer_path, rules)\n"
     "  --weights FILE         model.safetensors (overrides the config)\n"
     "  --tokenizer FILE       tokenizer.model (overrides the config)\n"

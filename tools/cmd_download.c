@@ -17,10 +17,18 @@ static void usage(FILE *f) {
                "default voice) and the preset voices asked for, into the Hugging Face cache\n"
                "($HF_HOME/hub, default ~/.cache/huggingface/hub). Files already there are\n"
                "not downloaded again.\n\n"
-               "  --language L           english, english_2026-01, german, italian, portuguese,\n"
-               "                         spanish, french_24l, german_24l, italian_24l,\n"
-               "                         portuguese_24l, spanish_24l\n"
-               "  --voices V...          'all' (every preset of the language) or voice names\n"
+               "  --language L           one of:");
+    for (int k = 0, col = 31; k < ptts_language_count(); k++) {
+        const ptts_language *l = ptts_language_at(k);
+        if (!l->listed) continue;
+        if (col + 1 + (int)strlen(l->name) > 79) {
+            fprintf(f, "\n                        ");
+            col = 24;
+        }
+        col += fprintf(f, " %s", l->name);
+    }
+    fprintf(f, "\n"
+               "  --voices V...          'all' (every preset voice) or voice names\n"
                "  --quiet                no progress\n");
 }
 
