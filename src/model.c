@@ -85,9 +85,9 @@ static void model_files_free(model_files *f) {
 static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options *o,
                          const ptts_language *lang, ptts_error *e) {
     int rc;
-    if (o->config_path) { /* a local path or a URL (--config URL): fetched into the cache */
-        if ((rc = ptts_fetch(&f->config, o->config_path, e))) return rc;
-        if ((rc = ptts_config_load(&m->cfg, f->config, e))) return rc;
+    if (o->config_path) { /* a local path or a URL (--config URL): fetched into the cache, its
+                           * relative paths resolved against its own location */
+        if ((rc = ptts_config_fetch(&m->cfg, o->config_path, &f->config, e))) return rc;
     }
     if (o->weights_path) {
         rc = ptts_fetch(&f->weights, o->weights_path, e);
@@ -157,10 +157,13 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     if ((rc = ptts_weights_load(&m->w, f.weights, &wo, e))) goto fail;
     if ((rc = check_frame(&m->w->arch, f.weights, e))) goto fail;
     if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) goto fail;
-    if ((rc = ptts_tokenizer_load(&m->tok, f.tokenizer, e))) goto fail;
-    if (ptts_tokenizer_vocab_size(m->tok) > m->w->arch.nb) {
-        rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's embedding has %d",
-                       f.tokenizer, ptts_tokenizer_vocab_size(m->tok), m->w->arch.nb);
+    /* the backend by the config's lookup_table.tokenizer kind, else by the file's suffix
+     * (MODEL.md 9.1); with a config the vocabulary must be exactly n_bins */
+    if ((rc = ptts_tokenizer_load_kind(&m->tok, f.tokenizer, m->cfg.tokenizer_kind, e))) goto fail;
+    int vocab = ptts_tokenizer_vocab_size(m->tok);
+    if (vocab > m->w->arch.nb || (o.config_path && vocab != m->w->arch.nb)) {
+        rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's lookup table has %d",
+                       f.tokenizer, vocab, m->w->arch.nb);
         goto fail;
     }
     if (o.device && *o.device && !(m->device = ptts_strdup(o.device))) {

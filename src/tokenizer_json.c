@@ -248,7 +248,7 @@ static int load_vocab(ptts_tokenizer *t, const cJSON *model, const char *name, p
     if (tk_trie_init(&t->trie, total)) return ptts_fail(e, PTTS_E_NOMEM, "%s: out of memory", name);
     for (int k = 0; k < n; k++)
         tk_trie_insert(&t->trie, (const unsigned char *)t->piece[k], t->len[k], k);
-    for (int b = 0; b < 256; b++) {
+    for (int b = 0; t->byte_fallback && b < 256; b++) {
         char s[8];
         snprintf(s, sizeof s, "<0x%02X>", b);
         t->byte_id[b] = tk_map_find(t, &t->normal_map, s, 6);
@@ -265,8 +265,12 @@ static int load_model(ptts_tokenizer *t, const cJSON *root, const char *name, pt
     if (!jis(model, "type", "Unigram"))
         return ptts_fail(e, PTTS_E_UNSUPPORTED, "%s: model type %s is not supported (only Unigram)",
                          name, type_of(model));
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "byte_fallback")))
-        return ptts_fail(e, PTTS_E_UNSUPPORTED, "%s: model.byte_fallback must be true", name);
+    /* Every shipped file has byte_fallback true; false (unknown spans become unk_id, as in
+     * tokenizers' Unigram) is accepted too, for vocabularies without the 256 byte pieces. */
+    const cJSON *bf = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
+    if (!cJSON_IsBool(bf))
+        return ptts_fail(e, PTTS_E_FORMAT, "%s: model.byte_fallback must be true or false", name);
+    t->byte_fallback = cJSON_IsTrue(bf);
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_id");
     if (!unk || cJSON_IsNull(unk))
         return ptts_fail(e, PTTS_E_FORMAT, "%s: model.unk_id is missing", name);
@@ -275,7 +279,6 @@ static int load_model(ptts_tokenizer *t, const cJSON *root, const char *name, pt
     t->unk_id = jindex(unk, t->n);
     if (t->unk_id < 0)
         return ptts_fail(e, PTTS_E_FORMAT, "%s: model.unk_id is not an index of model.vocab", name);
-    t->byte_fallback = 1;
     return PTTS_OK;
 }
 

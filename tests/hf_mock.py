@@ -55,7 +55,13 @@ def main():
     port_file, fx = sys.argv[1], sys.argv[2]
     rd = lambda p: open(os.path.join(fx, p), "rb").read()
     model = rd("tiny/model.safetensors")
-    tok = rd("tokenizer/sp_unigram_tiny.tokenizer.json")
+    # the tiny vocabulary in the layout Kyutai ships (MODEL.md 9.3: a bare Prepend normalizer);
+    # the fixture's own file keeps the converter's Precompiled normalizer of its .model
+    tj = json.loads(rd("tokenizer/sp_unigram_tiny.tokenizer.json"))
+    tj["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"}]}
+    tj["model"]["byte_fallback"] = False  # the tiny vocabulary has no byte pieces
+    tok_shipped = json.dumps(tj, ensure_ascii=False).encode()
+    tok = rd("tokenizer/sp_unigram_tiny.tokenizer.json")  # served as is for the config URLs
     # the packaged configs say 16 heads: the tiny model's 64 wide cache as 16 heads of 4
     voice = re.sub(rb"\[2,1,(\d+),4,16\]", rb"[2,1,\1,16,4]", rd("tiny/voice.safetensors"))
     assert voice != rd("tiny/voice.safetensors")
@@ -77,7 +83,7 @@ def main():
                                                ("italian", OPEN_W, OPEN_W, GATED_W),
                                                ("french", OPEN_FR, OPEN_FR, None)):
         files[(OPEN, open_rev, f"languages/{lang}/model.safetensors")] = (model, True, None)
-        files[(OPEN, tok_rev, f"languages/{lang}/tokenizer.json")] = (tok, False, None)
+        files[(OPEN, tok_rev, f"languages/{lang}/tokenizer.json")] = (tok_shipped, False, None)
         if gated_rev:
             files[(GATED, gated_rev, f"languages/{lang}/model.safetensors")] = (model, True, None)
     files[(GATED, GATED_EN_2026_04, "languages/english_2026-04/model.safetensors")] = (

@@ -206,7 +206,7 @@ static void e_unk_type(cJSON *r) {
     cJSON_ReplaceItemInObject(model_of(r), "unk_id", cJSON_CreateString("0"));
 }
 static void e_no_fallback(cJSON *r) {
-    cJSON_ReplaceItemInObject(model_of(r), "byte_fallback", cJSON_CreateFalse());
+    cJSON_ReplaceItemInObject(model_of(r), "byte_fallback", cJSON_CreateString("yes"));
 }
 static void e_vocab_type(cJSON *r) {
     cJSON_ReplaceItemInObject(model_of(r), "vocab", cJSON_CreateObject());
@@ -264,7 +264,7 @@ static void test_hostile_trees(const char *json) {
         {e_no_unk, PTTS_E_FORMAT, "model.unk_id is missing"},
         {e_unk_range, PTTS_E_FORMAT, "model.unk_id is not an index"},
         {e_unk_type, PTTS_E_FORMAT, "model.unk_id is not an index"},
-        {e_no_fallback, PTTS_E_UNSUPPORTED, "byte_fallback must be true"},
+        {e_no_fallback, PTTS_E_FORMAT, "byte_fallback must be true or false"},
         {e_vocab_type, PTTS_E_FORMAT, "model.vocab is not a non-empty list"},
         {e_entry_type, PTTS_E_FORMAT, "[piece, finite score] pairs"},
         {e_score_type, PTTS_E_FORMAT, "[piece, finite score] pairs"},
