@@ -30,7 +30,8 @@
  *   and other processing instructions, and <!DOCTYPE ...> are removed; <![CDATA[...]]> keeps its
  *   content verbatim.
  *   A "<" starts markup only when the next byte is an ASCII letter, "/", "!" or "?": "a < b",
- *   "x<3", "<=" and a "<" at the end are text.
+ *   "x<3", "<=" and a "<" at the end are text, while "a <b" with no ">" after it and "</ x>"
+ *   are errors (an unclosed tag, a missing tag name).
  *   Entity references &amp; &lt; &gt; &quot; &apos; &#N; &#xH; are decoded in attribute values,
  *   and in text inside a <speak> element or everywhere with PTTS_MARKUP_SSML_DOCUMENT (the caller
  *   declares the whole text SSML, e.g. a request with text_format "ssml"). Elsewhere "&" is text
@@ -55,8 +56,8 @@
  * are never adjacent, nor are two pauses.
  *
  * Errors: PTTS_E_TEXT with "markup at byte B: SNIPPET: reason", B the 0-based byte offset of the
- * "[", "<" or "&" that starts the faulty markup, SNIPPET that markup (cut at 48 bytes, bytes that
- * are not printable UTF-8 shown as "?"), e.g.
+ * "[", "<" or "&" that starts the faulty markup, SNIPPET that markup (cut at 48 bytes and then
+ * "...", control characters and invalid UTF-8 shown as "?"), e.g.
  *   markup at byte 17: <break time="abc"/>: time must be a number followed by s or ms
  * PTTS_E_NOMEM when memory runs out, PTTS_E_INVALID for a NULL argument.
  * Running time and memory are linear in the input length.
@@ -75,10 +76,14 @@
 /* Flags of ptts_markup_parse; 0 turns markup off: the whole text is one literal text segment
  * (brackets and tags spoken as written). */
 enum {
-    PTTS_MARKUP_BRACKETS = 1,      /* [pause], [pause:S] */
-    PTTS_MARKUP_SSML = 2,          /* tags, comments, entities inside <speak> */
-    PTTS_MARKUP_SSML_DOCUMENT = 4, /* with SSML: entities decoded in all of the text */
-    PTTS_MARKUP_ALL = PTTS_MARKUP_BRACKETS | PTTS_MARKUP_SSML
+    /* [pause], [pause:S]; alone, for text where "<" and "&" mean themselves (code, maths) */
+    PTTS_MARKUP_BRACKETS = 1,
+    /* tags, comments, entities inside <speak>; alone, for SSML clients (speech-dispatcher),
+     * whose text may hold literal brackets */
+    PTTS_MARKUP_SSML = 2,
+    /* with SSML: entities decoded in all of the text (the caller knows the text is SSML) */
+    PTTS_MARKUP_SSML_DOCUMENT = 4,
+    PTTS_MARKUP_ALL = PTTS_MARKUP_BRACKETS | PTTS_MARKUP_SSML /* what plain text input gets */
 };
 
 typedef enum ptts_segment_kind { PTTS_SEGMENT_TEXT, PTTS_SEGMENT_PAUSE } ptts_segment_kind;

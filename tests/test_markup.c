@@ -33,22 +33,20 @@ static char *render(const ptts_markup *m) {
     return r;
 }
 
-/* Structural invariants of every successful parse (markup.h "Segments"). */
+/* Structural invariants of every successful parse (markup.h "Segments"): one check per parse. */
 static void check_invariants(const ptts_markup *m, unsigned flags, size_t len) {
-    CHECK(m->n >= 1);
+    size_t bad = 0;
     for (size_t i = 0; i < m->n; i++) {
         const ptts_segment *g = &m->segments[i];
-        if (g->kind == PTTS_SEGMENT_TEXT) {
-            CHECK(g->text != NULL && g->text[g->len] == 0 && g->samples == 0);
-        } else {
-            CHECK(g->text == NULL && g->samples > 0);
-        }
-        CHECK(g->offset <= len);
-        if (i > 0) {
-            CHECK(g->kind != m->segments[i - 1].kind);
-            CHECK(g->offset > m->segments[i - 1].offset);
-        }
+        if (g->kind == PTTS_SEGMENT_TEXT)
+            bad += !(g->text != NULL && g->text[g->len] == 0 && g->samples == 0);
+        else
+            bad += !(g->text == NULL && g->samples > 0);
+        bad += g->offset > len;
+        if (i > 0)
+            bad += g->kind == m->segments[i - 1].kind || g->offset <= m->segments[i - 1].offset;
     }
+    CHECKF(m->n >= 1 && bad == 0, "%zu segments, %zu bad", m->n, bad);
     if (!(flags & (PTTS_MARKUP_BRACKETS | PTTS_MARKUP_SSML))) CHECK(m->n == 1);
 }
 
