@@ -3,8 +3,9 @@
  * low 3 bits are the flags (so that the ASCII seeds "0".."7" pick them), the rest is the text.
  * A parse must either succeed with the invariants of markup.h (at least one segment; text and
  * pauses alternate; pauses positive and, merged, at most 10 s per input byte of markup; text
- * NUL-terminated; offsets increasing inside the input; no more text than input; with markup off
- * or without any "[", "<" or "&", one segment holding the input unchanged) or fail with
+ * NUL-terminated; offsets increasing inside the input; no more text than input; with markup off,
+ * or with no "[" for the bracket rules and no "<" or "&" for the SSML ones, one segment holding
+ * the input unchanged) or fail with
  * PTTS_E_TEXT and "markup at byte B: ..." where the input has "[", "<" or "&" at B - never a
  * crash, a leak or undefined behaviour. Seeds: tests/fuzz/seeds/markup/.
  */
@@ -35,8 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     if (!m || m->n < 1) abort();
-    int plain = !(flags & (PTTS_MARKUP_BRACKETS | PTTS_MARKUP_SSML)) ||
-                (!memchr(s, '[', n) && !memchr(s, '<', n) && !memchr(s, '&', n));
+    int brackets = (flags & PTTS_MARKUP_BRACKETS) && memchr(s, '[', n);
+    int ssml = (flags & PTTS_MARKUP_SSML) && (memchr(s, '<', n) || memchr(s, '&', n));
+    int plain = !brackets && !ssml;
     if (plain && (m->n != 1 || m->segments[0].kind != PTTS_SEGMENT_TEXT ||
                   m->segments[0].len != n || memcmp(m->segments[0].text, s, n) != 0))
         abort();
