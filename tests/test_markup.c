@@ -81,6 +81,12 @@ static void test_brackets(void) {
     OK("[pause:0.25]", "P(6000)");
     OK("[pause:0.1]", "P(2400)");
     OK("[pause:0.3]", "P(7200)");
+    OK("[pause:0.35]", "P(8400)");
+    OK("[pause:1.005]", "P(24120)");
+    /* ten tenths are one second exactly (no float accumulation) */
+    OK("[pause:0.1][pause:0.1][pause:0.1][pause:0.1][pause:0.1]"
+       "[pause:0.1][pause:0.1][pause:0.1][pause:0.1][pause:0.1]",
+       "P(24000)");
     OK("[pause:.5]", "P(12000)");
     OK("[pause:2]", "P(48000)");
     OK("[pause:002.500]", "P(60000)");
