@@ -486,6 +486,11 @@ struct ptts_wav_writer {
     char *path, *tmp;
 };
 
+float ptts_linspace_f32(float start, float end, int n, int k) {
+    const float step = (end - start) / (float)(n - 1);
+    return k < n / 2 ? start + (float)k * step : end - (float)(n - 1 - k) * step;
+}
+
 static void put_u32(uint8_t *p, uint32_t v) {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);

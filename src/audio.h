@@ -27,6 +27,11 @@ int ptts_audio_read_memory(const void *buf, size_t size, double max_seconds, flo
 int ptts_resample(const float *in, int64_t n, int from_rate, int to_rate, float **out,
                   int64_t *n_out, ptts_error *e);
 
+/* Element k of torch's float32 linspace(start, end, n) (endpoints included, n >= 2): with
+ * step = (end - start) / (n - 1) in float, start + k * step for k < n / 2, else
+ * end - (n - 1 - k) * step (the CPU kernel's two halves). MODEL.md 6 and 7.3. */
+float ptts_linspace_f32(float start, float end, int n, int k);
+
 /* Streaming 16-bit mono WAV writer. Samples are clamped to [-1, 1], scaled by 32767 and
  * truncated toward zero (the reference's conversion). To a file: written to a temporary name,
  * the header patched with the true length and the file renamed at close; on abort the

@@ -3,13 +3,15 @@
  *
  * Per text chunk: copy the voice state into the cache, prompt the chunk's token ids, then
  * autoregressive steps s = 0, 1, ...:
- *     h, eos = backbone(latent_{s-1} or BOS);  latent_s = LSD(h, noise_s);
- *     if eos > threshold and no EOS yet: eos_step = s
+ *     h, eos = backbone(latent_{s-1} or BOS);  latent_s = sampler(h, noise_s);
+ *     if eos > threshold and no EOS yet and s >= 6: eos_step = s
  *     if eos_step set and s >= eos_step + F: stop (step s is not emitted)
  *     emit decode(latent_s)                      (1920 samples, 80 ms)
- * max_gen_len = ceil((n_tokens / 3 + 2) * 12.5); F = the caller's frames_after_eos, else the
- * model's recommendation, else guess(prepare(chunk)) + 2. The codec restarts from a fresh state
- * for every chunk; the voice is never modified.
+ * max_gen_len = ceil((n_tokens / 3 + 2) * 12.5) with the ids of the re-prepared chunk text;
+ * F = the caller's frames_after_eos, else the model's recommendation, else the chunk's guess + 2.
+ * The codec restarts from a fresh state for every chunk, and the first 120 samples it gives
+ * fade in (here, after the engine's decode, so that every backend fades once); the voice is
+ * never modified.
  *
  * Noise: xoshiro256++ seeded through splitmix64, standard normals by Box-Muller (in double,
  * both values used), scaled by sqrt(temperature); with noise_clamp, values outside
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "audio.h"
 #include "generate.h"
 #include "model.h"
 #include "text.h"
@@ -36,6 +39,13 @@
 /* A chunk of more ids than this is cut at word boundaries (see ptts_chunks_limit): the
  * reference would prompt and generate it whole, with attention over thousands of positions. */
 #define PTTS_HARD_MAX_CHUNK_TOKENS 500
+
+/* EOS logits of a chunk's steps 0..5 are ignored (forgotten, not postponed: a later step must
+ * cross the threshold again), MODEL.md 8.4. Not configurable in the reference either. */
+#define PTTS_EOS_MIN_STEP 6
+
+/* Each chunk's first FADE_IN_SAMPLES samples (sample_rate / 200: 5 ms) fade in, MODEL.md 6. */
+#define FADE_IN_SAMPLES 120
 
 ptts_gen_options ptts_gen_options_default(void) {
     ptts_gen_options o;
@@ -71,20 +81,8 @@ static double uniform01(uint64_t s[4]) { /* (0, 1] */
 }
 
 
-/* One utterance: text chunks, position in them, EOS bookkeeping, noise. */
-typedef struct utt {
-    const ptts_voice *voice; /* NULL: no utterance */
-    ptts_gen_options o;
-    ptts_chunk *chunks;
-    int n_chunks, chunk;
-    int frames_total, eos_missed;
-    uint64_t rng[4];
-    int has_spare;
-    double spare;
-    int noise_used;
-    int in_chunk, step, eos_step, F, max_gen;
-} utt;
-
+/* The noise generator: xoshiro256++ state, the spare Box-Muller value, and how many rows of
+ * supplied noise were used. Copied whole to rewind after a stop (utt_consume). */
 typedef struct rng_state {
     uint64_t s[4];
     int has_spare;
@@ -92,41 +90,39 @@ typedef struct rng_state {
     int noise_used;
 } rng_state;
 
+/* One utterance: text chunks, position in them, EOS bookkeeping, noise. */
+typedef struct utt {
+    const ptts_voice *voice; /* NULL: no utterance */
+    ptts_gen_options o;
+    ptts_chunk *chunks;
+    int n_chunks, chunk;
+    int frames_total, eos_missed;
+    rng_state rng;
+    int in_chunk, step, eos_step, F, max_gen;
+} utt;
+
 static double normal(utt *u) {
-    if (u->has_spare) {
-        u->has_spare = 0;
-        return u->spare;
+    rng_state *g = &u->rng;
+    if (g->has_spare) {
+        g->has_spare = 0;
+        return g->spare;
     }
-    double a = uniform01(u->rng), b = uniform01(u->rng);
+    double a = uniform01(g->s), b = uniform01(g->s);
     double r = sqrt(-2.0 * log(a)), t = 2.0 * 3.14159265358979323846 * b;
-    u->spare = r * sin(t);
-    u->has_spare = 1;
+    g->spare = r * sin(t);
+    g->has_spare = 1;
     return r * cos(t);
-}
-
-static void save_rng(const utt *u, rng_state *r) {
-    memcpy(r->s, u->rng, sizeof r->s);
-    r->has_spare = u->has_spare;
-    r->spare = u->spare;
-    r->noise_used = u->noise_used;
-}
-
-static void load_rng(utt *u, const rng_state *r) {
-    memcpy(u->rng, r->s, sizeof r->s);
-    u->has_spare = r->has_spare;
-    u->spare = r->spare;
-    u->noise_used = r->noise_used;
 }
 
 /* noise for one step: out [ld] */
 static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
     if (u->o.noise) {
-        if (u->noise_used >= u->o.noise_rows)
+        if (u->rng.noise_used >= u->o.noise_rows)
             return ptts_fail(e, PTTS_E_INVALID,
                              "the supplied noise has %d rows; step %d needs more", u->o.noise_rows,
-                             u->noise_used);
-        memcpy(out, u->o.noise + (size_t)u->noise_used * ld, (size_t)ld * sizeof(float));
-        u->noise_used++;
+                             u->rng.noise_used);
+        memcpy(out, u->o.noise + (size_t)u->rng.noise_used * ld, (size_t)ld * sizeof(float));
+        u->rng.noise_used++;
         return 0;
     }
     double std = sqrt((double)u->o.temperature);
@@ -146,7 +142,7 @@ static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
         }
         out[i] = (float)v;
     }
-    u->noise_used++;
+    u->rng.noise_used++;
     return 0;
 }
 
@@ -176,10 +172,11 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
     return 0;
 }
 
-static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
-                     const ptts_gen_options *opt, ptts_error *e) {
-    utt_clear(u);
-    if (!v || !text) return ptts_fail(e, PTTS_E_INVALID, "a voice and a text are required");
+/* The options with their defaults filled in (ptts.h: zero means default) and checked, and the
+ * voice checked against the model. */
+static int utt_options(utt *u, const ptts_model *m, const ptts_voice *v,
+                       const ptts_gen_options *opt, ptts_error *e) {
+    if (!v) return ptts_fail(e, PTTS_E_INVALID, "a voice is required");
     u->o = opt ? *opt : ptts_gen_options_default();
     if (!u->o.temperature_set) u->o.temperature = m->default_temperature;
     if (!u->o.eos_threshold_set) u->o.eos_threshold = -4.0f;
@@ -194,17 +191,20 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
         return ptts_fail(e, PTTS_E_MODEL,
                          "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
                          vs->layers, vs->heads, vs->dh, a->layers, a->heads, a->d / a->heads);
-    rc = ptts_text_split(m->tok, text, u->o.max_tokens, &m->text, &u->chunks, &u->n_chunks, e);
-    if (!rc)
-        rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
-                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), &m->text,
-                               e);
+    return 0;
+}
+
+/* With u->chunks in place: checks the ids against the vocabulary and seeds the noise. On an
+ * error the utterance is cleared. */
+static int utt_finish(utt *u, const ptts_model *m, const ptts_voice *v, ptts_error *e) {
+    const int nb = m->w->arch.nb;
+    int rc = 0;
     for (int i = 0; !rc && i < u->n_chunks; i++)
         for (int j = 0; !rc && j < u->chunks[i].n_ids; j++)
-            if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= a->nb)
+            if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= nb)
                 rc = ptts_fail(e, PTTS_E_MODEL,
                                "token id %d is outside the model's vocabulary of %d",
-                               u->chunks[i].ids[j], a->nb);
+                               u->chunks[i].ids[j], nb);
     if (rc) {
         utt_clear(u);
         return rc;
@@ -218,9 +218,65 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
         seed = splitmix64(&x);
     }
     uint64_t x = seed;
-    for (int i = 0; i < 4; i++) u->rng[i] = splitmix64(&x);
+    for (int i = 0; i < 4; i++) u->rng.s[i] = splitmix64(&x);
     u->voice = v;
     return 0;
+}
+
+static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *opt, ptts_error *e) {
+    utt_clear(u);
+    if (!text) return ptts_fail(e, PTTS_E_INVALID, "a text is required");
+    int rc = utt_options(u, m, v, opt, e);
+    if (!rc)
+        rc = ptts_text_split(m->tok, text, u->o.max_tokens, &m->text, &u->chunks, &u->n_chunks,
+                             e);
+    if (!rc)
+        rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
+                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), &m->text,
+                               e);
+    if (rc) {
+        utt_clear(u);
+        return rc;
+    }
+    return utt_finish(u, m, v, e);
+}
+
+/* A deep copy of n chunks into u->chunks. */
+static int utt_copy_chunks(utt *u, const ptts_chunk *src, int n, ptts_error *e) {
+    if (!src || n < 1) return ptts_fail(e, PTTS_E_INVALID, "at least one chunk is required");
+    u->chunks = calloc((size_t)n, sizeof *u->chunks);
+    if (!u->chunks) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    u->n_chunks = n;
+    for (int i = 0; i < n; i++) {
+        const ptts_chunk *c = &src[i];
+        ptts_chunk *d = &u->chunks[i];
+        if (c->n_ids < 1 || c->n_ids > PTTS_HARD_MAX_CHUNK_TOKENS || !c->ids)
+            return ptts_fail(e, PTTS_E_INVALID, "chunk %d has %d ids (1 to %d)", i, c->n_ids,
+                             PTTS_HARD_MAX_CHUNK_TOKENS);
+        d->text = ptts_strdup(c->text ? c->text : "");
+        d->model_text = ptts_strdup(c->model_text ? c->model_text : "");
+        d->ids = malloc((size_t)c->n_ids * sizeof *d->ids);
+        if (!d->text || !d->model_text || !d->ids)
+            return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        memcpy(d->ids, c->ids, (size_t)c->n_ids * sizeof *d->ids);
+        d->n_ids = c->n_ids;
+        d->guess = c->guess;
+    }
+    return 0;
+}
+
+static int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v,
+                            const ptts_chunk *chunks, int n, const ptts_gen_options *opt,
+                            ptts_error *e) {
+    utt_clear(u);
+    int rc = utt_options(u, m, v, opt, e);
+    if (!rc) rc = utt_copy_chunks(u, chunks, n, e);
+    if (rc) {
+        utt_clear(u);
+        return rc;
+    }
+    return utt_finish(u, m, v, e);
 }
 
 /* Make sure the utterance is inside a chunk (beginning the next one in the engine's slot).
@@ -265,7 +321,7 @@ static int utt_noise(utt *u, int ld, int k, float *noise, rng_state *after, ptts
     for (int j = 0; j < k; j++) {
         int rc = draw_noise(u, ld, noise + (size_t)j * ld, e);
         if (rc) return rc;
-        save_rng(u, &after[j]);
+        after[j] = u->rng;
     }
     return 0;
 }
@@ -294,9 +350,10 @@ static int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
 static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
     for (int j = 0; j < k; j++) {
         int s = u->step;
-        if (eos[j] > u->o.eos_threshold && u->eos_step < 0) u->eos_step = s;
+        if (eos[j] > u->o.eos_threshold && u->eos_step < 0 && s >= PTTS_EOS_MIN_STEP)
+            u->eos_step = s;
         if (u->eos_step >= 0 && s >= u->eos_step + u->F) {
-            load_rng(u, &after[j]); /* step s was computed (its noise drawn) but not emitted */
+            u->rng = after[j]; /* step s was computed (its noise drawn) but not emitted */
             u->in_chunk = 0;
             u->chunk++;
             return j;
@@ -304,8 +361,15 @@ static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) 
         u->step++;
         u->frames_total++;
     }
-    load_rng(u, &after[k - 1]);
+    u->rng = after[k - 1];
     return k;
+}
+
+/* The chunk's first samples times torch's float32 linspace(0, 1, 120) (MODEL.md 6), in place
+ * on pcm [frame_samples]: the first frame a fresh decoder gave for the chunk. */
+static void fade_in(float *pcm, int frame_samples) {
+    const int n = PTTS_MIN(FADE_IN_SAMPLES, frame_samples);
+    for (int i = 0; i < n; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
 }
 
 /* ---- stream: one utterance on a one-slot engine ------------------------------------------ */
@@ -324,6 +388,7 @@ struct ptts_stream {
     rng_state *after;       /* [kmax] */
     int cur, pend_k;
     int n_ready, next_out;
+    int out_chunk, out_step0; /* chunk and first step of the frames handed out */
     ptts_step_record rec;
     int failed; /* an engine operation failed: the engine is not reused */
 };
@@ -372,13 +437,23 @@ void ptts_stream_free(ptts_stream *s) {
     free(s);
 }
 
-int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
-                      const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = s->pend_k = 0;
-    int rc = utt_start(&s->u, s->m, v, text, o, e);
+/* After utt_start*: the engine's sampler for the utterance's step count. */
+static int stream_started(ptts_stream *s, int rc, ptts_error *e) {
     if (!rc && (rc = s->ops->set_sampler_steps(s->eng, s->u.o.sampler_steps, e))) s->failed = 1;
     if (rc) utt_clear(&s->u);
     return rc;
+}
+
+int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
+                      const ptts_gen_options *o, ptts_error *e) {
+    s->n_ready = s->next_out = s->pend_k = 0;
+    return stream_started(s, utt_start(&s->u, s->m, v, text, o, e), e);
+}
+
+int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
+                             const ptts_gen_options *o, ptts_error *e) {
+    s->n_ready = s->next_out = s->pend_k = 0;
+    return stream_started(s, utt_start_chunks(&s->u, s->m, v, chunks, n, o, e), e);
 }
 
 /* An engine operation failed: the utterance is over and the engine is not reused. */
@@ -411,6 +486,8 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
                 (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos[b], s->lat[b], e)))
                 return stream_fail(s, rc);
         }
+        s->out_chunk = s->u.chunk;
+        s->out_step0 = s->u.step;
         int emit = utt_consume(&s->u, k, s->eos[b], s->after);
         /* The chunk goes on past the ramp: the next call's step goes with this decode (on a
          * GPU the codec then runs beside the backbone). Its noise is drawn now, after this
@@ -425,14 +502,15 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
         } else if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
             return stream_fail(s, rc);
         }
+        if (s->out_step0 == 0 && emit > 0) fade_in(s->pcm, a->frame_samples);
         s->cur = b;
-        s->rec.chunk = s->u.in_chunk ? s->u.chunk : s->u.chunk - 1;
         s->n_ready = emit;
         s->next_out = 0;
     }
     int j = s->next_out++;
     memcpy(pcm, s->pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
-    s->rec.emitted = 1;
+    s->rec.chunk = s->out_chunk;
+    s->rec.step = s->out_step0 + j;
     s->rec.eos = s->eos[s->cur][j];
     s->rec.latent = s->lat[s->cur] + (size_t)j * ld;
     return a->frame_samples;
@@ -492,6 +570,7 @@ struct ptts_batch {
     utt *u;              /* [n_slots] */
     int *active;         /* slot ids stepped this call */
     int *counts;         /* frames to emit per stepped slot */
+    unsigned char *fade; /* per stepped slot: its frames begin a chunk (fade_in the first) */
     float *noise, *pcm;
     float *eos[2], *lat[2]; /* the last call's EOS logits and latents in [cur]; with an engine
                              * that has step_decode, the next call's (pend_k frames of the
@@ -521,11 +600,13 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->u = calloc((size_t)max_streams, sizeof *b->u);
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
+        b->fade = calloc((size_t)max_streams, 1);
         b->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
         b->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
         b->after = calloc(nk, sizeof *b->after);
         b->pend_live = calloc((size_t)max_streams, 1);
-        int ok = b->u && b->active && b->counts && b->noise && b->pcm && b->after && b->pend_live;
+        int ok = b->u && b->active && b->counts && b->fade && b->noise && b->pcm && b->after &&
+                 b->pend_live;
         for (int i = 0; i < 2; i++) {
             b->eos[i] = ptts_calloc_aligned(nk * sizeof(float));
             b->lat[i] = ptts_calloc_aligned(nk * a->ld * sizeof(float));
@@ -548,6 +629,7 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->u);
     free(b->active);
     free(b->counts);
+    free(b->fade);
     ptts_free_aligned(b->noise);
     for (int i = 0; i < 2; i++) {
         ptts_free_aligned(b->eos[i]);
@@ -675,6 +757,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
+        b->fade[j] = b->u[slot].step == 0;
         b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->eos[buf] + (size_t)j * k,
                                                         b->after + (size_t)j * b->kmax)
                                           : 0;
@@ -704,6 +787,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     }
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
+        if (b->fade[j] && b->counts[j] > 0) fade_in(b->pcm + (size_t)j * k * fs, (int)fs);
         for (int f = 0; f < b->counts[j]; f++) {
             if (fn && fn(user, slot, b->pcm + ((size_t)j * k + f) * fs, (int)fs)) {
                 batch_clear(b, slot);

@@ -34,6 +34,43 @@ static void batch_vs_rows(ptts_model *m) {
     ptts_backbone_free(&b);
 }
 
+/* Noise draws (MODEL.md 8.4): a chunk stopped by EOS draws emitted frames + 1 rows (the step
+ * whose latent the rule throws away draws too). eos_case emits 16 frames: 17 rows suffice and
+ * 16 do not (the 16 frames come out, then the 17th step fails). */
+static void eos_noise_draws(ptts_model *m) {
+    ptts_error e = {0};
+    const int ld = m->w->arch.ld;
+    int64_t n_noise;
+    float *noise = load_f32(fixture_path("tiny/generate_short.safetensors"), "noise", &n_noise);
+    REQUIRE(noise && n_noise >= 17 * ld);
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice_short.safetensors"), &e) == 0);
+    float *pcm = malloc((size_t)m->w->arch.frame_samples * sizeof *pcm);
+    REQUIRE(pcm);
+    for (int rows = 17; rows >= 16; rows--) {
+        ptts_gen_options o = ptts_gen_options_default();
+        o.eos_threshold = eos_case_threshold();
+        o.eos_threshold_set = 1;
+        o.noise = noise;
+        o.noise_rows = rows;
+        ptts_stream *s;
+        REQUIRE(ptts_stream_create(&s, m, &e) == 0);
+        REQUIRE(ptts_stream_start(s, v, "ok go", &o, &e) == 0);
+        int frames = 0, n;
+        while ((n = ptts_stream_next(s, pcm, &e)) > 0) frames++;
+        if (rows == 17)
+            CHECKF(n == 0 && frames == 16, "17 noise rows: %d frames, rc %d (%s)", frames, n,
+                   e.msg);
+        else
+            CHECKF(n == PTTS_E_INVALID && frames == 16 && strstr(e.msg, "noise"),
+                   "16 noise rows: %d frames, rc %d (%s)", frames, n, e.msg);
+        ptts_stream_free(s);
+    }
+    free(pcm);
+    ptts_voice_free(v);
+    free(noise);
+}
+
 int main(void) {
     ptts_error e = {0};
     ptts_model_options mo = ptts_model_options_default();
@@ -55,6 +92,11 @@ int main(void) {
     errs ee = {0};
     replay(m, "tiny", "generate_short", "voice_short.safetensors", eos_case_threshold(), 16, 1e-4,
            &ee);
+    /* eos_early_case: the logit crosses at step 3 (ignored: EOS counts from step 6) and next at
+     * step 11: 16 frames again (2.1's rule gave 8) */
+    replay(m, "tiny", "generate_short", "voice_short.safetensors",
+           short_case_threshold("eos_early_case"), 16, 1e-4, &ee);
+    eos_noise_draws(m);
     batch_vs_rows(m);
     ptts_model_free(m);
     return test_summary();
