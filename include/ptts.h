@@ -137,12 +137,15 @@ void ptts_model_get_info(const ptts_model *m, ptts_model_info *info);
  * generation, freely shared between streams. */
 typedef struct ptts_voice ptts_voice;
 
-/* A voice-state file in the reference's format (safetensors). */
+/* A voice-state file in the reference's format (safetensors): offset or the legacy
+ * current_end; a `pad` key must be 0 (non-zero, from batched generation: PTTS_E_UNSUPPORTED). */
 int ptts_voice_load(ptts_voice **out, const ptts_model *m, const char *path, ptts_error *e);
 int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *buf, size_t size,
                            ptts_error *e);
 /* Clone a voice from mono samples at `sample_rate` (resampled to 24 kHz). max_seconds > 0
  * truncates at the input rate before resampling (the reference's export and server use 30).
+ * As in 3.3, the clip then goes through end_on_pause: trailing silence (frames more than 35 dB
+ * below the loudest 20 ms) is cut, the end faded over 20 ms and 80 ms of silence appended.
  * Errors: PTTS_E_UNSUPPORTED when the weights have no codec encoder (the open checkpoints);
  * PTTS_E_AUDIO for a clip shorter than one 80 ms frame, a silent clip (peak below 1e-4) or
  * non-finite samples. */
@@ -153,7 +156,8 @@ int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *
  * ptts_voice_from_samples, plus PTTS_E_IO (missing file) and PTTS_E_AUDIO (not audio). */
 int ptts_voice_from_audio_file(ptts_voice **out, const ptts_model *m, const char *path,
                                double max_seconds, ptts_error *e);
-/* Save in the reference's voice-state format (F32 cache + int64 offset), atomically. */
+/* Save in the reference's 3.3 voice-state format (F32 cache, int64 offset, int64 pad = 0),
+ * atomically. */
 int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e);
 int ptts_voice_positions(const ptts_voice *v);
 void ptts_voice_free(ptts_voice *v);

@@ -97,6 +97,9 @@ int main(void) {
     replay(m, "tiny", "generate_short", "voice_short.safetensors",
            short_case_threshold("eos_early_case"), 16, 1e-4, &ee);
     eos_noise_draws(m);
+    /* the pre-2.x voice file (current_end, no pad) is voice_short: the same run */
+    replay(m, "tiny", "generate_short", "voice_legacy_current_end.safetensors", 1e9f, 50, 1e-4,
+           &ee);
     batch_vs_rows(m);
     ptts_model_free(m);
     return test_summary();
