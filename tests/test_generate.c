@@ -71,6 +71,61 @@ static void eos_noise_draws(ptts_model *m) {
     free(noise);
 }
 
+static ptts_model *load_model(const char *config, const char *weights) {
+    ptts_error e = {0};
+    ptts_model_options mo = ptts_model_options_default();
+    mo.config_path = fixture_path(config);
+    mo.weights_path = fixture_path(weights);
+    mo.threads = 2;
+    ptts_model *m;
+    int rc = ptts_model_load(&m, &mo, &e);
+    REQUIRE(rc == 0 || (fprintf(stderr, "%s: %s\n", config, e.msg), 0));
+    return m;
+}
+
+/* The other samplers: flow_matching at 1 and 4 steps, drifting free-running (its raw output is
+ * fed back and amplifies rounding: 1e-3, MODEL.md tolerances). */
+static void samplers(void) {
+    ptts_model *m = load_model("tiny/config_flow_matching.yaml",
+                               "tiny/model_flow_matching.safetensors");
+    CHECK(m->w->arch.flow_type == PTTS_FLOW_MATCHING);
+    for (int k = 0; k < 2; k++) {
+        errs er = {0};
+        const char *cname = k ? "generate_flow_matching_steps4" : "generate_flow_matching_steps1";
+        replay(m, "tiny", cname, "voice_short.safetensors", 1e9f, 50, 1e-4, &er);
+        printf("tiny %s: max rel err latents %.3g, eos %.3g, pcm %.3g\n", cname, er.max_lat,
+               er.max_eos, er.max_pcm);
+    }
+    ptts_model_free(m);
+    m = load_model("tiny/config_drifting.yaml", "tiny/model_drifting.safetensors");
+    CHECK(m->w->arch.flow_type == PTTS_FLOW_DRIFTING);
+    errs er = {0};
+    replay(m, "tiny", "generate_drifting", "voice_short.safetensors", 1e9f, 50, 1e-3, &er);
+    printf("tiny generate_drifting (free-running): max rel err latents %.3g, eos %.3g, pcm %.3g\n",
+           er.max_lat, er.max_eos, er.max_pcm);
+    ptts_model_free(m);
+}
+
+/* english_2026-01 style: pad_with_spaces and the whitespace-keeping sp_unigram_bytefb tokenizer
+ * with 1000 pieces (conditioner.embed.weight [1001, 64]); "ok go" is prepared to 8 spaces +
+ * "Ok go." and that is what is tokenised (13 ids, max_gen_len 80). */
+static void padded(void) {
+    ptts_error e = {0};
+    ptts_arch a;
+    REQUIRE(ptts_arch_preset(&a, "tiny") == 0);
+    a.nb = 1000;
+    ptts_model *m;
+    REQUIRE(ptts_model_create_filled(&m, &a, fixture_path("tokenizer/sp_unigram_bytefb.model"), 2,
+                                     PTTS_PRECISION_F32, &e) == 0 ||
+            (fprintf(stderr, "%s\n", e.msg), 0));
+    m->text.pad_with_spaces = 1;
+    errs er = {0};
+    replay(m, "tiny", "generate_short_pad", "voice_short.safetensors", 1e9f, 80, 1e-4, &er);
+    printf("tiny generate_short_pad: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
+           er.max_eos, er.max_pcm);
+    ptts_model_free(m);
+}
+
 int main(void) {
     ptts_error e = {0};
     ptts_model_options mo = ptts_model_options_default();
@@ -102,5 +157,7 @@ int main(void) {
            &ee);
     batch_vs_rows(m);
     ptts_model_free(m);
+    samplers();
+    padded();
     return test_summary();
 }
