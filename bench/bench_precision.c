@@ -111,8 +111,6 @@ static int run(int precision, int threads, const float *noise, int noise_rows, c
     }
     const int ld = a.ld, fs = PTTS_FRAME_SAMPLES;
     ptts_gen_options o = ptts_gen_options_default();
-    o.temperature = 0.7f;
-    o.temperature_set = 1;
     o.eos_threshold = 1e9f;
     o.eos_threshold_set = 1;
     o.max_tokens = 50;

@@ -160,7 +160,7 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
     if (o->eos_threshold != o->eos_threshold)
         return ptts_fail(e, PTTS_E_INVALID, "eos_threshold is not a number");
     if (o->sampler_steps < 0 || o->sampler_steps > 1000)
-        return ptts_fail(e, PTTS_E_INVALID, "lsd_decode_steps must be in [1, 1000], got %d",
+        return ptts_fail(e, PTTS_E_INVALID, "sampler_steps must be in [1, 1000], got %d",
                          o->sampler_steps);
     if (o->max_tokens < 0 || o->max_tokens > 100000)
         return ptts_fail(e, PTTS_E_INVALID, "max_tokens must be in [1, 100000], got %d",
@@ -659,7 +659,7 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
                                    b->n_slots);
     int steps = o && o->sampler_steps > 0 ? o->sampler_steps : 1;
     if (ptts_batch_active(b) > 0 && steps != b->sampler_steps)
-        return ptts_fail(e, PTTS_E_BUSY, "the batch runs %d LSD steps; a request for %d must "
+        return ptts_fail(e, PTTS_E_BUSY, "the batch runs %d sampler steps; a request for %d must "
                                          "wait until it is idle",
                          b->sampler_steps, steps);
     int rc = utt_start(&b->u[slot], b->m, v, text, o, e);
