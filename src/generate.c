@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h"
 #include "audio.h"
+#include "engine.h"
 #include "generate.h"
 #include "model.h"
 #include "text.h"
@@ -79,7 +79,6 @@ static uint64_t xoshiro(uint64_t s[4]) {
 static double uniform01(uint64_t s[4]) { /* (0, 1] */
     return ((double)(xoshiro(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
-
 
 /* The noise generator: xoshiro256++ state, the spare Box-Muller value, and how many rows of
  * supplied noise were used. Copied whole to rewind after a stop (utt_consume). */
