@@ -371,6 +371,45 @@ static void fade_in(float *pcm, int frame_samples) {
     for (int i = 0; i < n; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
 }
 
+/* ---- step buffers, shared by the stream and the batch ------------------------------------ */
+
+/* The buffers of step calls for `slots` utterances of up to kmax frames each: noise
+ * [slots][kmax][ld] and pcm [slots][kmax][frame_samples]; EOS logits [slots][kmax] and latents
+ * [slots][kmax][ld] twice: the last call's in [cur] and, with an engine that has step_decode,
+ * the next call's (pend_k frames, computed with the last decode, not yet through the EOS rule)
+ * in [cur ^ 1]; the generator after each draw, for the rewind, [slots][kmax]. */
+typedef struct step_bufs {
+    float *noise, *pcm;
+    float *eos[2], *lat[2];
+    rng_state *after;
+    int cur, pend_k;
+} step_bufs;
+
+static int bufs_alloc(step_bufs *q, size_t slots, size_t kmax, const ptts_arch *a,
+                      ptts_error *e) {
+    const size_t nk = slots * kmax;
+    q->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+    q->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
+    q->after = calloc(nk, sizeof *q->after);
+    int ok = q->noise && q->pcm && q->after;
+    for (int i = 0; i < 2; i++) {
+        q->eos[i] = ptts_calloc_aligned(nk * sizeof(float));
+        q->lat[i] = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+        ok = ok && q->eos[i] && q->lat[i];
+    }
+    return ok ? 0 : ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+}
+
+static void bufs_free(step_bufs *q) {
+    ptts_free_aligned(q->noise);
+    ptts_free_aligned(q->pcm);
+    free(q->after);
+    for (int i = 0; i < 2; i++) {
+        ptts_free_aligned(q->eos[i]);
+        ptts_free_aligned(q->lat[i]);
+    }
+}
+
 /* ---- stream: one utterance on a one-slot engine ------------------------------------------ */
 
 struct ptts_stream {
@@ -379,13 +418,7 @@ struct ptts_stream {
     void *eng;
     int kmax;
     utt u;
-    /* the frames of the last decoded step call, handed out one by one (EOS logits and latents
-     * in buffer cur), and with an engine that has step_decode the next call's, computed
-     * (pend_k frames in buffer cur ^ 1) but not yet decoded */
-    float *noise, *pcm;     /* [kmax][ld], [kmax][fs] */
-    float *eos[2], *lat[2]; /* [kmax], [kmax][ld] */
-    rng_state *after;       /* [kmax] */
-    int cur, pend_k;
+    step_bufs q; /* one slot: the last decoded call's frames are handed out one by one */
     int n_ready, next_out;
     int out_chunk, out_step0; /* chunk and first step of the frames handed out */
     ptts_step_record rec;
@@ -400,19 +433,8 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
     s->ops = m->engine ? m->engine : &ptts_engine_cpu;
     int rc = ptts_engine_acquire(m, s->ops, 1, &s->eng, e);
     if (!rc) {
-        const ptts_arch *a = &m->w->arch;
         s->kmax = s->ops->max_steps_per_call(s->eng);
-        size_t k = (size_t)s->kmax;
-        s->noise = ptts_calloc_aligned(k * a->ld * sizeof(float));
-        s->pcm = ptts_calloc_aligned(k * a->frame_samples * sizeof(float));
-        s->after = calloc(k, sizeof *s->after);
-        int ok = s->noise && s->pcm && s->after;
-        for (int b = 0; b < 2; b++) {
-            s->eos[b] = ptts_calloc_aligned(k * sizeof(float));
-            s->lat[b] = ptts_calloc_aligned(k * a->ld * sizeof(float));
-            ok = ok && s->eos[b] && s->lat[b];
-        }
-        if (!ok) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        rc = bufs_alloc(&s->q, 1, (size_t)s->kmax, &m->w->arch, e);
     }
     if (rc) {
         ptts_stream_free(s);
@@ -426,13 +448,7 @@ void ptts_stream_free(ptts_stream *s) {
     if (!s) return;
     utt_clear(&s->u);
     ptts_engine_release(s->m, s->ops, 1, s->eng, s->failed);
-    ptts_free_aligned(s->noise);
-    for (int b = 0; b < 2; b++) {
-        ptts_free_aligned(s->eos[b]);
-        ptts_free_aligned(s->lat[b]);
-    }
-    ptts_free_aligned(s->pcm);
-    free(s->after);
+    bufs_free(&s->q);
     free(s);
 }
 
@@ -445,13 +461,13 @@ static int stream_started(ptts_stream *s, int rc, ptts_error *e) {
 
 int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = s->pend_k = 0;
+    s->n_ready = s->next_out = s->q.pend_k = 0;
     return stream_started(s, utt_start(&s->u, s->m, v, text, o, e), e);
 }
 
 int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
                              const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = s->pend_k = 0;
+    s->n_ready = s->next_out = s->q.pend_k = 0;
     return stream_started(s, utt_start_chunks(&s->u, s->m, v, chunks, n, o, e), e);
 }
 
@@ -459,7 +475,7 @@ int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chu
 static int stream_fail(ptts_stream *s, int rc) {
     s->u.voice = NULL;
     s->failed = 1;
-    s->pend_k = 0;
+    s->q.pend_k = 0;
     return rc;
 }
 
@@ -468,10 +484,10 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
     const int ld = a->ld, slot = 0;
     while (s->next_out >= s->n_ready) {
         int k, b, rc;
-        if (s->pend_k) { /* computed with the last decode */
-            k = s->pend_k;
-            b = s->cur ^ 1;
-            s->pend_k = 0;
+        if (s->q.pend_k) { /* computed with the last decode */
+            k = s->q.pend_k;
+            b = s->q.cur ^ 1;
+            s->q.pend_k = 0;
         } else {
             rc = utt_ready(&s->u, s->m, s->ops, s->eng, slot, e);
             if (rc <= 0) {
@@ -480,38 +496,38 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
                 return rc;
             }
             k = utt_plan(&s->u, utt_ramp(&s->u, s->kmax));
-            b = s->cur ^ 1;
-            if ((rc = utt_noise(&s->u, ld, k, s->noise, s->after, e)) ||
-                (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos[b], s->lat[b], e)))
+            b = s->q.cur ^ 1;
+            if ((rc = utt_noise(&s->u, ld, k, s->q.noise, s->q.after, e)) ||
+                (rc = s->ops->step(s->eng, &slot, 1, k, s->q.noise, s->q.eos[b], s->q.lat[b], e)))
                 return stream_fail(s, rc);
         }
         s->out_chunk = s->u.chunk;
         s->out_step0 = s->u.step;
-        int emit = utt_consume(&s->u, k, s->eos[b], s->after);
+        int emit = utt_consume(&s->u, k, s->q.eos[b], s->q.after);
         /* The chunk goes on past the ramp: the next call's step goes with this decode (on a
          * GPU the codec then runs beside the backbone). Its noise is drawn now, after this
          * call's EOS rule, as the next iteration would have drawn it. */
         int kn = s->ops->step_decode ? utt_pair_k(&s->u, emit, k, s->kmax) : 0;
         if (kn > 0) {
-            if ((rc = utt_noise(&s->u, ld, kn, s->noise, s->after, e)) ||
-                (rc = s->ops->step_decode(s->eng, &slot, 1, k, &emit, s->pcm, kn, s->noise,
-                                          s->eos[b ^ 1], s->lat[b ^ 1], e)))
+            if ((rc = utt_noise(&s->u, ld, kn, s->q.noise, s->q.after, e)) ||
+                (rc = s->ops->step_decode(s->eng, &slot, 1, k, &emit, s->q.pcm, kn, s->q.noise,
+                                          s->q.eos[b ^ 1], s->q.lat[b ^ 1], e)))
                 return stream_fail(s, rc);
-            s->pend_k = kn;
-        } else if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
+            s->q.pend_k = kn;
+        } else if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->q.pcm, e))) {
             return stream_fail(s, rc);
         }
-        if (s->out_step0 == 0 && emit > 0) fade_in(s->pcm, a->frame_samples);
-        s->cur = b;
+        if (s->out_step0 == 0 && emit > 0) fade_in(s->q.pcm, a->frame_samples);
+        s->q.cur = b;
         s->n_ready = emit;
         s->next_out = 0;
     }
     int j = s->next_out++;
-    memcpy(pcm, s->pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
+    memcpy(pcm, s->q.pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
     s->rec.chunk = s->out_chunk;
     s->rec.step = s->out_step0 + j;
-    s->rec.eos = s->eos[s->cur][j];
-    s->rec.latent = s->lat[s->cur] + (size_t)j * ld;
+    s->rec.eos = s->q.eos[s->q.cur][j];
+    s->rec.latent = s->q.lat[s->q.cur] + (size_t)j * ld;
     return a->frame_samples;
 }
 
@@ -521,7 +537,7 @@ void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
     st->step = s->u.step;
     st->frames_total = s->u.frames_total;
     st->eos_missed = s->u.eos_missed;
-    st->frames_ahead = s->pend_k;
+    st->frames_ahead = s->q.pend_k;
 }
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
@@ -570,13 +586,9 @@ struct ptts_batch {
     int *active;         /* slot ids stepped this call */
     int *counts;         /* frames to emit per stepped slot */
     unsigned char *fade; /* per stepped slot: its frames begin a chunk (fade_in the first) */
-    float *noise, *pcm;
-    float *eos[2], *lat[2]; /* the last call's EOS logits and latents in [cur]; with an engine
-                             * that has step_decode, the next call's (pend_k frames of the
-                             * same slots, computed, not yet through the EOS rule) in [cur ^ 1] */
-    int cur, pend_k, pend_n;
+    step_bufs q;         /* [n_slots] slots; pending frames are for the same slots */
+    int pend_n;          /* how many slots the pending call stepped */
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
-    rng_state *after;    /* [n_slots][kmax] */
     int failed;          /* an engine operation failed: the engine is not reused */
 };
 
@@ -593,25 +605,15 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     b->sampler_steps = 1;
     int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);
     if (!rc) {
-        const ptts_arch *a = &m->w->arch;
         b->kmax = b->ops->max_steps_per_call(b->eng);
-        size_t nk = (size_t)max_streams * b->kmax;
         b->u = calloc((size_t)max_streams, sizeof *b->u);
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
         b->fade = calloc((size_t)max_streams, 1);
-        b->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
-        b->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
-        b->after = calloc(nk, sizeof *b->after);
         b->pend_live = calloc((size_t)max_streams, 1);
-        int ok = b->u && b->active && b->counts && b->fade && b->noise && b->pcm && b->after &&
-                 b->pend_live;
-        for (int i = 0; i < 2; i++) {
-            b->eos[i] = ptts_calloc_aligned(nk * sizeof(float));
-            b->lat[i] = ptts_calloc_aligned(nk * a->ld * sizeof(float));
-            ok = ok && b->eos[i] && b->lat[i];
-        }
-        if (!ok) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
+        if (!rc && !(b->u && b->active && b->counts && b->fade && b->pend_live))
+            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
         ptts_batch_free(b);
@@ -629,13 +631,7 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->active);
     free(b->counts);
     free(b->fade);
-    ptts_free_aligned(b->noise);
-    for (int i = 0; i < 2; i++) {
-        ptts_free_aligned(b->eos[i]);
-        ptts_free_aligned(b->lat[i]);
-    }
-    ptts_free_aligned(b->pcm);
-    free(b->after);
+    bufs_free(&b->q);
     free(b->pend_live);
     free(b);
 }
@@ -731,34 +727,34 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     const ptts_arch *a = &b->m->w->arch;
     const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
     int n, k, rc, buf;
-    if (b->pend_k) { /* computed with the last call's decode: the same slots */
+    if (b->q.pend_k) { /* computed with the last call's decode: the same slots */
         n = b->pend_n;
-        k = b->pend_k;
-        buf = b->cur ^ 1;
-        b->pend_k = 0;
+        k = b->q.pend_k;
+        buf = b->q.cur ^ 1;
+        b->q.pend_k = 0;
     } else {
         if ((n = batch_plan(b, fn, user, &k)) <= 0) return n;
-        buf = b->cur ^ 1;
+        buf = b->q.cur ^ 1;
         for (int j = 0; j < n; j++) {
             utt *u = &b->u[b->active[j]];
-            if ((rc = utt_noise(u, (int)ld, k, b->noise + (size_t)j * k * ld,
-                                b->after + (size_t)j * b->kmax, e)))
+            if ((rc = utt_noise(u, (int)ld, k, b->q.noise + (size_t)j * k * ld,
+                                b->q.after + (size_t)j * b->kmax, e)))
                 return rc;
             b->pend_live[b->active[j]] = 1;
         }
-        if ((rc = b->ops->step(b->eng, b->active, n, k, b->noise, b->eos[buf], b->lat[buf],
+        if ((rc = b->ops->step(b->eng, b->active, n, k, b->q.noise, b->q.eos[buf], b->q.lat[buf],
                                e))) {
             b->failed = 1;
             return rc;
         }
     }
-    b->cur = buf;
+    b->q.cur = buf;
     /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
         b->fade[j] = b->u[slot].step == 0;
-        b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->eos[buf] + (size_t)j * k,
-                                                        b->after + (size_t)j * b->kmax)
+        b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->q.eos[buf] + (size_t)j * k,
+                                                        b->q.after + (size_t)j * b->kmax)
                                           : 0;
         b->pend_live[slot] = 0;
     }
@@ -766,19 +762,19 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
         for (int j = 0; j < n; j++) {
             utt *u = &b->u[b->active[j]];
-            if ((rc = utt_noise(u, (int)ld, kn, b->noise + (size_t)j * kn * ld,
-                                b->after + (size_t)j * b->kmax, e)))
+            if ((rc = utt_noise(u, (int)ld, kn, b->q.noise + (size_t)j * kn * ld,
+                                b->q.after + (size_t)j * b->kmax, e)))
                 return rc;
         }
-        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->pcm, kn, b->noise,
-                                 b->eos[buf ^ 1], b->lat[buf ^ 1], e);
+        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, kn, b->q.noise,
+                                 b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
         if (!rc) {
-            b->pend_k = kn;
+            b->q.pend_k = kn;
             b->pend_n = n;
             for (int j = 0; j < n; j++) b->pend_live[b->active[j]] = 1;
         }
     } else {
-        rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e);
+        rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->q.pcm, e);
     }
     if (rc) {
         b->failed = 1;
@@ -786,9 +782,9 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     }
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
-        if (b->fade[j] && b->counts[j] > 0) fade_in(b->pcm + (size_t)j * k * fs, (int)fs);
+        if (b->fade[j] && b->counts[j] > 0) fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
         for (int f = 0; f < b->counts[j]; f++) {
-            if (fn && fn(user, slot, b->pcm + ((size_t)j * k + f) * fs, (int)fs)) {
+            if (fn && fn(user, slot, b->q.pcm + ((size_t)j * k + f) * fs, (int)fs)) {
                 batch_clear(b, slot);
                 break;
             }
