@@ -230,7 +230,9 @@ typedef struct ptts_gen_options {
     int frames_after_eos; /* with frames_after_eos_set (>= 0); unset: auto (the config's
                            * recommendation, else the chunk's guess + 2) */
     int frames_after_eos_set;
-    int sampler_steps;    /* sampler_decode_steps (was lsd_decode_steps); 0: 1 */
+    int sampler_steps;    /* sampler_decode_steps (was lsd_decode_steps); 0: 1. The model's
+                           * sampler (lsd, flow_matching, drifting) sets its meaning: drifting
+                           * ignores it; flow_matching wants about 16 (not enforced) */
     int max_tokens;       /* tokens per text chunk; 0: 50 */
     uint64_t seed;        /* with seed_set: reproducible noise */
     int seed_set;         /* 0: a random seed */

@@ -29,9 +29,9 @@
 
 struct ptts_flow {
     const ptts_flow_weights *w;
-    int type;          /* PTTS_FLOW_* */
-    int steps;         /* as asked */
-    int evals;         /* flow evaluations per sample: steps, or 1 for drifting */
+    int type;  /* PTTS_FLOW_* */
+    int steps; /* as asked */
+    int evals; /* flow evaluations per sample: steps, or 1 for drifting */
     int max_rows;
     int d, fd, ld, depth;
     float *te;  /* [evals, fd] */
