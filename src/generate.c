@@ -98,6 +98,7 @@ typedef struct utt {
     int frames_total, eos_missed;
     rng_state rng;
     int in_chunk, step, eos_step, F, max_gen;
+    int call_chunk, call_step0; /* chunk and first step of the last consumed call's frames */
 } utt;
 
 static double normal(utt *u) {
@@ -347,6 +348,8 @@ static int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
 
 /* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
 static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
+    u->call_chunk = u->chunk;
+    u->call_step0 = u->step;
     for (int j = 0; j < k; j++) {
         int s = u->step;
         if (eos[j] > u->o.eos_threshold && u->eos_step < 0 && s >= PTTS_EOS_MIN_STEP)
@@ -410,171 +413,6 @@ static void bufs_free(step_bufs *q) {
     }
 }
 
-/* ---- stream: one utterance on a one-slot engine ------------------------------------------ */
-
-struct ptts_stream {
-    const ptts_model *m;
-    const ptts_engine_ops *ops;
-    void *eng;
-    int kmax;
-    utt u;
-    step_bufs q; /* one slot: the last decoded call's frames are handed out one by one */
-    int n_ready, next_out;
-    int out_chunk, out_step0; /* chunk and first step of the frames handed out */
-    ptts_step_record rec;
-    int failed; /* an engine operation failed: the engine is not reused */
-};
-
-int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
-    *out = NULL;
-    ptts_stream *s = calloc(1, sizeof *s);
-    if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    s->m = m;
-    s->ops = m->engine ? m->engine : &ptts_engine_cpu;
-    int rc = ptts_engine_acquire(m, s->ops, 1, &s->eng, e);
-    if (!rc) {
-        s->kmax = s->ops->max_steps_per_call(s->eng);
-        rc = bufs_alloc(&s->q, 1, (size_t)s->kmax, &m->w->arch, e);
-    }
-    if (rc) {
-        ptts_stream_free(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
-}
-
-void ptts_stream_free(ptts_stream *s) {
-    if (!s) return;
-    utt_clear(&s->u);
-    ptts_engine_release(s->m, s->ops, 1, s->eng, s->failed);
-    bufs_free(&s->q);
-    free(s);
-}
-
-/* After utt_start*: the engine's sampler for the utterance's step count. */
-static int stream_started(ptts_stream *s, int rc, ptts_error *e) {
-    if (!rc && (rc = s->ops->set_sampler_steps(s->eng, s->u.o.sampler_steps, e))) s->failed = 1;
-    if (rc) utt_clear(&s->u);
-    return rc;
-}
-
-int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
-                      const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = s->q.pend_k = 0;
-    return stream_started(s, utt_start(&s->u, s->m, v, text, o, e), e);
-}
-
-int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
-                             const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = s->q.pend_k = 0;
-    return stream_started(s, utt_start_chunks(&s->u, s->m, v, chunks, n, o, e), e);
-}
-
-/* An engine operation failed: the utterance is over and the engine is not reused. */
-static int stream_fail(ptts_stream *s, int rc) {
-    s->u.voice = NULL;
-    s->failed = 1;
-    s->q.pend_k = 0;
-    return rc;
-}
-
-int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
-    const ptts_arch *a = &s->m->w->arch;
-    const int ld = a->ld, slot = 0;
-    while (s->next_out >= s->n_ready) {
-        int k, b, rc;
-        if (s->q.pend_k) { /* computed with the last decode */
-            k = s->q.pend_k;
-            b = s->q.cur ^ 1;
-            s->q.pend_k = 0;
-        } else {
-            rc = utt_ready(&s->u, s->m, s->ops, s->eng, slot, e);
-            if (rc <= 0) {
-                s->u.voice = NULL; /* finished or failed: the utterance is over */
-                if (rc < 0) s->failed = 1;
-                return rc;
-            }
-            k = utt_plan(&s->u, utt_ramp(&s->u, s->kmax));
-            b = s->q.cur ^ 1;
-            if ((rc = utt_noise(&s->u, ld, k, s->q.noise, s->q.after, e)) ||
-                (rc = s->ops->step(s->eng, &slot, 1, k, s->q.noise, s->q.eos[b], s->q.lat[b], e)))
-                return stream_fail(s, rc);
-        }
-        s->out_chunk = s->u.chunk;
-        s->out_step0 = s->u.step;
-        int emit = utt_consume(&s->u, k, s->q.eos[b], s->q.after);
-        /* The chunk goes on past the ramp: the next call's step goes with this decode (on a
-         * GPU the codec then runs beside the backbone). Its noise is drawn now, after this
-         * call's EOS rule, as the next iteration would have drawn it. */
-        int kn = s->ops->step_decode ? utt_pair_k(&s->u, emit, k, s->kmax) : 0;
-        if (kn > 0) {
-            if ((rc = utt_noise(&s->u, ld, kn, s->q.noise, s->q.after, e)) ||
-                (rc = s->ops->step_decode(s->eng, &slot, 1, k, &emit, s->q.pcm, kn, s->q.noise,
-                                          s->q.eos[b ^ 1], s->q.lat[b ^ 1], e)))
-                return stream_fail(s, rc);
-            s->q.pend_k = kn;
-        } else if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->q.pcm, e))) {
-            return stream_fail(s, rc);
-        }
-        if (s->out_step0 == 0 && emit > 0) fade_in(s->q.pcm, a->frame_samples);
-        s->q.cur = b;
-        s->n_ready = emit;
-        s->next_out = 0;
-    }
-    int j = s->next_out++;
-    memcpy(pcm, s->q.pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
-    s->rec.chunk = s->out_chunk;
-    s->rec.step = s->out_step0 + j;
-    s->rec.eos = s->q.eos[s->q.cur][j];
-    s->rec.latent = s->q.lat[s->q.cur] + (size_t)j * ld;
-    return a->frame_samples;
-}
-
-void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
-    st->chunk = s->u.chunk < s->u.n_chunks ? s->u.chunk : s->u.n_chunks - 1;
-    st->n_chunks = s->u.n_chunks;
-    st->step = s->u.step;
-    st->frames_total = s->u.frames_total;
-    st->eos_missed = s->u.eos_missed;
-    st->frames_ahead = s->q.pend_k;
-}
-
-const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
-
-int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks) {
-    *chunks = s->u.chunks;
-    return s->u.n_chunks;
-}
-
-int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
-                    const ptts_gen_options *o, ptts_audio_fn fn, void *user, ptts_error *e) {
-    ptts_stream *s;
-    int rc = ptts_stream_create(&s, m, e);
-    if (rc) return rc;
-    float *pcm = ptts_calloc_aligned((size_t)m->w->arch.frame_samples * sizeof(float));
-    if (!pcm) {
-        ptts_stream_free(s);
-        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    }
-    rc = ptts_stream_start(s, v, text, o, e);
-    while (!rc) {
-        int n = ptts_stream_next(s, pcm, e);
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 0) break;
-        if (fn && fn(user, pcm, n)) {
-            rc = ptts_fail(e, PTTS_E_CANCELLED, "cancelled by the caller");
-            break;
-        }
-    }
-    ptts_free_aligned(pcm);
-    ptts_stream_free(s);
-    return rc;
-}
-
 /* ---- batch: many utterances, one step each per call --------------------------------------- */
 
 struct ptts_batch {
@@ -585,10 +423,10 @@ struct ptts_batch {
     utt *u;              /* [n_slots] */
     int *active;         /* slot ids stepped this call */
     int *counts;         /* frames to emit per stepped slot */
-    unsigned char *fade; /* per stepped slot: its frames begin a chunk (fade_in the first) */
     step_bufs q;         /* [n_slots] slots; pending frames are for the same slots */
     int pend_n;          /* how many slots the pending call stepped */
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
+    ptts_error *slot_err; /* a stream's: where a slot's error goes (NULL: logged) */
     int failed;          /* an engine operation failed: the engine is not reused */
 };
 
@@ -609,10 +447,9 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->u = calloc((size_t)max_streams, sizeof *b->u);
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
-        b->fade = calloc((size_t)max_streams, 1);
         b->pend_live = calloc((size_t)max_streams, 1);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
-        if (!rc && !(b->u && b->active && b->counts && b->fade && b->pend_live))
+        if (!rc && !(b->u && b->active && b->counts && b->pend_live))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -630,7 +467,6 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->u);
     free(b->active);
     free(b->counts);
-    free(b->fade);
     bufs_free(&b->q);
     free(b->pend_live);
     free(b);
@@ -642,23 +478,26 @@ static void batch_clear(ptts_batch *b, int slot) {
     b->pend_live[slot] = 0;
 }
 
-int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
-                     const ptts_gen_options *o, ptts_error *e) {
+/* A free slot for an utterance of `steps` sampler steps, or PTTS_E_BUSY. */
+static int batch_free_slot(const ptts_batch *b, int steps, ptts_error *e) {
     int slot = -1;
-    for (int i = 0; i < b->n_slots; i++)
-        if (!b->u[i].voice) {
-            slot = i;
-            break;
-        }
-    if (slot < 0) return ptts_fail(e, PTTS_E_BUSY, "all %d streams of the batch are busy",
-                                   b->n_slots);
-    int steps = o && o->sampler_steps > 0 ? o->sampler_steps : 1;
+    for (int i = 0; i < b->n_slots && slot < 0; i++)
+        if (!b->u[i].voice) slot = i;
+    if (slot < 0)
+        return ptts_fail(e, PTTS_E_BUSY, "all %d streams of the batch are busy", b->n_slots);
     if (ptts_batch_active(b) > 0 && steps != b->sampler_steps)
-        return ptts_fail(e, PTTS_E_BUSY, "the batch runs %d sampler steps; a request for %d must "
-                                         "wait until it is idle",
+        return ptts_fail(e, PTTS_E_BUSY,
+                         "the batch runs %d sampler steps; a request for %d must wait until it "
+                         "is idle",
                          b->sampler_steps, steps);
-    int rc = utt_start(&b->u[slot], b->m, v, text, o, e);
+    return slot;
+}
+
+/* After utt_start* in `slot` (rc its result): the engine's sampler for the utterance's steps.
+ * Returns the slot or an error. */
+static int batch_started(ptts_batch *b, int slot, int rc, ptts_error *e) {
     if (rc) return rc;
+    const int steps = b->u[slot].o.sampler_steps;
     if (steps != b->sampler_steps) {
         if ((rc = b->ops->set_sampler_steps(b->eng, steps, e))) {
             b->failed = 1;
@@ -668,6 +507,17 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
         b->sampler_steps = steps;
     }
     return slot;
+}
+
+static int steps_of(const ptts_gen_options *o) {
+    return o && o->sampler_steps > 0 ? o->sampler_steps : 1;
+}
+
+int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *o, ptts_error *e) {
+    int slot = batch_free_slot(b, steps_of(o), e);
+    if (slot < 0) return slot;
+    return batch_started(b, slot, utt_start(&b->u[slot], b->m, v, text, o, e), e);
 }
 
 void ptts_batch_cancel(ptts_batch *b, int slot) {
@@ -693,13 +543,17 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         if (!u->voice) continue;
         ptts_error se = {0};
         int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
-        if (rc <= 0) {
+        if (rc < 0) {
             batch_clear(b, i);
-            if (fn) fn(user, i, NULL, rc < 0 ? rc : 0);
-            if (rc < 0) {
-                ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
-                b->failed = 1;
-            }
+            if (b->slot_err) *b->slot_err = se;
+            else ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+            b->failed = 1;
+        } else if (rc == 0) { /* complete: the slot is free; its record stays for the status */
+            u->voice = NULL;
+            b->pend_live[i] = 0;
+        }
+        if (rc <= 0) {
+            if (fn) fn(user, i, NULL, rc);
             continue;
         }
         k = PTTS_MIN(k, utt_plan(u, b->kmax));
@@ -752,7 +606,6 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
-        b->fade[j] = b->u[slot].step == 0;
         b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->q.eos[buf] + (size_t)j * k,
                                                         b->q.after + (size_t)j * b->kmax)
                                           : 0;
@@ -782,7 +635,8 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     }
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
-        if (b->fade[j] && b->counts[j] > 0) fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
+        if (b->u[slot].call_step0 == 0 && b->counts[j] > 0) /* the chunk's first frame */
+            fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
         for (int f = 0; f < b->counts[j]; f++) {
             if (fn && fn(user, slot, b->q.pcm + ((size_t)j * k + f) * fs, (int)fs)) {
                 batch_clear(b, slot);
@@ -792,3 +646,141 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     }
     return ptts_batch_active(b);
 }
+
+/* ---- stream: one utterance, pulled frame by frame from a one-slot batch ------------------ */
+
+struct ptts_stream {
+    ptts_batch *b;         /* one slot (0) */
+    int n_ready, next_out; /* frames of the last step call (slot 0's in b->q), handed out */
+    int end_rc;            /* the batch's end report for the slot: 0 complete, < 0 an error */
+    ptts_error err;        /* the slot's error message (b->slot_err) */
+    ptts_step_record rec;
+};
+
+int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
+    *out = NULL;
+    ptts_stream *s = calloc(1, sizeof *s);
+    if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    int rc = ptts_batch_create(&s->b, m, 1, e);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    s->b->slot_err = &s->err;
+    *out = s;
+    return 0;
+}
+
+void ptts_stream_free(ptts_stream *s) {
+    if (!s) return;
+    ptts_batch_free(s->b);
+    free(s);
+}
+
+/* A new utterance replaces the current one: frames computed ahead for it are dropped. */
+static int stream_slot(ptts_stream *s, const ptts_gen_options *o, ptts_error *e) {
+    ptts_batch_cancel(s->b, 0);
+    s->b->q.pend_k = 0;
+    s->n_ready = s->next_out = 0;
+    return batch_free_slot(s->b, steps_of(o), e);
+}
+
+int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
+                      const ptts_gen_options *o, ptts_error *e) {
+    int slot = stream_slot(s, o, e);
+    if (slot >= 0)
+        slot = batch_started(s->b, slot, utt_start(&s->b->u[slot], s->b->m, v, text, o, e), e);
+    return slot < 0 ? slot : 0;
+}
+
+int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
+                             const ptts_gen_options *o, ptts_error *e) {
+    int slot = stream_slot(s, o, e);
+    if (slot >= 0)
+        slot = batch_started(s->b, slot,
+                             utt_start_chunks(&s->b->u[slot], s->b->m, v, chunks, n, o, e), e);
+    return slot < 0 ? slot : 0;
+}
+
+static int stream_collect(void *user, int slot, const float *pcm, int n) {
+    ptts_stream *s = user;
+    (void)slot;
+    if (pcm) s->n_ready++;
+    else s->end_rc = n;
+    return 0;
+}
+
+int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
+    ptts_batch *b = s->b;
+    const ptts_arch *a = &b->m->w->arch;
+    utt *u = &b->u[0];
+    while (s->next_out >= s->n_ready) {
+        s->n_ready = s->next_out = 0;
+        s->end_rc = 0;
+        int active = ptts_batch_step(b, stream_collect, s, e);
+        if (active < 0) { /* the utterance is over and the engine is not reused */
+            u->voice = NULL;
+            b->q.pend_k = 0;
+            b->failed = 1;
+            return active;
+        }
+        if (s->n_ready == 0 && active == 0) {
+            if (s->end_rc < 0 && e) *e = s->err;
+            return s->end_rc;
+        }
+    }
+    int j = s->next_out++;
+    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples,
+           (size_t)a->frame_samples * sizeof(float));
+    s->rec.chunk = u->call_chunk;
+    s->rec.step = u->call_step0 + j;
+    s->rec.eos = b->q.eos[b->q.cur][j];
+    s->rec.latent = b->q.lat[b->q.cur] + (size_t)j * a->ld;
+    return a->frame_samples;
+}
+
+void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
+    const utt *u = &s->b->u[0];
+    st->chunk = u->chunk < u->n_chunks ? u->chunk : u->n_chunks - 1;
+    st->n_chunks = u->n_chunks;
+    st->step = u->step;
+    st->frames_total = u->frames_total;
+    st->eos_missed = u->eos_missed;
+    st->frames_ahead = s->b->q.pend_k;
+}
+
+const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
+
+int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks) {
+    *chunks = s->b->u[0].chunks;
+    return s->b->u[0].n_chunks;
+}
+
+int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
+                    const ptts_gen_options *o, ptts_audio_fn fn, void *user, ptts_error *e) {
+    ptts_stream *s;
+    int rc = ptts_stream_create(&s, m, e);
+    if (rc) return rc;
+    float *pcm = ptts_calloc_aligned((size_t)m->w->arch.frame_samples * sizeof(float));
+    if (!pcm) {
+        ptts_stream_free(s);
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    }
+    rc = ptts_stream_start(s, v, text, o, e);
+    while (!rc) {
+        int n = ptts_stream_next(s, pcm, e);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        if (n == 0) break;
+        if (fn && fn(user, pcm, n)) {
+            rc = ptts_fail(e, PTTS_E_CANCELLED, "cancelled by the caller");
+            break;
+        }
+    }
+    ptts_free_aligned(pcm);
+    ptts_stream_free(s);
+    return rc;
+}
+
