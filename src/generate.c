@@ -18,9 +18,9 @@
  * [-clamp, clamp] are redrawn (a truncated normal). Tests replay the reference's draws.
  *
  * The per-utterance state (chunks, EOS bookkeeping, noise) is `utt`; the compute is an engine
- * (engine.h) with one slot per utterance. A stream is one utterance on a one-slot engine,
- * pulled frame by frame; a batch advances many utterances together, one step per call, through
- * a many-slot engine (weights read once per step for all of them). When an engine runs k steps
+ * (engine.h) with one slot per utterance. A batch advances many utterances together, one step
+ * call at a time, through a many-slot engine (weights read once per step for all of them); a
+ * stream is a one-slot batch whose frames are pulled one by one. When an engine runs k steps
  * per call, the noise generator is rewound to just after the last step the rule consumed, so
  * the draws do not depend on k. Nothing is allocated per frame.
  */
@@ -374,7 +374,7 @@ static void fade_in(float *pcm, int frame_samples) {
     for (int i = 0; i < n; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
 }
 
-/* ---- step buffers, shared by the stream and the batch ------------------------------------ */
+/* ---- step buffers --------------------------------------------------------------------------- */
 
 /* The buffers of step calls for `slots` utterances of up to kmax frames each: noise
  * [slots][kmax][ld] and pcm [slots][kmax][frame_samples]; EOS logits [slots][kmax] and latents
@@ -606,9 +606,10 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
-        b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->q.eos[buf] + (size_t)j * k,
-                                                        b->q.after + (size_t)j * b->kmax)
-                                          : 0;
+        b->counts[j] = b->pend_live[slot]
+                           ? utt_consume(&b->u[slot], k, b->q.eos[buf] + (size_t)j * k,
+                                         b->q.after + (size_t)j * b->kmax)
+                           : 0;
         b->pend_live[slot] = 0;
     }
     int kn = batch_pair_k(b, n, k);
