@@ -283,7 +283,7 @@ typedef struct ptts_batch ptts_batch;
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e);
 void ptts_batch_free(ptts_batch *b);
 /* Start an utterance in a free slot: returns the slot (>= 0), PTTS_E_BUSY when every slot is
- * taken (or the batch runs another LSD step count), or another error. */
+ * taken (or the batch runs another sampler step count), or another error. */
 int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
                      const ptts_gen_options *o, ptts_error *e);
 /* fn(user, slot, pcm, n): a frame of slot's utterance (n samples); pcm NULL marks the end of
