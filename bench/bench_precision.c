@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio.h"
 #include "codec.h"
 #include "generate.h"
 #include "model.h"
@@ -70,7 +71,8 @@ static void acc_add(acc *a, const float *x, const float *ref, size_t n) {
 
 static double acc_rel(const acc *a) { return a->den > 0 ? sqrt(a->num / a->den) : sqrt(a->num); }
 
-/* The reference latents through a fresh decoder of m's weights, PCM against the reference. */
+/* The reference latents through a fresh decoder of m's weights, PCM against the reference
+ * (whose first 120 samples carry the chunk's fade-in, MODEL.md 6: applied here too). */
 static int codec_alone(ptts_model *m, const float *rlat, const float *rpcm, acc *a) {
     ptts_codec_dec *d;
     ptts_error e = {0};
@@ -83,6 +85,7 @@ static int codec_alone(ptts_model *m, const float *rlat, const float *rpcm, acc 
     }
     for (int f = 0; f < FRAMES; f++) {
         ptts_codec_dec_frame(d, &m->ctx, rlat + (size_t)f * ld, pcm, NULL);
+        for (int i = 0; f == 0 && i < 120; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, 120, i);
         acc_add(a, pcm, rpcm + (size_t)f * fs, (size_t)fs);
     }
     ptts_codec_dec_free(d);
@@ -111,8 +114,6 @@ static int run(int precision, int threads, const float *noise, int noise_rows, c
     }
     const int ld = a.ld, fs = PTTS_FRAME_SAMPLES;
     ptts_gen_options o = ptts_gen_options_default();
-    o.temperature = 0.7f;
-    o.temperature_set = 1;
     o.eos_threshold = 1e9f;
     o.eos_threshold_set = 1;
     o.max_tokens = 50;

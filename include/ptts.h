@@ -147,12 +147,15 @@ void ptts_model_get_info(const ptts_model *m, ptts_model_info *info);
  * generation, freely shared between streams. */
 typedef struct ptts_voice ptts_voice;
 
-/* A voice-state file in the reference's format (safetensors). */
+/* A voice-state file in the reference's format (safetensors): offset or the legacy
+ * current_end; a `pad` key must be 0 (non-zero, from batched generation: PTTS_E_UNSUPPORTED). */
 int ptts_voice_load(ptts_voice **out, const ptts_model *m, const char *path, ptts_error *e);
 int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *buf, size_t size,
                            ptts_error *e);
 /* Clone a voice from mono samples at `sample_rate` (resampled to 24 kHz). max_seconds > 0
  * truncates at the input rate before resampling (the reference's export and server use 30).
+ * As in 3.3, the clip then goes through end_on_pause: trailing silence (frames more than 35 dB
+ * below the loudest 20 ms) is cut, the end faded over 20 ms and 80 ms of silence appended.
  * Errors: PTTS_E_UNSUPPORTED when the weights have no codec encoder (the open checkpoints);
  * PTTS_E_AUDIO for a clip shorter than one 80 ms frame, a silent clip (peak below 1e-4) or
  * non-finite samples. */
@@ -173,7 +176,8 @@ int ptts_voice_from_audio_memory(ptts_voice **out, const ptts_model *m, const vo
  * as ptts_voice_resolve, ptts_voice_load and ptts_voice_from_audio_file. */
 int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language,
                     const char *voice, double max_seconds, int *cloned, ptts_error *e);
-/* Save in the reference's voice-state format (F32 cache + int64 offset), atomically. */
+/* Save in the reference's 3.3 voice-state format (F32 cache, int64 offset, int64 pad = 0),
+ * atomically. */
 int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e);
 int ptts_voice_positions(const ptts_voice *v);
 void ptts_voice_free(ptts_voice *v);
@@ -276,7 +280,9 @@ typedef struct ptts_gen_options {
     int frames_after_eos; /* with frames_after_eos_set (>= 0); unset: auto (the config's
                            * recommendation, else the chunk's guess + 2) */
     int frames_after_eos_set;
-    int sampler_steps;    /* sampler_decode_steps (was lsd_decode_steps); 0: 1 */
+    int sampler_steps;    /* sampler_decode_steps (was lsd_decode_steps); 0: 1. The model's
+                           * sampler (lsd, flow_matching, drifting) sets its meaning: drifting
+                           * ignores it; flow_matching wants about 16 (not enforced) */
     int max_tokens;       /* tokens per text chunk; 0: 50 */
     uint64_t seed;        /* with seed_set: reproducible noise */
     int seed_set;         /* 0: a random seed */
@@ -328,7 +334,7 @@ typedef struct ptts_batch ptts_batch;
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e);
 void ptts_batch_free(ptts_batch *b);
 /* Start an utterance in a free slot: returns the slot (>= 0), PTTS_E_BUSY when every slot is
- * taken (or the batch runs another LSD step count), or another error. */
+ * taken (or the batch runs another sampler step count), or another error. */
 int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
                      const ptts_gen_options *o, ptts_error *e);
 /* fn(user, slot, pcm, n): a frame of slot's utterance (n samples); pcm NULL marks the end of

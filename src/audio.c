@@ -461,3 +461,50 @@ int ptts_resample(const float *in, int64_t n, int from_rate, int to_rate, float 
     *n_out = m;
     return PTTS_OK;
 }
+
+/* ---- end_on_pause (MODEL.md 7.3) ---------------------------------------------------------- */
+
+float ptts_linspace_f32(float start, float end, int n, int k) {
+    if (n < 2) return start;
+    const float step = (end - start) / (float)(n - 1);
+    return k < n / 2 ? start + (float)k * step : end - (float)(n - 1 - k) * step;
+}
+
+/* 20 log10(rms + 1e-12) of w [len] in float32 (the sum of squares in double, then rounded: the
+ * order of a float sum is the reference's library's business). */
+static float frame_db(const float *w, int64_t len) {
+    double sq = 0;
+    for (int64_t i = 0; i < len; i++) sq += (double)(w[i] * w[i]);
+    const float rms = sqrtf((float)(sq / (double)len));
+    return 20.0f * log10f(rms + 1e-12f);
+}
+
+int ptts_end_on_pause(const float *w, int64_t n, int sample_rate, float **out, int64_t *n_out,
+                      ptts_error *e) {
+    *out = NULL;
+    *n_out = 0;
+    if (!w || n < 0 || sample_rate <= 0)
+        return ptts_fail(e, PTTS_E_INVALID, "end_on_pause: bad arguments");
+    const int64_t frame = PTTS_MAX((int64_t)1, (int64_t)(0.02 * sample_rate));
+    const int64_t nfr = n / frame;
+    const int64_t tail = nfr > 0 ? (int64_t)(0.08 * sample_rate) : 0;
+    int64_t end = n;
+    if (nfr > 0) {
+        float top = -INFINITY;
+        for (int64_t j = 0; j < nfr; j++) top = fmaxf(top, frame_db(w + j * frame, frame));
+        for (int64_t j = 0; j < nfr; j++)
+            if (frame_db(w + j * frame, frame) > top - 35.0f) end = (j + 1) * frame;
+    }
+    float *y = malloc((size_t)(end + tail) * sizeof *y + 1);
+    if (!y) return ptts_fail(e, PTTS_E_NOMEM, "end_on_pause: out of memory");
+    memcpy(y, w, (size_t)end * sizeof *y);
+    if (nfr > 0) {
+        const int64_t f = PTTS_MIN(frame, end);
+        for (int64_t k = 0; k < f; k++)
+            y[end - f + k] *= ptts_linspace_f32(1.f, 0.f, (int)f, (int)k);
+        memset(y + end, 0, (size_t)tail * sizeof *y);
+    }
+    *out = y;
+    *n_out = end + tail;
+    return 0;
+}

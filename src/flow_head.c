@@ -1,16 +1,19 @@
 /*
- * flow_head.c - the flow head (SimpleMLPAdaLN) and LSD decoding, MODEL.md section 5.
+ * flow_head.c - the flow head (SimpleMLPAdaLN) and its samplers, MODEL.md section 5.
  *
  * Shapes (R rows sampled together, d backbone width, fd flow width, ld latent width):
- *   h [R, d] -> cond_embed -> ce [R, fd]          (constant over the LSD steps)
- *   te_i [fd] = (T0(s_i) + T1(t_i)) / 2            (constant for a step count: computed at create)
+ *   h [R, d] -> cond_embed -> ce [R, fd]          (constant over the sampler steps)
+ *   te_i [fd]: the time embedding of step i        (constant for a step count: computed at create)
+ *              lsd (T0(s_i) + T1(t_i)) / 2, flow_matching T0(t_i), drifting 0 (no embedder)
  *   y [R, fd] = te_i + ce;  sy = silu(y)
  *   x [R, ld] -> input_proj -> xh [R, fd]
  *   res block: adaLN_modulation.1(sy) -> [R, 3 fd] = shift | scale | gate
  *              xh += gate * mlp.2(silu(mlp.0(LN(xh; in_ln, 1e-6) * (1 + scale) + shift)))
  *   final:     final_layer.adaLN_modulation.1(sy) -> [R, 2 fd] = shift | scale
  *              v [R, ld] = final_layer.linear(LN(xh; 1e-6, no affine) * (1 + scale) + shift)
- *   LSD, N steps: x_0 = noise; x += v(h, s = i/N, t = (i+1)/N, x) / N for i < N.
+ *   lsd, N steps: x_0 = noise; x += v(h, s = i/N, t = (i+1)/N, x) / N for i < N.
+ *   flow_matching, N steps (Euler): x_0 = noise; x += v(h, t = i/N, x) / N for i < N.
+ *   drifting: latent = v(h, noise), one evaluation, not added to the noise (N is ignored).
  * T_k(tau) = RMSNorm(mlp.2(silu(mlp.0([cos(tau freqs), sin(tau freqs)]))); mlp.3.alpha) with the
  * odd RMSNorm: x * alpha / sqrt(unbiased var(x) + 1e-5), x not centred. T0 takes s, T1 takes t.
  * All scratch is allocated at create; ptts_flow_sample allocates nothing.
@@ -26,9 +29,12 @@
 
 struct ptts_flow {
     const ptts_flow_weights *w;
-    int steps, max_rows;
+    int type;  /* PTTS_FLOW_* */
+    int steps; /* as asked */
+    int evals; /* flow evaluations per sample: steps, or 1 for drifting */
+    int max_rows;
     int d, fd, ld, depth;
-    float *te;  /* [steps, fd] */
+    float *te;  /* [evals, fd] */
     float *ce;  /* [R, fd] cond_embed(h) */
     float *sy;  /* [R, fd] silu(te + ce) */
     float *xh;  /* [R, fd] the flow's hidden state */
@@ -62,15 +68,27 @@ static void time_embed(const ptts_ctx *c, const ptts_time_embed *T, int nfreq, i
 int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error *e) {
     const ptts_arch *a = &w->arch;
     const size_t fd = (size_t)a->fd;
+    if (a->flow_type == PTTS_FLOW_DRIFTING) { /* K = 0: y = cond_embed(h) alone */
+        memset(te, 0, (size_t)steps * fd * sizeof *te);
+        return 0;
+    }
+    if (a->flow_type != PTTS_FLOW_LSD && a->flow_type != PTTS_FLOW_MATCHING)
+        return ptts_fail(e, PTTS_E_MODEL, "flow head: unknown sampler type %d", a->flow_type);
     float *tmp = ptts_calloc_aligned((2 * (size_t)a->nfreq + 4 * fd) * sizeof(float));
     if (!tmp) return ptts_fail(e, PTTS_E_NOMEM, "flow head: out of memory");
     const ptts_ctx c = {ptts_kernels_ref(), NULL};
     float *emb = tmp, *ta = emb + 2 * a->nfreq, *tb = ta + fd, *t0 = tb + fd, *t1 = t0 + fd;
     for (int i = 0; i < steps; i++) {
+        /* the times are float32 scalars: the double i/N rounded */
         float s = (float)((double)i / steps), t = (float)((double)(i + 1) / steps);
+        float *out = te + (size_t)i * fd;
+        if (a->flow_type == PTTS_FLOW_MATCHING) { /* one embedder, of t = i/N */
+            time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, out);
+            continue;
+        }
         time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, t0);
         time_embed(&c, &w->flow.time[1], a->nfreq, a->fd, t, emb, ta, tb, t1);
-        for (size_t j = 0; j < fd; j++) te[(size_t)i * fd + j] = (t0[j] + t1[j]) / 2.0f;
+        for (size_t j = 0; j < fd; j++) out[j] = (t0[j] + t1[j]) / 2.0f;
     }
     ptts_free_aligned(tmp);
     return 0;
@@ -92,8 +110,8 @@ int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_
     if (!out || !w) return ptts_fail(e, PTTS_E_INVALID, "flow head: NULL argument");
     *out = NULL;
     if (steps < 1 || steps > 1000)
-        return ptts_fail(e, PTTS_E_INVALID, "flow head: LSD steps must be in [1, 1000], got %d",
-                         steps);
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "flow head: sampler steps must be in [1, 1000], got %d", steps);
     if (max_rows < 1)
         return ptts_fail(e, PTTS_E_INVALID, "flow head: max_rows must be >= 1, got %d", max_rows);
     const ptts_arch *a = &w->arch;
@@ -101,11 +119,16 @@ int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_
     if (a->fd < 1 || a->ld < 1 || a->d < 1 || a->nfreq < 1 || a->flow_depth < 0 ||
         (a->flow_depth > 0 && !fw->block))
         return ptts_fail(e, PTTS_E_MODEL, "flow head: weights are not bound");
+    if (ptts_flow_k(a->flow_type) != a->n_time_embed)
+        return ptts_fail(e, PTTS_E_MODEL, "flow head: a %s sampler with %d time embedders",
+                         ptts_flow_type_name(a->flow_type), a->n_time_embed);
 
     ptts_flow *f = calloc(1, sizeof *f);
     if (!f) return ptts_fail(e, PTTS_E_NOMEM, "flow head: out of memory");
     f->w = fw;
+    f->type = a->flow_type;
     f->steps = steps;
+    f->evals = a->flow_type == PTTS_FLOW_DRIFTING ? 1 : steps;
     f->max_rows = max_rows;
     f->d = a->d;
     f->fd = a->fd;
@@ -113,7 +136,7 @@ int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_
     f->depth = a->flow_depth;
     const size_t R = (size_t)max_rows, fd = (size_t)a->fd;
     int fail = 0;
-    f->te = scratch((size_t)steps, fd, &fail);
+    f->te = scratch((size_t)f->evals, fd, &fail);
     f->ce = scratch(R, fd, &fail);
     f->sy = scratch(R, fd, &fail);
     f->xh = scratch(R, fd, &fail);
@@ -121,7 +144,8 @@ int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_
     f->ub = scratch(R, fd, &fail);
     f->mod = scratch(R, 3 * fd, &fail);
     f->vb = scratch(R, (size_t)a->ld, &fail);
-    int rc = ptts_flow_time_table(w, steps, f->te, e);
+    int rc = fail ? ptts_fail(e, PTTS_E_NOMEM, "flow head: out of memory")
+                  : ptts_flow_time_table(w, f->evals, f->te, e);
     if (rc) {
         ptts_flow_free(f);
         return rc;
@@ -178,7 +202,7 @@ static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const f
     if (out != x0) memcpy(out, x0, (size_t)rows * ld * sizeof *out);
     ptts_linear(c, &w->cond_embed, h, rows, f->ce);
 
-    for (int i = 0; i < f->steps; i++) {
+    for (int i = 0; i < f->evals; i++) {
         const float *te = f->te + (size_t)i * fd;
         for (int r = 0; r < rows; r++) {
             float *sy = f->sy + (size_t)r * fd;
@@ -206,6 +230,10 @@ static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const f
 
         ptts_linear(c, &w->final_ada, f->sy, rows, f->mod);
         modulate(c, f->hb, f->xh, NULL, NULL, f->mod, 2 * (size_t)fd, rows, fd);
+        if (f->type == PTTS_FLOW_DRIFTING) { /* the output is the latent */
+            ptts_linear(c, &w->final_linear, f->hb, rows, out);
+            break;
+        }
         ptts_linear(c, &w->final_linear, f->hb, rows, f->vb);
         const float n = (float)f->steps;
         for (size_t j = 0; j < (size_t)rows * ld; j++) out[j] += f->vb[j] / n;

@@ -3,22 +3,24 @@
  *
  * Per text chunk: copy the voice state into the cache, prompt the chunk's token ids, then
  * autoregressive steps s = 0, 1, ...:
- *     h, eos = backbone(latent_{s-1} or BOS);  latent_s = LSD(h, noise_s);
- *     if eos > threshold and no EOS yet: eos_step = s
+ *     h, eos = backbone(latent_{s-1} or BOS);  latent_s = sampler(h, noise_s);
+ *     if eos > threshold and no EOS yet and s >= 6: eos_step = s
  *     if eos_step set and s >= eos_step + F: stop (step s is not emitted)
  *     emit decode(latent_s)                      (1920 samples, 80 ms)
- * max_gen_len = ceil((n_tokens / 3 + 2) * 12.5); F = the caller's frames_after_eos, else the
- * model's recommendation, else guess(prepare(chunk)) + 2. The codec restarts from a fresh state
- * for every chunk; the voice is never modified.
+ * max_gen_len = ceil((n_tokens / 3 + 2) * 12.5) with the ids of the re-prepared chunk text;
+ * F = the caller's frames_after_eos, else the model's recommendation, else the chunk's guess + 2.
+ * The codec restarts from a fresh state for every chunk, and the first 120 samples it gives
+ * fade in (here, after the engine's decode, so that every backend fades once); the voice is
+ * never modified.
  *
  * Noise: xoshiro256++ seeded through splitmix64, standard normals by Box-Muller (in double,
  * both values used), scaled by sqrt(temperature); with noise_clamp, values outside
  * [-clamp, clamp] are redrawn (a truncated normal). Tests replay the reference's draws.
  *
  * The per-utterance state (chunks, EOS bookkeeping, noise) is `utt`; the compute is an engine
- * (engine.h) with one slot per utterance. A stream is one utterance on a one-slot engine,
- * pulled frame by frame; a batch advances many utterances together, one step per call, through
- * a many-slot engine (weights read once per step for all of them). When an engine runs k steps
+ * (engine.h) with one slot per utterance. A batch advances many utterances together, one step
+ * call at a time, through a many-slot engine (weights read once per step for all of them); a
+ * stream is a one-slot batch whose frames are pulled one by one. When an engine runs k steps
  * per call, the noise generator is rewound to just after the last step the rule consumed, so
  * the draws do not depend on k. Nothing is allocated per frame.
  */
@@ -28,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audio.h"
 #include "engine.h"
 #include "generate.h"
 #include "model.h"
@@ -36,6 +39,13 @@
 /* A chunk of more ids than this is cut at word boundaries (see ptts_chunks_limit): the
  * reference would prompt and generate it whole, with attention over thousands of positions. */
 #define PTTS_HARD_MAX_CHUNK_TOKENS 500
+
+/* EOS logits of a chunk's steps 0..5 are ignored (forgotten, not postponed: a later step must
+ * cross the threshold again), MODEL.md 8.4. Not configurable in the reference either. */
+#define PTTS_EOS_MIN_STEP 6
+
+/* Each chunk's first FADE_IN_SAMPLES samples (sample_rate / 200: 5 ms) fade in, MODEL.md 6. */
+#define FADE_IN_SAMPLES 120
 
 ptts_gen_options ptts_gen_options_default(void) {
     ptts_gen_options o;
@@ -70,6 +80,14 @@ static double uniform01(uint64_t s[4]) { /* (0, 1] */
     return ((double)(xoshiro(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
 
+/* The noise generator: xoshiro256++ state, the spare Box-Muller value, and how many rows of
+ * supplied noise were used. Copied whole to rewind after a stop (utt_consume). */
+typedef struct rng_state {
+    uint64_t s[4];
+    int has_spare;
+    double spare;
+    int noise_used;
+} rng_state;
 
 /* One utterance: text chunks, position in them, EOS bookkeeping, noise. */
 typedef struct utt {
@@ -78,55 +96,33 @@ typedef struct utt {
     ptts_chunk *chunks;
     int n_chunks, chunk;
     int frames_total, eos_missed;
-    uint64_t rng[4];
-    int has_spare;
-    double spare;
-    int noise_used;
+    rng_state rng;
     int in_chunk, step, eos_step, F, max_gen;
+    int call_chunk, call_step0; /* chunk and first step of the last consumed call's frames */
 } utt;
 
-typedef struct rng_state {
-    uint64_t s[4];
-    int has_spare;
-    double spare;
-    int noise_used;
-} rng_state;
-
 static double normal(utt *u) {
-    if (u->has_spare) {
-        u->has_spare = 0;
-        return u->spare;
+    rng_state *g = &u->rng;
+    if (g->has_spare) {
+        g->has_spare = 0;
+        return g->spare;
     }
-    double a = uniform01(u->rng), b = uniform01(u->rng);
+    double a = uniform01(g->s), b = uniform01(g->s);
     double r = sqrt(-2.0 * log(a)), t = 2.0 * 3.14159265358979323846 * b;
-    u->spare = r * sin(t);
-    u->has_spare = 1;
+    g->spare = r * sin(t);
+    g->has_spare = 1;
     return r * cos(t);
-}
-
-static void save_rng(const utt *u, rng_state *r) {
-    memcpy(r->s, u->rng, sizeof r->s);
-    r->has_spare = u->has_spare;
-    r->spare = u->spare;
-    r->noise_used = u->noise_used;
-}
-
-static void load_rng(utt *u, const rng_state *r) {
-    memcpy(u->rng, r->s, sizeof r->s);
-    u->has_spare = r->has_spare;
-    u->spare = r->spare;
-    u->noise_used = r->noise_used;
 }
 
 /* noise for one step: out [ld] */
 static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
     if (u->o.noise) {
-        if (u->noise_used >= u->o.noise_rows)
+        if (u->rng.noise_used >= u->o.noise_rows)
             return ptts_fail(e, PTTS_E_INVALID,
                              "the supplied noise has %d rows; step %d needs more", u->o.noise_rows,
-                             u->noise_used);
-        memcpy(out, u->o.noise + (size_t)u->noise_used * ld, (size_t)ld * sizeof(float));
-        u->noise_used++;
+                             u->rng.noise_used);
+        memcpy(out, u->o.noise + (size_t)u->rng.noise_used * ld, (size_t)ld * sizeof(float));
+        u->rng.noise_used++;
         return 0;
     }
     double std = sqrt((double)u->o.temperature);
@@ -146,7 +142,7 @@ static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
         }
         out[i] = (float)v;
     }
-    u->noise_used++;
+    u->rng.noise_used++;
     return 0;
 }
 
@@ -164,7 +160,7 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
     if (o->eos_threshold != o->eos_threshold)
         return ptts_fail(e, PTTS_E_INVALID, "eos_threshold is not a number");
     if (o->sampler_steps < 0 || o->sampler_steps > 1000)
-        return ptts_fail(e, PTTS_E_INVALID, "lsd_decode_steps must be in [1, 1000], got %d",
+        return ptts_fail(e, PTTS_E_INVALID, "sampler_steps must be in [1, 1000], got %d",
                          o->sampler_steps);
     if (o->max_tokens < 0 || o->max_tokens > 100000)
         return ptts_fail(e, PTTS_E_INVALID, "max_tokens must be in [1, 100000], got %d",
@@ -176,10 +172,11 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
     return 0;
 }
 
-static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
-                     const ptts_gen_options *opt, ptts_error *e) {
-    utt_clear(u);
-    if (!v || !text) return ptts_fail(e, PTTS_E_INVALID, "a voice and a text are required");
+/* The options with their defaults filled in (ptts.h: zero means default) and checked, and the
+ * voice checked against the model. */
+static int utt_options(utt *u, const ptts_model *m, const ptts_voice *v,
+                       const ptts_gen_options *opt, ptts_error *e) {
+    if (!v) return ptts_fail(e, PTTS_E_INVALID, "a voice is required");
     u->o = opt ? *opt : ptts_gen_options_default();
     if (!u->o.temperature_set) u->o.temperature = m->default_temperature;
     if (!u->o.eos_threshold_set) u->o.eos_threshold = -4.0f;
@@ -194,17 +191,20 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
         return ptts_fail(e, PTTS_E_MODEL,
                          "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
                          vs->layers, vs->heads, vs->dh, a->layers, a->heads, a->d / a->heads);
-    rc = ptts_text_split(m->tok, text, u->o.max_tokens, &m->text, &u->chunks, &u->n_chunks, e);
-    if (!rc)
-        rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
-                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), &m->text,
-                               e);
+    return 0;
+}
+
+/* With u->chunks in place: checks the ids against the vocabulary and seeds the noise. On an
+ * error the utterance is cleared. */
+static int utt_finish(utt *u, const ptts_model *m, const ptts_voice *v, ptts_error *e) {
+    const int nb = m->w->arch.nb;
+    int rc = 0;
     for (int i = 0; !rc && i < u->n_chunks; i++)
         for (int j = 0; !rc && j < u->chunks[i].n_ids; j++)
-            if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= a->nb)
+            if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= nb)
                 rc = ptts_fail(e, PTTS_E_MODEL,
                                "token id %d is outside the model's vocabulary of %d",
-                               u->chunks[i].ids[j], a->nb);
+                               u->chunks[i].ids[j], nb);
     if (rc) {
         utt_clear(u);
         return rc;
@@ -218,9 +218,65 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
         seed = splitmix64(&x);
     }
     uint64_t x = seed;
-    for (int i = 0; i < 4; i++) u->rng[i] = splitmix64(&x);
+    for (int i = 0; i < 4; i++) u->rng.s[i] = splitmix64(&x);
     u->voice = v;
     return 0;
+}
+
+static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *opt, ptts_error *e) {
+    utt_clear(u);
+    if (!text) return ptts_fail(e, PTTS_E_INVALID, "a text is required");
+    int rc = utt_options(u, m, v, opt, e);
+    if (!rc)
+        rc = ptts_text_split(m->tok, text, u->o.max_tokens, &m->text, &u->chunks, &u->n_chunks,
+                             e);
+    if (!rc)
+        rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
+                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), &m->text,
+                               e);
+    if (rc) {
+        utt_clear(u);
+        return rc;
+    }
+    return utt_finish(u, m, v, e);
+}
+
+/* A deep copy of n chunks into u->chunks. */
+static int utt_copy_chunks(utt *u, const ptts_chunk *src, int n, ptts_error *e) {
+    if (!src || n < 1) return ptts_fail(e, PTTS_E_INVALID, "at least one chunk is required");
+    u->chunks = calloc((size_t)n, sizeof *u->chunks);
+    if (!u->chunks) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    u->n_chunks = n;
+    for (int i = 0; i < n; i++) {
+        const ptts_chunk *c = &src[i];
+        ptts_chunk *d = &u->chunks[i];
+        if (c->n_ids < 1 || c->n_ids > PTTS_HARD_MAX_CHUNK_TOKENS || !c->ids)
+            return ptts_fail(e, PTTS_E_INVALID, "chunk %d has %d ids (1 to %d)", i, c->n_ids,
+                             PTTS_HARD_MAX_CHUNK_TOKENS);
+        d->text = ptts_strdup(c->text ? c->text : "");
+        d->model_text = ptts_strdup(c->model_text ? c->model_text : "");
+        d->ids = malloc((size_t)c->n_ids * sizeof *d->ids);
+        if (!d->text || !d->model_text || !d->ids)
+            return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        memcpy(d->ids, c->ids, (size_t)c->n_ids * sizeof *d->ids);
+        d->n_ids = c->n_ids;
+        d->guess = c->guess;
+    }
+    return 0;
+}
+
+static int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v,
+                            const ptts_chunk *chunks, int n, const ptts_gen_options *opt,
+                            ptts_error *e) {
+    utt_clear(u);
+    int rc = utt_options(u, m, v, opt, e);
+    if (!rc) rc = utt_copy_chunks(u, chunks, n, e);
+    if (rc) {
+        utt_clear(u);
+        return rc;
+    }
+    return utt_finish(u, m, v, e);
 }
 
 /* Make sure the utterance is inside a chunk (beginning the next one in the engine's slot).
@@ -265,7 +321,7 @@ static int utt_noise(utt *u, int ld, int k, float *noise, rng_state *after, ptts
     for (int j = 0; j < k; j++) {
         int rc = draw_noise(u, ld, noise + (size_t)j * ld, e);
         if (rc) return rc;
-        save_rng(u, &after[j]);
+        after[j] = u->rng;
     }
     return 0;
 }
@@ -292,11 +348,14 @@ static int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
 
 /* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
 static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
+    u->call_chunk = u->chunk;
+    u->call_step0 = u->step;
     for (int j = 0; j < k; j++) {
         int s = u->step;
-        if (eos[j] > u->o.eos_threshold && u->eos_step < 0) u->eos_step = s;
+        if (eos[j] > u->o.eos_threshold && u->eos_step < 0 && s >= PTTS_EOS_MIN_STEP)
+            u->eos_step = s;
         if (u->eos_step >= 0 && s >= u->eos_step + u->F) {
-            load_rng(u, &after[j]); /* step s was computed (its noise drawn) but not emitted */
+            u->rng = after[j]; /* step s was computed (its noise drawn) but not emitted */
             u->in_chunk = 0;
             u->chunk++;
             return j;
@@ -304,154 +363,398 @@ static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) 
         u->step++;
         u->frames_total++;
     }
-    load_rng(u, &after[k - 1]);
+    u->rng = after[k - 1];
     return k;
 }
 
-/* ---- stream: one utterance on a one-slot engine ------------------------------------------ */
+/* The chunk's first samples times torch's float32 linspace(0, 1, 120) (MODEL.md 6), in place
+ * on pcm [frame_samples]: the first frame a fresh decoder gave for the chunk. */
+static void fade_in(float *pcm, int frame_samples) {
+    const int n = PTTS_MIN(FADE_IN_SAMPLES, frame_samples);
+    for (int i = 0; i < n; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
+}
 
-struct ptts_stream {
+/* ---- step buffers --------------------------------------------------------------------------- */
+
+/* The buffers of step calls for `slots` utterances of up to kmax frames each: noise
+ * [slots][kmax][ld] and pcm [slots][kmax][frame_samples]; EOS logits [slots][kmax] and latents
+ * [slots][kmax][ld] twice: the last call's in [cur] and, with an engine that has step_decode,
+ * the next call's (pend_k frames, computed with the last decode, not yet through the EOS rule)
+ * in [cur ^ 1]; the generator after each draw, for the rewind, [slots][kmax]. */
+typedef struct step_bufs {
+    float *noise, *pcm;
+    float *eos[2], *lat[2];
+    rng_state *after;
+    int cur, pend_k;
+} step_bufs;
+
+static int bufs_alloc(step_bufs *q, size_t slots, size_t kmax, const ptts_arch *a,
+                      ptts_error *e) {
+    const size_t nk = slots * kmax;
+    q->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+    q->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
+    q->after = calloc(nk, sizeof *q->after);
+    int ok = q->noise && q->pcm && q->after;
+    for (int i = 0; i < 2; i++) {
+        q->eos[i] = ptts_calloc_aligned(nk * sizeof(float));
+        q->lat[i] = ptts_calloc_aligned(nk * a->ld * sizeof(float));
+        ok = ok && q->eos[i] && q->lat[i];
+    }
+    return ok ? 0 : ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+}
+
+static void bufs_free(step_bufs *q) {
+    ptts_free_aligned(q->noise);
+    ptts_free_aligned(q->pcm);
+    free(q->after);
+    for (int i = 0; i < 2; i++) {
+        ptts_free_aligned(q->eos[i]);
+        ptts_free_aligned(q->lat[i]);
+    }
+}
+
+/* ---- batch: many utterances, one step each per call --------------------------------------- */
+
+struct ptts_batch {
     const ptts_model *m;
     const ptts_engine_ops *ops;
     void *eng;
-    int kmax;
-    utt u;
-    /* the frames of the last decoded step call, handed out one by one (EOS logits and latents
-     * in buffer cur), and with an engine that has step_decode the next call's, computed
-     * (pend_k frames in buffer cur ^ 1) but not yet decoded */
-    float *noise, *pcm;     /* [kmax][ld], [kmax][fs] */
-    float *eos[2], *lat[2]; /* [kmax], [kmax][ld] */
-    rng_state *after;       /* [kmax] */
-    int cur, pend_k;
-    int n_ready, next_out;
+    int n_slots, kmax, sampler_steps;
+    utt *u;              /* [n_slots] */
+    int *active;         /* slot ids stepped this call */
+    int *counts;         /* frames to emit per stepped slot */
+    step_bufs q;         /* [n_slots] slots; pending frames are for the same slots */
+    int pend_n;          /* how many slots the pending call stepped */
+    unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
+    ptts_error *slot_err; /* a stream's: where a slot's error goes (NULL: logged) */
+    int failed;          /* an engine operation failed: the engine is not reused */
+};
+
+int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
+    *out = NULL;
+    if (max_streams < 1 || max_streams > 4096)
+        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d",
+                         max_streams);
+    ptts_batch *b = calloc(1, sizeof *b);
+    if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    b->m = m;
+    b->ops = m->engine;
+    b->n_slots = max_streams;
+    b->sampler_steps = 1;
+    int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);
+    if (!rc) {
+        b->kmax = b->ops->max_steps_per_call(b->eng);
+        b->u = calloc((size_t)max_streams, sizeof *b->u);
+        b->active = calloc((size_t)max_streams, sizeof *b->active);
+        b->counts = calloc((size_t)max_streams, sizeof *b->counts);
+        b->pend_live = calloc((size_t)max_streams, 1);
+        rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
+        if (!rc && !(b->u && b->active && b->counts && b->pend_live))
+            rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    }
+    if (rc) {
+        ptts_batch_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+void ptts_batch_free(ptts_batch *b) {
+    if (!b) return;
+    for (int i = 0; b->u && i < b->n_slots; i++) utt_clear(&b->u[i]);
+    ptts_engine_release(b->m, b->ops, b->n_slots, b->eng, b->failed);
+    free(b->u);
+    free(b->active);
+    free(b->counts);
+    bufs_free(&b->q);
+    free(b->pend_live);
+    free(b);
+}
+
+/* The slot's utterance is over: frames computed ahead for it are dropped. */
+static void batch_clear(ptts_batch *b, int slot) {
+    utt_clear(&b->u[slot]);
+    b->pend_live[slot] = 0;
+}
+
+/* A free slot for an utterance of `steps` sampler steps, or PTTS_E_BUSY. */
+static int batch_free_slot(const ptts_batch *b, int steps, ptts_error *e) {
+    int slot = -1;
+    for (int i = 0; i < b->n_slots && slot < 0; i++)
+        if (!b->u[i].voice) slot = i;
+    if (slot < 0)
+        return ptts_fail(e, PTTS_E_BUSY, "all %d streams of the batch are busy", b->n_slots);
+    if (ptts_batch_active(b) > 0 && steps != b->sampler_steps)
+        return ptts_fail(e, PTTS_E_BUSY,
+                         "the batch runs %d sampler steps; a request for %d must wait until it "
+                         "is idle",
+                         b->sampler_steps, steps);
+    return slot;
+}
+
+/* After utt_start* in `slot` (rc its result): the engine's sampler for the utterance's steps.
+ * Returns the slot or an error. */
+static int batch_started(ptts_batch *b, int slot, int rc, ptts_error *e) {
+    if (rc) return rc;
+    const int steps = b->u[slot].o.sampler_steps;
+    if (steps != b->sampler_steps) {
+        if ((rc = b->ops->set_sampler_steps(b->eng, steps, e))) {
+            b->failed = 1;
+            batch_clear(b, slot);
+            return rc;
+        }
+        b->sampler_steps = steps;
+    }
+    return slot;
+}
+
+static int steps_of(const ptts_gen_options *o) {
+    return o && o->sampler_steps > 0 ? o->sampler_steps : 1;
+}
+
+int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *o, ptts_error *e) {
+    int slot = batch_free_slot(b, steps_of(o), e);
+    if (slot < 0) return slot;
+    return batch_started(b, slot, utt_start(&b->u[slot], b->m, v, text, o, e), e);
+}
+
+void ptts_batch_cancel(ptts_batch *b, int slot) {
+    if (slot >= 0 && slot < b->n_slots) batch_clear(b, slot);
+}
+
+int ptts_batch_active(const ptts_batch *b) {
+    int n = 0;
+    for (int i = 0; i < b->n_slots; i++) n += b->u[i].voice != NULL;
+    return n;
+}
+
+/* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
+ * needed; those that end are reported) and its k: how many slots, < 0 on an error. */
+static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
+    /* every active utterance takes the same k: the smallest remaining budget, and the ramp
+     * (utt_ramp) only while every utterance is in it: one that arrives at an idle batch gets
+     * its first audio after one frame's work; one that joins running streams waits a call of
+     * kmax frames, so that arrivals under load do not hold everyone at small calls */
+    int n = 0, k = b->kmax, ramp = 1;
+    for (int i = 0; i < b->n_slots; i++) {
+        utt *u = &b->u[i];
+        if (!u->voice) continue;
+        ptts_error se = {0};
+        int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
+        if (rc < 0) {
+            batch_clear(b, i);
+            if (b->slot_err) *b->slot_err = se;
+            else ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+            b->failed = 1;
+        } else if (rc == 0) { /* complete: the slot is free; its record stays for the status */
+            u->voice = NULL;
+            b->pend_live[i] = 0;
+        }
+        if (rc <= 0) {
+            if (fn) fn(user, i, NULL, rc);
+            continue;
+        }
+        k = PTTS_MIN(k, utt_plan(u, b->kmax));
+        ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
+        b->active[n++] = i;
+    }
+    *kout = PTTS_MIN(k, ramp);
+    return n;
+}
+
+/* With step_decode: the k of the next call when it can go with this call's decode (utt_pair_k
+ * of every stepped utterance, and no other utterance waits to join), else 0. */
+static int batch_pair_k(const ptts_batch *b, int n, int k) {
+    if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
+    int kn = b->kmax;
+    for (int j = 0; j < n; j++) {
+        int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
+        if (kj == 0) return 0;
+        kn = PTTS_MIN(kn, kj);
+    }
+    return kn;
+}
+
+int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
+    const ptts_arch *a = &b->m->w->arch;
+    const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
+    int n, k, rc, buf;
+    if (b->q.pend_k) { /* computed with the last call's decode: the same slots */
+        n = b->pend_n;
+        k = b->q.pend_k;
+        buf = b->q.cur ^ 1;
+        b->q.pend_k = 0;
+    } else {
+        if ((n = batch_plan(b, fn, user, &k)) <= 0) return n;
+        buf = b->q.cur ^ 1;
+        for (int j = 0; j < n; j++) {
+            utt *u = &b->u[b->active[j]];
+            if ((rc = utt_noise(u, (int)ld, k, b->q.noise + (size_t)j * k * ld,
+                                b->q.after + (size_t)j * b->kmax, e)))
+                return rc;
+            b->pend_live[b->active[j]] = 1;
+        }
+        if ((rc = b->ops->step(b->eng, b->active, n, k, b->q.noise, b->q.eos[buf], b->q.lat[buf],
+                               e))) {
+            b->failed = 1;
+            return rc;
+        }
+    }
+    b->q.cur = buf;
+    /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
+    for (int j = 0; j < n; j++) {
+        int slot = b->active[j];
+        b->counts[j] = b->pend_live[slot]
+                           ? utt_consume(&b->u[slot], k, b->q.eos[buf] + (size_t)j * k,
+                                         b->q.after + (size_t)j * b->kmax)
+                           : 0;
+        b->pend_live[slot] = 0;
+    }
+    int kn = batch_pair_k(b, n, k);
+    if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
+        for (int j = 0; j < n; j++) {
+            utt *u = &b->u[b->active[j]];
+            if ((rc = utt_noise(u, (int)ld, kn, b->q.noise + (size_t)j * kn * ld,
+                                b->q.after + (size_t)j * b->kmax, e)))
+                return rc;
+        }
+        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, kn, b->q.noise,
+                                 b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
+        if (!rc) {
+            b->q.pend_k = kn;
+            b->pend_n = n;
+            for (int j = 0; j < n; j++) b->pend_live[b->active[j]] = 1;
+        }
+    } else {
+        rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->q.pcm, e);
+    }
+    if (rc) {
+        b->failed = 1;
+        return rc;
+    }
+    for (int j = 0; j < n; j++) {
+        int slot = b->active[j];
+        if (b->u[slot].call_step0 == 0 && b->counts[j] > 0) /* the chunk's first frame */
+            fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
+        for (int f = 0; f < b->counts[j]; f++) {
+            if (fn && fn(user, slot, b->q.pcm + ((size_t)j * k + f) * fs, (int)fs)) {
+                batch_clear(b, slot);
+                break;
+            }
+        }
+    }
+    return ptts_batch_active(b);
+}
+
+/* ---- stream: one utterance, pulled frame by frame from a one-slot batch ------------------ */
+
+struct ptts_stream {
+    ptts_batch *b;         /* one slot (0) */
+    int n_ready, next_out; /* frames of the last step call (slot 0's in b->q), handed out */
+    int end_rc;            /* the batch's end report for the slot: 0 complete, < 0 an error */
+    ptts_error err;        /* the slot's error message (b->slot_err) */
     ptts_step_record rec;
-    int failed; /* an engine operation failed: the engine is not reused */
 };
 
 int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
     *out = NULL;
     ptts_stream *s = calloc(1, sizeof *s);
     if (!s) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    s->m = m;
-    s->ops = m->engine;
-    int rc = ptts_engine_acquire(m, s->ops, 1, &s->eng, e);
-    if (!rc) {
-        const ptts_arch *a = &m->w->arch;
-        s->kmax = s->ops->max_steps_per_call(s->eng);
-        size_t k = (size_t)s->kmax;
-        s->noise = ptts_calloc_aligned(k * a->ld * sizeof(float));
-        s->pcm = ptts_calloc_aligned(k * a->frame_samples * sizeof(float));
-        s->after = calloc(k, sizeof *s->after);
-        int ok = s->noise && s->pcm && s->after;
-        for (int b = 0; b < 2; b++) {
-            s->eos[b] = ptts_calloc_aligned(k * sizeof(float));
-            s->lat[b] = ptts_calloc_aligned(k * a->ld * sizeof(float));
-            ok = ok && s->eos[b] && s->lat[b];
-        }
-        if (!ok) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    }
+    int rc = ptts_batch_create(&s->b, m, 1, e);
     if (rc) {
-        ptts_stream_free(s);
+        free(s);
         return rc;
     }
+    s->b->slot_err = &s->err;
     *out = s;
     return 0;
 }
 
 void ptts_stream_free(ptts_stream *s) {
     if (!s) return;
-    utt_clear(&s->u);
-    ptts_engine_release(s->m, s->ops, 1, s->eng, s->failed);
-    ptts_free_aligned(s->noise);
-    for (int b = 0; b < 2; b++) {
-        ptts_free_aligned(s->eos[b]);
-        ptts_free_aligned(s->lat[b]);
-    }
-    ptts_free_aligned(s->pcm);
-    free(s->after);
+    ptts_batch_free(s->b);
     free(s);
+}
+
+/* A new utterance replaces the current one: frames computed ahead for it are dropped. */
+static int stream_slot(ptts_stream *s, const ptts_gen_options *o, ptts_error *e) {
+    ptts_batch_cancel(s->b, 0);
+    s->b->q.pend_k = 0;
+    s->n_ready = s->next_out = 0;
+    return batch_free_slot(s->b, steps_of(o), e);
 }
 
 int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e) {
-    s->n_ready = s->next_out = s->pend_k = 0;
-    int rc = utt_start(&s->u, s->m, v, text, o, e);
-    if (!rc && (rc = s->ops->set_sampler_steps(s->eng, s->u.o.sampler_steps, e))) s->failed = 1;
-    if (rc) utt_clear(&s->u);
-    return rc;
+    int slot = stream_slot(s, o, e);
+    if (slot >= 0)
+        slot = batch_started(s->b, slot, utt_start(&s->b->u[slot], s->b->m, v, text, o, e), e);
+    return slot < 0 ? slot : 0;
 }
 
-/* An engine operation failed: the utterance is over and the engine is not reused. */
-static int stream_fail(ptts_stream *s, int rc) {
-    s->u.voice = NULL;
-    s->failed = 1;
-    s->pend_k = 0;
-    return rc;
+int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
+                             const ptts_gen_options *o, ptts_error *e) {
+    int slot = stream_slot(s, o, e);
+    if (slot >= 0)
+        slot = batch_started(s->b, slot,
+                             utt_start_chunks(&s->b->u[slot], s->b->m, v, chunks, n, o, e), e);
+    return slot < 0 ? slot : 0;
+}
+
+static int stream_collect(void *user, int slot, const float *pcm, int n) {
+    ptts_stream *s = user;
+    (void)slot;
+    if (pcm) s->n_ready++;
+    else s->end_rc = n;
+    return 0;
 }
 
 int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
-    const ptts_arch *a = &s->m->w->arch;
-    const int ld = a->ld, slot = 0;
+    ptts_batch *b = s->b;
+    const ptts_arch *a = &b->m->w->arch;
+    utt *u = &b->u[0];
     while (s->next_out >= s->n_ready) {
-        int k, b, rc;
-        if (s->pend_k) { /* computed with the last decode */
-            k = s->pend_k;
-            b = s->cur ^ 1;
-            s->pend_k = 0;
-        } else {
-            rc = utt_ready(&s->u, s->m, s->ops, s->eng, slot, e);
-            if (rc <= 0) {
-                s->u.voice = NULL; /* finished or failed: the utterance is over */
-                if (rc < 0) s->failed = 1;
-                return rc;
-            }
-            k = utt_plan(&s->u, utt_ramp(&s->u, s->kmax));
-            b = s->cur ^ 1;
-            if ((rc = utt_noise(&s->u, ld, k, s->noise, s->after, e)) ||
-                (rc = s->ops->step(s->eng, &slot, 1, k, s->noise, s->eos[b], s->lat[b], e)))
-                return stream_fail(s, rc);
+        s->n_ready = s->next_out = 0;
+        s->end_rc = 0;
+        int active = ptts_batch_step(b, stream_collect, s, e);
+        if (active < 0) { /* the utterance is over and the engine is not reused */
+            u->voice = NULL;
+            b->q.pend_k = 0;
+            b->failed = 1;
+            return active;
         }
-        int emit = utt_consume(&s->u, k, s->eos[b], s->after);
-        /* The chunk goes on past the ramp: the next call's step goes with this decode (on a
-         * GPU the codec then runs beside the backbone). Its noise is drawn now, after this
-         * call's EOS rule, as the next iteration would have drawn it. */
-        int kn = s->ops->step_decode ? utt_pair_k(&s->u, emit, k, s->kmax) : 0;
-        if (kn > 0) {
-            if ((rc = utt_noise(&s->u, ld, kn, s->noise, s->after, e)) ||
-                (rc = s->ops->step_decode(s->eng, &slot, 1, k, &emit, s->pcm, kn, s->noise,
-                                          s->eos[b ^ 1], s->lat[b ^ 1], e)))
-                return stream_fail(s, rc);
-            s->pend_k = kn;
-        } else if (emit > 0 && (rc = s->ops->decode(s->eng, &slot, 1, k, &emit, s->pcm, e))) {
-            return stream_fail(s, rc);
+        if (s->n_ready == 0 && active == 0) {
+            if (s->end_rc < 0 && e) *e = s->err;
+            return s->end_rc;
         }
-        s->cur = b;
-        s->rec.chunk = s->u.in_chunk ? s->u.chunk : s->u.chunk - 1;
-        s->n_ready = emit;
-        s->next_out = 0;
     }
     int j = s->next_out++;
-    memcpy(pcm, s->pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
-    s->rec.emitted = 1;
-    s->rec.eos = s->eos[s->cur][j];
-    s->rec.latent = s->lat[s->cur] + (size_t)j * ld;
+    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples,
+           (size_t)a->frame_samples * sizeof(float));
+    s->rec.chunk = u->call_chunk;
+    s->rec.step = u->call_step0 + j;
+    s->rec.eos = b->q.eos[b->q.cur][j];
+    s->rec.latent = b->q.lat[b->q.cur] + (size_t)j * a->ld;
     return a->frame_samples;
 }
 
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
-    st->chunk = s->u.chunk < s->u.n_chunks ? s->u.chunk : s->u.n_chunks - 1;
-    st->n_chunks = s->u.n_chunks;
-    st->step = s->u.step;
-    st->frames_total = s->u.frames_total;
-    st->eos_missed = s->u.eos_missed;
-    st->frames_ahead = s->pend_k;
+    const utt *u = &s->b->u[0];
+    st->chunk = u->chunk < u->n_chunks ? u->chunk : u->n_chunks - 1;
+    st->n_chunks = u->n_chunks;
+    st->step = u->step;
+    st->frames_total = u->frames_total;
+    st->eos_missed = u->eos_missed;
+    st->frames_ahead = s->b->q.pend_k;
 }
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
 
 int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks) {
-    *chunks = s->u.chunks;
-    return s->u.n_chunks;
+    *chunks = s->b->u[0].chunks;
+    return s->b->u[0].n_chunks;
 }
 
 int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
@@ -482,234 +785,3 @@ int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
     return rc;
 }
 
-/* ---- batch: many utterances, one step each per call --------------------------------------- */
-
-struct ptts_batch {
-    const ptts_model *m;
-    const ptts_engine_ops *ops;
-    void *eng;
-    int n_slots, kmax, sampler_steps;
-    utt *u;              /* [n_slots] */
-    int *active;         /* slot ids stepped this call */
-    int *counts;         /* frames to emit per stepped slot */
-    float *noise, *pcm;
-    float *eos[2], *lat[2]; /* the last call's EOS logits and latents in [cur]; with an engine
-                             * that has step_decode, the next call's (pend_k frames of the
-                             * same slots, computed, not yet through the EOS rule) in [cur ^ 1] */
-    int cur, pend_k, pend_n;
-    unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
-    rng_state *after;    /* [n_slots][kmax] */
-    int failed;          /* an engine operation failed: the engine is not reused */
-};
-
-int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
-    *out = NULL;
-    if (max_streams < 1 || max_streams > 4096)
-        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d",
-                         max_streams);
-    ptts_batch *b = calloc(1, sizeof *b);
-    if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    b->m = m;
-    b->ops = m->engine;
-    b->n_slots = max_streams;
-    b->sampler_steps = 1;
-    int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);
-    if (!rc) {
-        const ptts_arch *a = &m->w->arch;
-        b->kmax = b->ops->max_steps_per_call(b->eng);
-        size_t nk = (size_t)max_streams * b->kmax;
-        b->u = calloc((size_t)max_streams, sizeof *b->u);
-        b->active = calloc((size_t)max_streams, sizeof *b->active);
-        b->counts = calloc((size_t)max_streams, sizeof *b->counts);
-        b->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
-        b->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
-        b->after = calloc(nk, sizeof *b->after);
-        b->pend_live = calloc((size_t)max_streams, 1);
-        int ok = b->u && b->active && b->counts && b->noise && b->pcm && b->after && b->pend_live;
-        for (int i = 0; i < 2; i++) {
-            b->eos[i] = ptts_calloc_aligned(nk * sizeof(float));
-            b->lat[i] = ptts_calloc_aligned(nk * a->ld * sizeof(float));
-            ok = ok && b->eos[i] && b->lat[i];
-        }
-        if (!ok) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    }
-    if (rc) {
-        ptts_batch_free(b);
-        return rc;
-    }
-    *out = b;
-    return 0;
-}
-
-void ptts_batch_free(ptts_batch *b) {
-    if (!b) return;
-    for (int i = 0; b->u && i < b->n_slots; i++) utt_clear(&b->u[i]);
-    ptts_engine_release(b->m, b->ops, b->n_slots, b->eng, b->failed);
-    free(b->u);
-    free(b->active);
-    free(b->counts);
-    ptts_free_aligned(b->noise);
-    for (int i = 0; i < 2; i++) {
-        ptts_free_aligned(b->eos[i]);
-        ptts_free_aligned(b->lat[i]);
-    }
-    ptts_free_aligned(b->pcm);
-    free(b->after);
-    free(b->pend_live);
-    free(b);
-}
-
-/* The slot's utterance is over: frames computed ahead for it are dropped. */
-static void batch_clear(ptts_batch *b, int slot) {
-    utt_clear(&b->u[slot]);
-    b->pend_live[slot] = 0;
-}
-
-int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
-                     const ptts_gen_options *o, ptts_error *e) {
-    int slot = -1;
-    for (int i = 0; i < b->n_slots; i++)
-        if (!b->u[i].voice) {
-            slot = i;
-            break;
-        }
-    if (slot < 0) return ptts_fail(e, PTTS_E_BUSY, "all %d streams of the batch are busy",
-                                   b->n_slots);
-    int steps = o && o->sampler_steps > 0 ? o->sampler_steps : 1;
-    if (ptts_batch_active(b) > 0 && steps != b->sampler_steps)
-        return ptts_fail(e, PTTS_E_BUSY, "the batch runs %d LSD steps; a request for %d must "
-                                         "wait until it is idle",
-                         b->sampler_steps, steps);
-    int rc = utt_start(&b->u[slot], b->m, v, text, o, e);
-    if (rc) return rc;
-    if (steps != b->sampler_steps) {
-        if ((rc = b->ops->set_sampler_steps(b->eng, steps, e))) {
-            b->failed = 1;
-            batch_clear(b, slot);
-            return rc;
-        }
-        b->sampler_steps = steps;
-    }
-    return slot;
-}
-
-void ptts_batch_cancel(ptts_batch *b, int slot) {
-    if (slot >= 0 && slot < b->n_slots) batch_clear(b, slot);
-}
-
-int ptts_batch_active(const ptts_batch *b) {
-    int n = 0;
-    for (int i = 0; i < b->n_slots; i++) n += b->u[i].voice != NULL;
-    return n;
-}
-
-/* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
- * needed; those that end are reported) and its k: how many slots, < 0 on an error. */
-static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
-    /* every active utterance takes the same k: the smallest remaining budget, and the ramp
-     * (utt_ramp) only while every utterance is in it: one that arrives at an idle batch gets
-     * its first audio after one frame's work; one that joins running streams waits a call of
-     * kmax frames, so that arrivals under load do not hold everyone at small calls */
-    int n = 0, k = b->kmax, ramp = 1;
-    for (int i = 0; i < b->n_slots; i++) {
-        utt *u = &b->u[i];
-        if (!u->voice) continue;
-        ptts_error se = {0};
-        int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
-        if (rc <= 0) {
-            batch_clear(b, i);
-            if (fn) fn(user, i, NULL, rc < 0 ? rc : 0);
-            if (rc < 0) {
-                ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
-                b->failed = 1;
-            }
-            continue;
-        }
-        k = PTTS_MIN(k, utt_plan(u, b->kmax));
-        ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
-        b->active[n++] = i;
-    }
-    *kout = PTTS_MIN(k, ramp);
-    return n;
-}
-
-/* With step_decode: the k of the next call when it can go with this call's decode (utt_pair_k
- * of every stepped utterance, and no other utterance waits to join), else 0. */
-static int batch_pair_k(const ptts_batch *b, int n, int k) {
-    if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
-    int kn = b->kmax;
-    for (int j = 0; j < n; j++) {
-        int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
-        if (kj == 0) return 0;
-        kn = PTTS_MIN(kn, kj);
-    }
-    return kn;
-}
-
-int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
-    const ptts_arch *a = &b->m->w->arch;
-    const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
-    int n, k, rc, buf;
-    if (b->pend_k) { /* computed with the last call's decode: the same slots */
-        n = b->pend_n;
-        k = b->pend_k;
-        buf = b->cur ^ 1;
-        b->pend_k = 0;
-    } else {
-        if ((n = batch_plan(b, fn, user, &k)) <= 0) return n;
-        buf = b->cur ^ 1;
-        for (int j = 0; j < n; j++) {
-            utt *u = &b->u[b->active[j]];
-            if ((rc = utt_noise(u, (int)ld, k, b->noise + (size_t)j * k * ld,
-                                b->after + (size_t)j * b->kmax, e)))
-                return rc;
-            b->pend_live[b->active[j]] = 1;
-        }
-        if ((rc = b->ops->step(b->eng, b->active, n, k, b->noise, b->eos[buf], b->lat[buf],
-                               e))) {
-            b->failed = 1;
-            return rc;
-        }
-    }
-    b->cur = buf;
-    /* the EOS rule; a slot cancelled (or restarted) since its frames were computed emits none */
-    for (int j = 0; j < n; j++) {
-        int slot = b->active[j];
-        b->counts[j] = b->pend_live[slot] ? utt_consume(&b->u[slot], k, b->eos[buf] + (size_t)j * k,
-                                                        b->after + (size_t)j * b->kmax)
-                                          : 0;
-        b->pend_live[slot] = 0;
-    }
-    int kn = batch_pair_k(b, n, k);
-    if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
-        for (int j = 0; j < n; j++) {
-            utt *u = &b->u[b->active[j]];
-            if ((rc = utt_noise(u, (int)ld, kn, b->noise + (size_t)j * kn * ld,
-                                b->after + (size_t)j * b->kmax, e)))
-                return rc;
-        }
-        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->pcm, kn, b->noise,
-                                 b->eos[buf ^ 1], b->lat[buf ^ 1], e);
-        if (!rc) {
-            b->pend_k = kn;
-            b->pend_n = n;
-            for (int j = 0; j < n; j++) b->pend_live[b->active[j]] = 1;
-        }
-    } else {
-        rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->pcm, e);
-    }
-    if (rc) {
-        b->failed = 1;
-        return rc;
-    }
-    for (int j = 0; j < n; j++) {
-        int slot = b->active[j];
-        for (int f = 0; f < b->counts[j]; f++) {
-            if (fn && fn(user, slot, b->pcm + ((size_t)j * k + f) * fs, (int)fs)) {
-                batch_clear(b, slot);
-                break;
-            }
-        }
-    }
-    return ptts_batch_active(b);
-}

@@ -8,16 +8,19 @@
 #include "ptts.h"
 #include "text.h"
 
+/* The frame the last ptts_stream_next returned. */
 typedef struct ptts_step_record {
-    int chunk, step;
-    int emitted;          /* 0 for the step at which the stop rule ended the chunk */
-    float eos;            /* EOS logit */
-    const float *latent;  /* [ld], valid until the next call */
+    int chunk, step;     /* its chunk (0-based) and step within the chunk (0 at bos_emb) */
+    float eos;           /* the step's EOS logit */
+    const float *latent; /* [ld] the step's latent, valid until the next call */
 } ptts_step_record;
 
-/* The last computed step (also the one not emitted when a chunk stops). */
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s);
 /* The chunks of the current utterance (valid until the next start). */
 int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks);
+/* ptts_stream_start with the text already split: n chunks (copied; each needs model_text's ids
+ * and guess), as a replay of the reference's chunks needs. */
+int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
+                             const ptts_gen_options *o, ptts_error *e);
 
 #endif

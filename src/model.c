@@ -39,7 +39,8 @@ static int check_config(const ptts_config *c, const ptts_arch *a, const char *cf
     CHK(c->quantizer_dimension && c->quantizer_dimension != a->ld, "mimi.quantizer.dimension",
         c->quantizer_dimension, a->ld);
 #undef CHK
-    return 0;
+    /* the sampler type must match the time embedders the weights hold (MODEL.md 2) */
+    return ptts_arch_check_flow_type(a, c->flow_type, cfg_path, e);
 }
 
 static ptts_wmode wmode_of(int precision) {

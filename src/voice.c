@@ -4,7 +4,8 @@
  *
  * File, per layer i: "transformer.layers.{i}.self_attn/cache" [2, 1, P, H, Dh] (F32/BF16/F16;
  * [0] keys after RoPE, [1] values) and "transformer.layers.{i}.self_attn/offset" [1] int64 (the
- * positions in use), or in older files ".../current_end" whose first dimension is that count.
+ * positions in use), or in older files ".../current_end" whose first dimension is that count;
+ * 3.3 adds ".../pad" [1] int64, which may be missing or 0 (non-zero: refused, see layer_pad).
  * In memory (voice.h): k, v [layers][positions][d] with d = H * Dh, head-major within a row, so
  * cache[0, 0, p, :, :] is exactly row p of k. Only the first `offset` positions are kept.
  * The layer count is the number of ".../cache" tensors; layers 0..n-1 must all be present.
@@ -134,6 +135,30 @@ static int layer_offset(const st_file *f, int i, int64_t *off, ptts_error *e) {
                      "%s: " VOICE_PREFIX "%d.self_attn/offset (or current_end) is missing", path, i);
 }
 
+/* Layer i's pad (MODEL.md 7.1): missing or 0. A pad p > 0 marks cache positions 0..p-1 as
+ * padding of a batched training generation; no published file has one and this reader does not
+ * implement the shift, so it is refused. */
+static int layer_pad(const st_file *f, int i, ptts_error *e) {
+    const char *path = st_path(f);
+    char nm[96];
+    snprintf(nm, sizeof nm, VOICE_PREFIX "%d.self_attn/pad", i);
+    const st_tensor *t = st_find(f, nm);
+    if (!t) return PTTS_OK;
+    if (t->numel != 1 || (t->dtype != ST_I64 && t->dtype != ST_I32 && t->dtype != ST_I16 &&
+                          t->dtype != ST_I8 && t->dtype != ST_U8))
+        return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s should be one integer (I64 [1])", path,
+                         nm);
+    int64_t pad = 0;
+    int rc = st_to_i64(f, t, &pad, e);
+    if (rc) return rc;
+    if (pad != 0)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "%s: tensor %s is %lld: a voice state with padded positions (from "
+                         "batched generation) is not supported; export the voice again",
+                         path, nm, (long long)pad);
+    return PTTS_OK;
+}
+
 static int load_file(ptts_voice_state **out, const st_file *f, int layers, int heads, int dh,
                      ptts_error *e) {
     const char *path = st_path(f);
@@ -195,6 +220,7 @@ static int load_file(ptts_voice_state **out, const st_file *f, int layers, int h
         }
         int64_t o = 0;
         int rc = layer_offset(f, i, &o, e);
+        if (!rc) rc = layer_pad(f, i, e);
         if (rc) return rc;
         if (o < 1 || o > P)
             return ptts_fail(e, PTTS_E_FORMAT, "%s: layer %d: offset %lld outside the cache's %lld "
@@ -272,8 +298,9 @@ int ptts_voice_state_save(const ptts_voice_state *v, const char *path, ptts_erro
         return ptts_fail(e, PTTS_E_NOMEM, "%s: voice state too large", path);
     float *cache = malloc(2 * bytes); /* [layers][2][P][d] */
     int64_t *offsets = malloc((size_t)n * sizeof *offsets);
-    st_out_tensor *ts = calloc(2 * (size_t)n, sizeof *ts);
-    char(*names)[64] = malloc(2 * (size_t)n * sizeof *names);
+    static const int64_t zero_pad = 0;
+    st_out_tensor *ts = calloc(3 * (size_t)n, sizeof *ts);
+    char(*names)[64] = malloc(3 * (size_t)n * sizeof *names);
     int rc = PTTS_OK;
     if (!cache || !offsets || !ts || !names) {
         rc = ptts_fail(e, PTTS_E_NOMEM, "%s: out of memory", path);
@@ -284,10 +311,11 @@ int ptts_voice_state_save(const ptts_voice_state *v, const char *path, ptts_erro
         memcpy(c, v->k + (size_t)i * used, used * sizeof(float));
         memcpy(c + used, v->v + (size_t)i * used, used * sizeof(float));
         offsets[i] = v->positions;
-        snprintf(names[2 * i], sizeof names[0], VOICE_PREFIX "%d.self_attn/cache", i);
-        snprintf(names[2 * i + 1], sizeof names[0], VOICE_PREFIX "%d.self_attn/offset", i);
-        st_out_tensor *tc = &ts[2 * i], *to = &ts[2 * i + 1];
-        tc->name = names[2 * i];
+        snprintf(names[3 * i], sizeof names[0], VOICE_PREFIX "%d.self_attn/cache", i);
+        snprintf(names[3 * i + 1], sizeof names[0], VOICE_PREFIX "%d.self_attn/offset", i);
+        snprintf(names[3 * i + 2], sizeof names[0], VOICE_PREFIX "%d.self_attn/pad", i);
+        st_out_tensor *tc = &ts[3 * i], *to = &ts[3 * i + 1], *tp = &ts[3 * i + 2];
+        tc->name = names[3 * i];
         tc->dtype = ST_F32;
         tc->ndim = 5;
         tc->shape[0] = 2;
@@ -296,13 +324,18 @@ int ptts_voice_state_save(const ptts_voice_state *v, const char *path, ptts_erro
         tc->shape[3] = v->heads;
         tc->shape[4] = v->dh;
         tc->data = c;
-        to->name = names[2 * i + 1];
+        to->name = names[3 * i + 1];
         to->dtype = ST_I64;
         to->ndim = 1;
         to->shape[0] = 1;
         to->data = &offsets[i];
+        tp->name = names[3 * i + 2];
+        tp->dtype = ST_I64;
+        tp->ndim = 1;
+        tp->shape[0] = 1;
+        tp->data = &zero_pad;
     }
-    rc = st_write(path, ts, 2 * n, NULL, e);
+    rc = st_write(path, ts, 3 * n, NULL, e);
 done:
     free(names);
     free(ts);

@@ -4,8 +4,10 @@
  * File format (the reference's export-voice and the preset voices): safetensors with, for each
  * layer i, "transformer.layers.{i}.self_attn/cache" [2, 1, P, H, Dh] (keys after RoPE, then
  * values) and "transformer.layers.{i}.self_attn/offset" [1] int64 = P; older files carry
- * ".../current_end" (a tensor whose first dimension is P) instead of "offset". F32/BF16/F16
- * caches are read; F32 and "offset" are written.
+ * ".../current_end" (a tensor whose first dimension is P) instead of "offset"; 3.3 writes
+ * ".../pad" [1] int64 = 0 too. F32/BF16/F16 caches are read; a missing or zero pad is accepted,
+ * a non-zero one refused (PTTS_E_UNSUPPORTED). F32 cache, offset and pad = 0 are written, as
+ * 3.3's export-voice does.
  */
 #ifndef PTTS_VOICE_H
 #define PTTS_VOICE_H
@@ -32,7 +34,7 @@ int ptts_voice_state_load(ptts_voice_state **out, const char *path, int layers, 
                           int dh, ptts_error *e);
 int ptts_voice_state_load_memory(ptts_voice_state **out, const void *buf, size_t size,
                                  const char *name, int layers, int heads, int dh, ptts_error *e);
-/* Write the reference's format (F32 cache, int64 offset), atomically. */
+/* Write the reference's 3.3 format (F32 cache, int64 offset, int64 pad = 0), atomically. */
 int ptts_voice_state_save(const ptts_voice_state *v, const char *path, ptts_error *e);
 
 #endif

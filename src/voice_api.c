@@ -107,10 +107,14 @@ int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *
                          "voice to clone",
                          (double)peak);
     }
+    float *cut = NULL; /* 3.3: every cloning prompt goes through end_on_pause (MODEL.md 7.3) */
+    rc = ptts_end_on_pause(pcm, np, PTTS_SAMPLE_RATE, &cut, &np, e);
+    free(pcm);
+    if (rc) return rc;
     float *lat = NULL;
     int T = 0;
-    rc = ptts_codec_encode(m->w, &m->ctx, pcm, np, &lat, &T, NULL, NULL, e);
-    free(pcm);
+    rc = ptts_codec_encode(m->w, &m->ctx, cut, np, &lat, &T, NULL, NULL, e);
+    free(cut);
     if (rc) return rc;
     ptts_backbone bb;
     rc = ptts_backbone_init(&bb, m->w, T + 1, e);

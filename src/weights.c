@@ -365,7 +365,7 @@ static int bind_model(binder *b, const ptts_arch *a) {
 
     /* flow head */
     ptts_flow_weights *f = &w->flow;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < a->n_time_embed; i++) {
         ptts_time_embed *t = &f->time[i];
         snprintf(nm, sizeof nm, "flow_lm.flow_net.time_embed.%d.freqs", i);
         t->freqs = vec(b, 0, nm, a->nfreq);
@@ -509,8 +509,20 @@ static int derive_arch(const st_file *f, const ptts_weights_options *o, ptts_arc
     if (!(t = need(f, "flow_lm.flow_net.input_proj.weight", 2, e))) return PTTS_E_MODEL;
     a->fd = (int)t->shape[0];
     a->flow_depth = count_indexed(f, "flow_lm.flow_net.res_blocks.");
-    if (!(t = need(f, "flow_lm.flow_net.time_embed.0.freqs", 1, e))) return PTTS_E_MODEL;
-    a->nfreq = (int)t->shape[0];
+    /* K time embedders (MODEL.md 2): the sampler type follows (a config may only confirm it) */
+    a->n_time_embed = count_indexed(f, "flow_lm.flow_net.time_embed.");
+    a->flow_type = ptts_flow_type_of_k(a->n_time_embed);
+    if (a->flow_type < 0)
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "%s: %d flow time embedders (flow_lm.flow_net.time_embed.N): no sampler "
+                         "has that many (lsd 2, flow_matching 1, drifting 0)",
+                         st_path(f), a->n_time_embed);
+    if (a->n_time_embed > 0) {
+        if (!(t = need(f, "flow_lm.flow_net.time_embed.0.freqs", 1, e))) return PTTS_E_MODEL;
+        a->nfreq = (int)t->shape[0];
+    } else {
+        a->nfreq = 128; /* unused without time embedders */
+    }
     if (!(t = need(f, "mimi.quantizer.output_proj.weight", 3, e))) return PTTS_E_MODEL;
     a->C = (int)t->shape[0];
     if (!(t = need(f, "mimi.decoder.model.11.conv.weight", 3, e))) return PTTS_E_MODEL;
@@ -544,6 +556,8 @@ static int derive_arch(const st_file *f, const ptts_weights_options *o, ptts_arc
 }
 
 static void fill_derived(ptts_arch *a) {
+    /* zero is lsd: a synthetic architecture states its sampler type, K follows */
+    a->n_time_embed = ptts_flow_k(a->flow_type);
     if (!a->ffn) a->ffn = 4 * a->d;
     if (!a->nfreq) a->nfreq = 128;
     if (!a->codec_window) a->codec_window = 250;
@@ -556,6 +570,51 @@ static void fill_derived(ptts_arch *a) {
     if (!a->heads) a->heads = a->d >= 64 ? a->d / 64 : 1;
     if (!a->codec_heads) a->codec_heads = a->C >= 64 ? a->C / 64 : 1;
     a->frame_samples = 16 * a->ratios[0] * a->ratios[1] * a->ratios[2];
+}
+
+int ptts_flow_k(int flow_type) {
+    switch (flow_type) {
+    case PTTS_FLOW_LSD: return 2;
+    case PTTS_FLOW_MATCHING: return 1;
+    case PTTS_FLOW_DRIFTING: return 0;
+    default: return -1;
+    }
+}
+
+int ptts_flow_type_of_k(int k) {
+    for (int t = PTTS_FLOW_LSD; t <= PTTS_FLOW_DRIFTING; t++)
+        if (ptts_flow_k(t) == k) return t;
+    return -1;
+}
+
+/* indexed by PTTS_FLOW_* */
+static const char *const flow_type_names[] = {"lsd", "flow_matching", "drifting"};
+
+int ptts_flow_type_from_name(const char *name) {
+    for (int t = PTTS_FLOW_LSD; name && t <= PTTS_FLOW_DRIFTING; t++)
+        if (!strcmp(name, flow_type_names[t])) return t;
+    return -1;
+}
+
+const char *ptts_flow_type_name(int flow_type) {
+    return flow_type >= PTTS_FLOW_LSD && flow_type <= PTTS_FLOW_DRIFTING
+               ? flow_type_names[flow_type]
+               : "unknown";
+}
+
+int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *source,
+                              ptts_error *e) {
+    const int k = ptts_flow_k(flow_type);
+    if (k < 0)
+        return ptts_fail(e, PTTS_E_MODEL, "%s: unknown sampler type %d (lsd, flow_matching or "
+                         "drifting)", source, flow_type);
+    if (k != a->n_time_embed)
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "%s says flow.type %s (%d time embedders), but the weights have %d "
+                         "(the %s head)",
+                         source, ptts_flow_type_name(flow_type), k, a->n_time_embed,
+                         ptts_flow_type_name(ptts_flow_type_of_k(a->n_time_embed)));
+    return 0;
 }
 
 int ptts_arch_preset(ptts_arch *a, const char *name) {

@@ -41,7 +41,7 @@ typedef struct ptts_arch {
     /* flow head */
     int fd, flow_depth, nfreq;
     int n_time_embed; /* K: 2 (lsd), 1 (flow_matching), 0 (drifting), MODEL.md section 5 */
-    int flow_type;    /* PTTS_FLOW_* (from the config, else from K) */
+    int flow_type;    /* PTTS_FLOW_* (from K; a config must agree: ptts_arch_check_flow_type) */
     /* codec */
     int C;              /* codec width (transformer d_model) */
     int nf;             /* SEANet filters */
@@ -163,11 +163,25 @@ typedef struct ptts_weights_options {
 int ptts_weights_load(ptts_weights **out, const char *path, const ptts_weights_options *o,
                       ptts_error *e);
 /* Synthetic pocket-fill-v1 weights of the architecture `a` (fields used: d, heads, layers, ld,
- * inner_dim, nb, has_bos_before_voice, fd, flow_depth, C, nf, codec_heads, codec_layers,
- * codec_ffn, has_encoder; others derived). */
+ * inner_dim, nb, has_bos_before_voice, fd, flow_depth, flow_type, C, nf, codec_heads,
+ * codec_layers, codec_ffn, has_encoder; others derived, n_time_embed from flow_type). */
 int ptts_weights_fill(ptts_weights **out, const ptts_arch *a, const ptts_weights_options *o,
                       ptts_error *e);
 void ptts_weights_free(ptts_weights *w);
+
+/* Sampler types and their time-embedder counts K (MODEL.md 2 and 5): lsd 2, flow_matching 1,
+ * drifting 0; both return -1 for anything else. Loading derives
+ * K from the tensors time_embed.{k}.* and the type from K; a synthetic architecture
+ * (ptts_weights_fill, ptts_arch_tensors) states flow_type and gets K from it. */
+int ptts_flow_k(int flow_type);
+int ptts_flow_type_of_k(int k);
+/* "lsd", "flow_matching", "drifting" -> PTTS_FLOW_*; -1 for any other name (an error). */
+int ptts_flow_type_from_name(const char *name);
+const char *ptts_flow_type_name(int flow_type);
+/* Where a config states flow.type: the weights' K must match it (the reference loads strictly);
+ * PTTS_E_MODEL naming `source` (the config's path), both types and both counts otherwise. */
+int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *source,
+                              ptts_error *e);
 
 /* The two architectures of the fixtures: "tiny" and "full" (= english_2026-04). */
 int ptts_arch_preset(ptts_arch *a, const char *name);

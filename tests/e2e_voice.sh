@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: `pocket-tts export-voice` on the tiny fixture model. The exported voice of
-# audio/voice_24k.wav has the reference's tensor names, dtypes and shapes and its values (1e-4 per
-# position), loads in `generate` and gives the same audio as cloning from the WAV directly;
+# audio/voice_24k.wav has the reference's 3.3 tensor names (cache, offset, pad), dtypes and shapes
+# and its values (1e-4 per position, end_on_pause applied), loads in `generate` and gives the same audio as cloning from the WAV directly;
 # --max-seconds / --no-truncate; an hour-long WAV is truncated to 30 s with bounded memory; clear
 # errors (not audio, missing, too short, silent, a model without voice-cloning weights, an
 # unwritable output) with no file left behind.
@@ -105,9 +105,10 @@ ls "$tmp" | grep -q '\.tmp' && bad "temporary file left"
 "$bin" export-voice "$fx/audio/voice_24k.wav" "$tmp/q.safetensors" "${model[@]}" --quiet 2>"$tmp/err2" &&
   [ ! -s "$tmp/err2" ] && cmp -s "$tmp/v.safetensors" "$tmp/q.safetensors" && ok "--quiet: silent, same file" || bad "--quiet: $(cat "$tmp/err2")"
 
-# options: --max-seconds 1 keeps 24000 samples (13 frames + BOS); --no-truncate the whole clip
+# options: --max-seconds 1 keeps 24000 samples; end_on_pause cuts the quiet end of that second
+# (at most 21120 samples + 1920 zeros: 12 frames + BOS); --no-truncate the whole clip
 "$bin" export-voice "$fx/audio/voice_24k.wav" "$tmp/one.safetensors" "${model[@]}" --max-seconds 1 -q &&
-  [ "$(py positions "$tmp/one.safetensors")" = 14 ] && ok "--max-seconds 1: 14 positions" || bad "--max-seconds"
+  [ "$(py positions "$tmp/one.safetensors")" = 13 ] && ok "--max-seconds 1: 13 positions" || bad "--max-seconds"
 "$bin" export-voice "$fx/audio/voice_24k.wav" "$tmp/all.safetensors" "${model[@]}" --no-truncate -q &&
   cmp -s "$tmp/all.safetensors" "$tmp/v.safetensors" && ok "--no-truncate on a 5.5 s clip: same voice" || bad "--no-truncate"
 "$bin" export-voice "$fx/audio/voice_24k.wav" "$tmp/x.safetensors" "${model[@]}" --no-truncate --max-seconds 3 2>/dev/null
@@ -125,10 +126,10 @@ gen=(generate "${model[@]}" --text "Hello world. This is a test." --seed 5 --eos
 "$bin" "${gen[@]}" --voice "$fx/audio/voice_44k_stereo.wav" -o "$tmp/c.wav" && [ -s "$tmp/c.wav" ] &&
   ok "generate --voice 44.1 kHz stereo WAV" || bad "44.1 kHz stereo"
 
-# an hour-long WAV: 30 s used (375 frames + BOS), peak memory far below the decoded file (345 MB)
+# an hour-long WAV: 30 s used (720000 samples + end_on_pause's 1920 zeros: 376 frames + BOS), peak memory far below the decoded file (345 MB)
 py hour_wav "$tmp/hour.wav"
 rss=$(py maxrss "$bin" export-voice "$tmp/hour.wav" "$tmp/h.safetensors" "${model[@]}" -q)
-[ $? -eq 0 ] && [ "$(py positions "$tmp/h.safetensors")" = 376 ] && ok "1-hour WAV: 30 s used" || bad "1-hour WAV"
+[ $? -eq 0 ] && [ "$(py positions "$tmp/h.safetensors")" = 377 ] && ok "1-hour WAV: 30 s used" || bad "1-hour WAV"
 [ "$rss" -lt 100 ] && ok "1-hour WAV: peak RSS $rss MB" || bad "1-hour WAV: peak RSS $rss MB"
 rm -f "$tmp/hour.wav"
 

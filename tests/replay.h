@@ -48,19 +48,20 @@ typedef struct {
     double max_lat, max_eos, max_pcm;
 } errs;
 
-/* The tiny generate_short case's eos_case threshold (EOS first fires at step 11). */
-static inline float eos_case_threshold(void) {
+/* The threshold of the tiny generate_short case's `key` (eos_case: EOS first fires at step
+ * 11; eos_early_case: it crosses at step 3, which 3.3 ignores, and again at 11). */
+static inline float short_case_threshold(const char *key) {
     cJSON *man = load_json(fixture_path("tiny/manifest.json"));
     REQUIRE(man);
-    cJSON *ec = cJSON_GetObjectItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), "generate_short"),
-                            "eos_case"),
-        "eos_threshold");
+    cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(man, "cases"), "generate_short");
+    cJSON *ec = cJSON_GetObjectItem(cJSON_GetObjectItem(cs, key), "eos_threshold");
     REQUIRE(ec);
     float t = (float)ec->valuedouble;
     cJSON_Delete(man);
     return t;
 }
+
+static inline float eos_case_threshold(void) { return short_case_threshold("eos_case"); }
 
 /* Replays case `cname` of `size` through m's engine and compares every frame within `tol`;
  * the run must emit exactly `expect_frames` frames. */
@@ -97,30 +98,46 @@ static void replay(ptts_model *m, const char *size, const char *cname, const cha
     o.eos_threshold = eos_threshold;
     o.eos_threshold_set = 1;
     o.max_tokens = max_tokens;
-    o.sampler_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
+    o.sampler_steps = cJSON_GetObjectItem(cs, "sampler_decode_steps")->valueint;
     o.noise = noise;
     o.noise_rows = (int)(n_noise / ld);
+    /* the reference's chunks (re-prepared text, ids, F = guess + 2) from the manifest */
+    cJSON *jch = cJSON_GetObjectItem(cs, "chunks");
+    const int nc = cJSON_GetArraySize(jch);
+    REQUIRE(nc >= 1);
+    ptts_chunk *want = calloc((size_t)nc, sizeof *want);
+    int *chunk_start = calloc((size_t)nc + 1, sizeof *chunk_start); /* first frame per chunk */
+    REQUIRE(want && chunk_start);
+    for (int i = 0; i < nc; i++) {
+        cJSON *c = cJSON_GetArrayItem(jch, i), *ids = cJSON_GetObjectItem(c, "tokens");
+        want[i].text = want[i].model_text = cJSON_GetObjectItem(c, "text")->valuestring;
+        want[i].n_ids = cJSON_GetArraySize(ids);
+        want[i].ids = calloc((size_t)want[i].n_ids, sizeof(int));
+        REQUIRE(want[i].ids);
+        for (int j = 0; j < want[i].n_ids; j++)
+            want[i].ids[j] = cJSON_GetArrayItem(ids, j)->valueint;
+        want[i].guess = cJSON_GetObjectItem(c, "frames_after_eos")->valueint - 2;
+        chunk_start[i + 1] = chunk_start[i] + cJSON_GetObjectItem(c, "max_gen_len")->valueint;
+    }
+
     ptts_stream *s;
     REQUIRE(ptts_stream_create(&s, m, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    /* the text side (text.c) gives the same chunks from the case's text */
     int rc = ptts_stream_start(s, v, text, &o, &e);
     CHECKF(rc == 0, "%s", e.msg);
-
-    /* chunk texts and ids */
     const ptts_chunk *chunks;
-    int nc = ptts_stream_chunks(s, &chunks);
-    cJSON *jch = cJSON_GetObjectItem(cs, "chunks");
-    CHECKF(nc == cJSON_GetArraySize(jch), "%d chunks, expected %d", nc, cJSON_GetArraySize(jch));
-    for (int i = 0; i < nc && i < cJSON_GetArraySize(jch); i++) {
-        cJSON *c = cJSON_GetArrayItem(jch, i);
-        CHECKF(!strcmp(chunks[i].text, cJSON_GetObjectItem(c, "text")->valuestring),
-               "chunk %d: '%s' vs '%s'", i, chunks[i].text,
-               cJSON_GetObjectItem(c, "text")->valuestring);
-        cJSON *ids = cJSON_GetObjectItem(c, "tokens");
-        int same = chunks[i].n_ids == cJSON_GetArraySize(ids);
-        for (int j = 0; same && j < chunks[i].n_ids; j++)
-            same = chunks[i].ids[j] == cJSON_GetArrayItem(ids, j)->valueint;
-        CHECKF(same, "chunk %d ids differ", i);
+    int got_nc = rc ? 0 : ptts_stream_chunks(s, &chunks);
+    CHECKF(got_nc == nc, "%s %s: %d chunks from the text, expected %d", size, cname, got_nc, nc);
+    for (int i = 0; i < got_nc && i < nc; i++) {
+        CHECKF(!strcmp(chunks[i].model_text, want[i].model_text), "chunk %d: '%s' vs '%s'", i,
+               chunks[i].model_text, want[i].model_text);
+        int same = chunks[i].n_ids == want[i].n_ids && chunks[i].guess == want[i].guess;
+        for (int j = 0; same && j < chunks[i].n_ids; j++) same = chunks[i].ids[j] == want[i].ids[j];
+        CHECKF(same, "chunk %d: ids or guess differ", i);
     }
+    /* the loop itself runs on the reference's chunks */
+    rc = ptts_stream_start_chunks(s, v, want, nc, &o, &e);
+    CHECKF(rc == 0, "%s", e.msg);
 
     float *out = malloc((size_t)fs * sizeof(float));
     float *got_eos = calloc((size_t)n_eos, sizeof(float));
@@ -132,6 +149,13 @@ static void replay(ptts_model *m, const char *size, const char *cname, const cha
         CHECK(n == fs);
         if (frames < n_lat / ld) {
             const ptts_step_record *r = ptts_stream_last_step(s);
+            if (expect_frames == chunk_start[nc]) { /* no EOS stop: chunks run max_gen_len */
+                int c = 0;
+                while (c + 1 < nc && frames >= chunk_start[c + 1]) c++;
+                CHECKF(r->chunk == c && r->step == frames - chunk_start[c],
+                       "frame %d: chunk %d step %d, expected %d %d", frames, r->chunk, r->step, c,
+                       frames - chunk_start[c]);
+            }
             double el = rel_l2(r->latent, lat + (size_t)frames * ld, (size_t)ld);
             got_eos[frames] = r->eos;
             double ep = rel_l2(out, pcm + (size_t)frames * fs, (size_t)fs);
@@ -157,6 +181,9 @@ static void replay(ptts_model *m, const char *size, const char *cname, const cha
 
     free(out);
     ptts_stream_free(s);
+    for (int i = 0; i < nc; i++) free(want[i].ids);
+    free(want);
+    free(chunk_start);
     ptts_voice_state_free(before);
     ptts_voice_free(v);
     free(noise);

@@ -2,7 +2,9 @@
  * test_fill.c - pocket-fill-v1 against the reference's tiny checkpoint: every tensor of
  * tiny/model.safetensors must be reproduced bit for bit from its name and shape, and the BF16 /
  * F16 copies must equal our round-to-nearest-even conversions of the generated values, bit for
- * bit, and widen back (st_to_f32) to exactly those rounded values.
+ * bit, and widen back (st_to_f32) to exactly those rounded values. The sampler-head variants
+ * (model_flow_matching: 144 tensors, model_drifting: 138) are the tensor lists of the tiny
+ * architecture with that flow_type (ptts_arch_tensors): the same names and shapes, fill values.
  */
 // ctest-label: unit
 #include <stdint.h>
@@ -10,12 +12,51 @@
 #include "fill.h"
 #include "safetensors.h"
 #include "test.h"
+#include "weights.h"
 
 static float *gen(const st_tensor *t) {
     float *v = malloc(((size_t)t->numel + 1) * sizeof *v);
     REQUIRE(v != NULL);
     ptts_fill_tensor(t->name, t->ndim, t->shape, v);
     return v;
+}
+
+/* ptts_arch_tensors' listing, checked against a file name by name (shape, values). */
+typedef struct {
+    st_file *f;
+    int i, bad;
+} variant_walk;
+
+static int variant_tensor(void *user, const char *name, int ndim, const int64_t *shape) {
+    variant_walk *w = user;
+    const st_tensor *t = st_find(w->f, name);
+    w->i++;
+    if (!t || t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape)) {
+        fprintf(stderr, "variant: %s missing from the file or shaped otherwise\n", name);
+        w->bad++;
+        return 0;
+    }
+    float *want = gen(t), *have = malloc(((size_t)t->numel + 1) * sizeof *have);
+    REQUIRE(have != NULL);
+    ptts_error e = {0};
+    if (st_to_f32(w->f, t, have, &e) || memcmp(want, have, (size_t)t->numel * sizeof *want))
+        w->bad++;
+    free(want);
+    free(have);
+    return 0;
+}
+
+static void sampler_variant(const char *rel, int flow_type, int count) {
+    ptts_error e = {0};
+    variant_walk w = {0};
+    REQUIRE(st_open(&w.f, fixture_path(rel), &e) == 0);
+    ptts_arch a;
+    REQUIRE(ptts_arch_preset(&a, "tiny") == 0);
+    a.flow_type = flow_type;
+    CHECK(ptts_arch_tensors(&a, variant_tensor, &w, &e) == 0);
+    CHECKF(w.bad == 0 && w.i == count && st_count(w.f) == count, "%s: %d listed, %d bad, %d in file",
+           rel, w.i, w.bad, st_count(w.f));
+    st_close(w.f);
 }
 
 int main(void) {
@@ -92,6 +133,9 @@ int main(void) {
     int64_t zshape[2] = {0, 5};
     ptts_fill_tensor("y.weight", 2, zshape, s);
     CHECK(s[1] == 42);
+
+    sampler_variant("tiny/model_flow_matching.safetensors", PTTS_FLOW_MATCHING, 144);
+    sampler_variant("tiny/model_drifting.safetensors", PTTS_FLOW_DRIFTING, 138);
 
     st_close(f32);
     st_close(fb);

@@ -19,7 +19,9 @@ int main(void) {
         return 1;
     }
     CHECK(w->arch.fd == 512 && w->arch.ld == 32 && w->arch.flow_depth == 6);
-    flow_check(w, "full/flow_head.safetensors", 1e-4);
+    static const int steps[] = {1, 2, 4};
+    CHECK(w->arch.n_time_embed == 2 && w->arch.flow_type == PTTS_FLOW_LSD);
+    flow_check(w, "full/flow_head.safetensors", 1e-4, steps, 3);
     ptts_weights_free(w);
     return test_summary();
 }

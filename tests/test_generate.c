@@ -34,6 +34,98 @@ static void batch_vs_rows(ptts_model *m) {
     ptts_backbone_free(&b);
 }
 
+/* Noise draws (MODEL.md 8.4): a chunk stopped by EOS draws emitted frames + 1 rows (the step
+ * whose latent the rule throws away draws too). eos_case emits 16 frames: 17 rows suffice and
+ * 16 do not (the 16 frames come out, then the 17th step fails). */
+static void eos_noise_draws(ptts_model *m) {
+    ptts_error e = {0};
+    const int ld = m->w->arch.ld;
+    int64_t n_noise;
+    float *noise = load_f32(fixture_path("tiny/generate_short.safetensors"), "noise", &n_noise);
+    REQUIRE(noise && n_noise >= 17 * ld);
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice_short.safetensors"), &e) == 0);
+    float *pcm = malloc((size_t)m->w->arch.frame_samples * sizeof *pcm);
+    REQUIRE(pcm);
+    for (int rows = 17; rows >= 16; rows--) {
+        ptts_gen_options o = ptts_gen_options_default();
+        o.eos_threshold = eos_case_threshold();
+        o.eos_threshold_set = 1;
+        o.noise = noise;
+        o.noise_rows = rows;
+        ptts_stream *s;
+        REQUIRE(ptts_stream_create(&s, m, &e) == 0);
+        REQUIRE(ptts_stream_start(s, v, "ok go", &o, &e) == 0);
+        int frames = 0, n;
+        while ((n = ptts_stream_next(s, pcm, &e)) > 0) frames++;
+        if (rows == 17)
+            CHECKF(n == 0 && frames == 16, "17 noise rows: %d frames, rc %d (%s)", frames, n,
+                   e.msg);
+        else
+            CHECKF(n == PTTS_E_INVALID && frames == 16 && strstr(e.msg, "noise"),
+                   "16 noise rows: %d frames, rc %d (%s)", frames, n, e.msg);
+        ptts_stream_free(s);
+    }
+    free(pcm);
+    ptts_voice_free(v);
+    free(noise);
+}
+
+static ptts_model *load_model(const char *config, const char *weights) {
+    ptts_error e = {0};
+    ptts_model_options mo = ptts_model_options_default();
+    mo.config_path = fixture_path(config);
+    mo.weights_path = fixture_path(weights);
+    mo.threads = 2;
+    ptts_model *m;
+    int rc = ptts_model_load(&m, &mo, &e);
+    REQUIRE(rc == 0 || (fprintf(stderr, "%s: %s\n", config, e.msg), 0));
+    return m;
+}
+
+/* The other samplers: flow_matching at 1 and 4 steps, drifting free-running (its raw output is
+ * fed back and amplifies rounding: 1e-3, MODEL.md tolerances). */
+static void samplers(void) {
+    ptts_model *m = load_model("tiny/config_flow_matching.yaml",
+                               "tiny/model_flow_matching.safetensors");
+    CHECK(m->w->arch.flow_type == PTTS_FLOW_MATCHING);
+    for (int k = 0; k < 2; k++) {
+        errs er = {0};
+        const char *cname = k ? "generate_flow_matching_steps4" : "generate_flow_matching_steps1";
+        replay(m, "tiny", cname, "voice_short.safetensors", 1e9f, 50, 1e-4, &er);
+        printf("tiny %s: max rel err latents %.3g, eos %.3g, pcm %.3g\n", cname, er.max_lat,
+               er.max_eos, er.max_pcm);
+    }
+    ptts_model_free(m);
+    m = load_model("tiny/config_drifting.yaml", "tiny/model_drifting.safetensors");
+    CHECK(m->w->arch.flow_type == PTTS_FLOW_DRIFTING);
+    errs er = {0};
+    replay(m, "tiny", "generate_drifting", "voice_short.safetensors", 1e9f, 50, 1e-3, &er);
+    printf("tiny generate_drifting (free-running): max rel err latents %.3g, eos %.3g, pcm %.3g\n",
+           er.max_lat, er.max_eos, er.max_pcm);
+    ptts_model_free(m);
+}
+
+/* english_2026-01 style: pad_with_spaces and the whitespace-keeping sp_unigram_bytefb tokenizer
+ * with 1000 pieces (conditioner.embed.weight [1001, 64]); "ok go" is prepared to 8 spaces +
+ * "Ok go." and that is what is tokenised (13 ids, max_gen_len 80). */
+static void padded(void) {
+    ptts_error e = {0};
+    ptts_arch a;
+    REQUIRE(ptts_arch_preset(&a, "tiny") == 0);
+    a.nb = 1000;
+    ptts_model *m;
+    REQUIRE(ptts_model_create_filled(&m, &a, fixture_path("tokenizer/sp_unigram_bytefb.model"), 2,
+                                     PTTS_PRECISION_F32, &e) == 0 ||
+            (fprintf(stderr, "%s\n", e.msg), 0));
+    m->text.pad_with_spaces = 1;
+    errs er = {0};
+    replay(m, "tiny", "generate_short_pad", "voice_short.safetensors", 1e9f, 80, 1e-4, &er);
+    printf("tiny generate_short_pad: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
+           er.max_eos, er.max_pcm);
+    ptts_model_free(m);
+}
+
 int main(void) {
     ptts_error e = {0};
     ptts_model_options mo = ptts_model_options_default();
@@ -55,7 +147,17 @@ int main(void) {
     errs ee = {0};
     replay(m, "tiny", "generate_short", "voice_short.safetensors", eos_case_threshold(), 16, 1e-4,
            &ee);
+    /* eos_early_case: the logit crosses at step 3 (ignored: EOS counts from step 6) and next at
+     * step 11: 16 frames again (2.1's rule gave 8) */
+    replay(m, "tiny", "generate_short", "voice_short.safetensors",
+           short_case_threshold("eos_early_case"), 16, 1e-4, &ee);
+    eos_noise_draws(m);
+    /* the pre-2.x voice file (current_end, no pad) is voice_short: the same run */
+    replay(m, "tiny", "generate_short", "voice_legacy_current_end.safetensors", 1e9f, 50, 1e-4,
+           &ee);
     batch_vs_rows(m);
     ptts_model_free(m);
+    samplers();
+    padded();
     return test_summary();
 }

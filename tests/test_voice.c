@@ -1,10 +1,12 @@
 /*
  * test_voice.c - voice-state files (MODEL.md section 7): the reference's tiny voices
- * (voice.safetensors: 2 layers, cache [2, 1, 70, 4, 16]; voice_short: 14 positions) load to
+ * (voice.safetensors: 2 layers, cache [2, 1, 66, 4, 16]; voice_short: 11 positions) load to
  * exactly the cached keys and values; save -> reload is identical and the saved file has the
- * reference's tensor names, shapes, dtypes and bytes; BF16/F16 caches and the legacy current_end
- * load; a shorter offset keeps the first positions; mismatched layers/heads/dh are PTTS_E_MODEL;
- * missing layers or offsets, inconsistent layers, bad offsets and non-voice files are refused.
+ * reference's 3.3 tensor names (cache, offset, pad), shapes, dtypes and bytes; BF16/F16 caches
+ * and the legacy current_end load (the reference's voice_legacy_current_end equals voice_short);
+ * pad missing or 0 is accepted, non-zero (voice_pad_nonzero) refused; a shorter offset keeps the
+ * first positions; mismatched layers/heads/dh are PTTS_E_MODEL; missing layers or offsets,
+ * inconsistent layers, bad offsets and non-voice files are refused.
  */
 // ctest-label: unit
 #include <unistd.h>
@@ -37,6 +39,8 @@ typedef struct {
     const float *data;  /* numel floats (converted to dtype) */
     int offset_kind;    /* 0: offset I64 [1], 1: current_end F32 [off], 2: none */
     int64_t off;
+    int pad_kind;       /* 0: no pad, 1: pad I64 [1] = pad, 2: pad F32 [1] */
+    int64_t pad;
 } vlayer;
 
 static void *convert(const float *src, size_t n, st_dtype dt) {
@@ -65,7 +69,7 @@ static void write_voice(const char *path, const vlayer *ls, int n) {
     void *bufs[16] = {0};
     char names[16][80];
     int nt = 0;
-    REQUIRE(2 * n <= 16);
+    REQUIRE(3 * n <= 16);
     for (int i = 0; i < n; i++) {
         const vlayer *v = &ls[i];
         size_t numel = 1;
@@ -79,6 +83,26 @@ static void write_voice(const char *path, const vlayer *ls, int n) {
         memcpy(t->shape, v->shape, sizeof v->shape);
         t->data = bufs[nt] = convert(v->data, numel, v->dtype);
         nt++;
+        if (v->pad_kind) {
+            t = &ts[nt];
+            memset(t, 0, sizeof *t);
+            snprintf(names[nt], 80, "transformer.layers.%d.self_attn/pad", v->index);
+            t->name = names[nt];
+            t->ndim = 1;
+            t->shape[0] = 1;
+            int64_t *o = malloc(sizeof *o);
+            REQUIRE(o != NULL);
+            if (v->pad_kind == 1) {
+                *o = v->pad;
+                t->dtype = ST_I64;
+            } else {
+                float f = (float)v->pad;
+                memcpy(o, &f, sizeof f);
+                t->dtype = ST_F32;
+            }
+            t->data = bufs[nt] = o;
+            nt++;
+        }
         if (v->offset_kind == 2) continue;
         t = &ts[nt];
         memset(t, 0, sizeof *t);
@@ -154,7 +178,7 @@ int main(void) {
     st_file *ref = NULL;
     REQUIRE(st_open(&ref, fixture_path("tiny/voice.safetensors"), &e) == 0);
     float *data[L];
-    const int64_t P = 70;
+    const int64_t P = 66;
     for (int l = 0; l < L; l++) {
         char nm[80];
         snprintf(nm, sizeof nm, "transformer.layers.%d.self_attn/cache", l);
@@ -176,7 +200,7 @@ int main(void) {
     v2 = NULL;
     CHECK(ptts_voice_state_load(&v2, fixture_path("tiny/voice_short.safetensors"), L, H, DH,
                                 &e) == 0);
-    CHECK(v2 && v2->positions == 14 && v2->layers == L && v2->heads == H && v2->dh == DH);
+    CHECK(v2 && v2->positions == 11 && v2->layers == L && v2->heads == H && v2->dh == DH);
     ptts_voice_state_free(v2);
     v2 = NULL;
 
@@ -296,10 +320,46 @@ int main(void) {
         v2 = NULL;
     }
 
+    /* pad (3.3): 0 is accepted, non-zero and non-integer refused; the reference's files */
+    {
+        const char *pp = tmp_path("pad");
+        fixture_layers(ls, data, P);
+        ls[0].pad_kind = ls[1].pad_kind = 1;
+        write_voice(pp, ls, L);
+        CHECK(ptts_voice_state_load(&v2, pp, L, H, DH, &e) == 0);
+        CHECK(state_matches(v2, data, P, (int)P, ST_F32));
+        ptts_voice_state_free(v2);
+        v2 = NULL;
+        ls[1].pad = 3;
+        write_voice(pp, ls, L);
+        CHECK(expect_fail(pp, L, H, DH, PTTS_E_UNSUPPORTED, "transformer.layers.1.self_attn/pad"));
+        ls[1].pad = 0;
+        ls[1].pad_kind = 2;
+        write_voice(pp, ls, L);
+        CHECK(expect_fail(pp, L, H, DH, PTTS_E_FORMAT, "transformer.layers.1.self_attn/pad"));
+        CHECK(expect_fail(fixture_path("tiny/voice_pad_nonzero.safetensors"), L, H, DH,
+                          PTTS_E_UNSUPPORTED, "padded positions"));
+        ptts_voice_state *a = NULL, *b = NULL, *c = NULL;
+        CHECK(ptts_voice_state_load(&a, fixture_path("tiny/voice_short.safetensors"), L, H, DH,
+                                    &e) == 0);
+        CHECK(ptts_voice_state_load(&b, fixture_path("tiny/voice_legacy_current_end.safetensors"),
+                                    L, H, DH, &e) == 0);
+        CHECK(ptts_voice_state_load(&c, fixture_path("tiny/voice_pause.safetensors"), L, H, DH,
+                                    &e) == 0);
+        const size_t bytes = a ? (size_t)L * a->positions * D * sizeof(float) : 0;
+        CHECK(a && b && b->positions == a->positions && memcmp(a->k, b->k, bytes) == 0 &&
+              memcmp(a->v, b->v, bytes) == 0);
+        CHECK(a && c && c->positions == a->positions && memcmp(a->k, c->k, bytes) == 0 &&
+              memcmp(a->v, c->v, bytes) == 0);
+        ptts_voice_state_free(a);
+        ptts_voice_state_free(b);
+        ptts_voice_state_free(c);
+    }
+
     /* Shape mismatches with the model: PTTS_E_MODEL naming the tensor. */
     const char *fx = fixture_path("tiny/voice.safetensors");
     CHECK(expect_fail(fx, L, 8, DH, PTTS_E_MODEL, "transformer.layers.0.self_attn/cache"));
-    CHECK(expect_fail(fx, L, H, 32, PTTS_E_MODEL, "[2, 1, 70, 4, 16]"));
+    CHECK(expect_fail(fx, L, H, 32, PTTS_E_MODEL, "[2, 1, 66, 4, 16]"));
     CHECK(expect_fail(fx, 6, H, DH, PTTS_E_MODEL, "2 layers"));
 
     /* Missing layer 0 (layer 1 present). */
@@ -316,7 +376,7 @@ int main(void) {
     write_voice(p, ls, L);
     CHECK(expect_fail(p, L, H, DH, PTTS_E_FORMAT, "transformer.layers.1.self_attn/offset"));
     /* Offsets out of range or disagreeing. */
-    static const int64_t bad_offsets[3] = {71, 0, -3};
+    static const int64_t bad_offsets[3] = {P + 1, 0, -3};
     for (int k = 0; k < 3; k++) {
         fixture_layers(ls, data, P);
         ls[0].off = ls[1].off = bad_offsets[k];
@@ -324,12 +384,12 @@ int main(void) {
         CHECK(expect_fail(p, L, H, DH, PTTS_E_FORMAT, "offset"));
     }
     fixture_layers(ls, data, P);
-    ls[1].off = 69;
+    ls[1].off = P - 1;
     write_voice(p, ls, L);
     CHECK(expect_fail(p, L, H, DH, PTTS_E_FORMAT, "layer 1"));
     /* Layers of different lengths. */
     fixture_layers(ls, data, P);
-    ls[1].shape[2] = 69;
+    ls[1].shape[2] = P - 1;
     ls[0].off = ls[1].off = 60;
     write_voice(p, ls, L);
     CHECK(expect_fail(p, 0, 0, 0, PTTS_E_FORMAT, "transformer.layers.1.self_attn/cache"));

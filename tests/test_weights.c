@@ -95,6 +95,7 @@ int main(void) {
     CHECK(a->d == 64 && a->heads == 4 && a->layers == 2 && a->ffn == 256);
     CHECK(a->ld == 16 && a->inner_dim == 16 && a->nb == 300 && a->has_bos_before_voice);
     CHECK(a->fd == 32 && a->flow_depth == 2 && a->nfreq == 128);
+    CHECK(a->n_time_embed == 2 && a->flow_type == PTTS_FLOW_LSD);
     CHECK(a->C == 32 && a->nf == 4 && a->codec_heads == 4 && a->codec_layers == 2 &&
           a->codec_ffn == 64 && a->codec_window == 250);
     CHECK(a->ratios[0] == 6 && a->ratios[1] == 5 && a->ratios[2] == 4 && a->frame_samples == 1920);
@@ -131,6 +132,18 @@ int main(void) {
     if (w) CHECK(!w->arch.has_encoder);
     ptts_weights_free(w);
 
+    /* the sampler from the time embedders: without time_embed.1 a flow_matching head (K 1);
+     * with time_embed.1 incomplete, still K 2 and the missing tensor named */
+    const char *drop_t1[] = {"flow_lm.flow_net.time_embed.1.*", NULL};
+    p = variant("k1", drop_t1, NULL, NULL);
+    CHECKF(ptts_weights_load(&w, p, &o, &e) == 0, "%s", e.msg);
+    if (w) CHECK(w->arch.n_time_embed == 1 && w->arch.flow_type == PTTS_FLOW_MATCHING);
+    ptts_weights_free(w);
+    const char *drop_t1w[] = {"flow_lm.flow_net.time_embed.1.mlp.2.weight", NULL};
+    p = variant("k2part", drop_t1w, NULL, NULL);
+    CHECK(ptts_weights_load(&w, p, &o, &e) == PTTS_E_MODEL && w == NULL);
+    CHECKF(strstr(e.msg, "flow_lm.flow_net.time_embed.1.mlp.2.weight is missing"), "%s", e.msg);
+
     /* a config that contradicts the weights (the tiny 3.3 config with another width) */
     char cfg[512];
     snprintf(cfg, sizeof cfg, "%s/wrong.yaml", dir);
@@ -147,9 +160,9 @@ int main(void) {
     CHECKF(ptts_model_load(&m, &mo, &e) == 0, "%s", e.msg);
     ptts_model_free(m);
 
-    const char *files[] = {"broken", "retyped", "noinput", "noenc"};
+    const char *files[] = {"broken", "retyped", "noinput", "noenc", "k1", "k2part"};
     char path[512];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s/%s.safetensors", dir, files[i]);
         unlink(path);
     }

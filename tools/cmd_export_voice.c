@@ -3,7 +3,8 @@
  * audio file (any format libsndfile reads, any rate and channel count) and save the voice state
  * in the reference's format, loadable by `generate --voice` here and by the reference. Like the
  * reference's export-voice, the first 30 s are used unless --no-truncate (--max-seconds S picks
- * another limit); only that much of the file is ever read.
+ * another limit; only that much of the file is ever read), the clip goes through end_on_pause
+ * (in ptts_voice_from_samples) and the file carries 3.3's pad = 0 beside each offset.
  */
 #include <stdio.h>
 #include <string.h>
