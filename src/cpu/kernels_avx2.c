@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "approx.h"
 #include "kernels.h"
 
 #define AI static inline __attribute__((always_inline))
@@ -137,58 +138,185 @@ AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int
     }
 }
 
-AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, const float *scale,
-                 const float *b, float *Y, int ldy, int m0, int m1) {
-    if (N <= 0 || m1 <= m0) return;
-    int panel = K > 0 ? (int)((256u * 1024u) / ((unsigned)K * 4u)) : N;
-    panel = panel / NB * NB;
-    if (panel < NB) panel = NB;
-    for (int n0 = 0; n0 < N; n0 += panel) {
-        int n1 = N - n0 < panel ? N : n0 + panel;
-        int m = m0;
-        for (; m + 4 <= m1; m += 4) {
-            int n = n0;
-            for (; n + NB <= n1; n += NB)
-                tile4(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
-                      ldy);
-            const float *x = X + (size_t)n * ldx;
-            float *y = Y + (size_t)n * ldy;
-            switch (n1 - n) {
-            case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
-            default: break;
+/* ---- q8q: X quantised to int8 per row, integer dot products -----------------------------
+ * AVX2 has no 8-bit dot product that is exact for s8 x s8 (vpmaddubsw is u8 x s8 and
+ * saturates), so both operands are widened to int16 and vpmaddwd sums pairs of products into
+ * int32 lanes (|q w| <= 127 * 128, exact): per 16 weights one widening of W shared by the NB
+ * rows of X, then one widening, vpmaddwd and vpaddd per row. Integer sums are exact and the
+ * quantisation is the reference's float arithmetic (vcvtps2dq rounds to nearest even like
+ * nearbyintf), so results equal the reference bit for bit. Rows of X are padded with q = 0 to
+ * a multiple of 16; the W tail goes through a zero-padded 16-byte copy. */
+typedef int8_t qx_t;
+#define QALIGN 16
+
+AI float quant_row(int K, int Kp, const float *x, int8_t *xq) {
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 mx = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + 8 <= K; k += 8)
+        mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(x + k), absm));
+    if (k < K)
+        mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_maskload_ps(x + k, tail_mask(K - k)), absm));
+    const float amax = hmax(mx);
+    if (!(amax > 0.f)) {
+        memset(xq, 0, (size_t)Kp);
+        return 0.f;
+    }
+    const __m256 id = _mm256_set1_ps(127.f / amax);
+    const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+    for (k = 0; k < Kp; k += 8) {
+        __m256i mk = tail_mask(k + 8 <= K ? 8 : k < K ? K - k : 0);
+        __m256 v = _mm256_mul_ps(_mm256_maskload_ps(x + k, mk), id);
+        __m256i q = _mm256_cvtps_epi32(v); /* MXCSR rounding: nearest even */
+        q = _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
+        __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        _mm_storel_epi64((__m128i *)(xq + k), _mm_packs_epi16(h, h));
+    }
+    return amax / 127.f;
+}
+
+AI int32_t hsum_epi32(__m256i a) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* Rows m..m+nr-1 of W (nr 1 or 4) against nb rows of quantised X (stride Kp). */
+AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, const int8_t *W,
+              int m, const float *scale, const float *b, float *Y, int ldy) {
+    __m256i a[4][NB];
+    for (int r = 0; r < nr; r++)
+        for (int n = 0; n < nb; n++) a[r][n] = _mm256_setzero_si256();
+    const int8_t *w0 = W + (size_t)m * (size_t)K;
+    for (int k = 0; k < K; k += 16) {
+        __m256i x[NB];
+        for (int n = 0; n < nb; n++)
+            x[n] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xq + (size_t)n * Kp + k)));
+        for (int r = 0; r < nr; r++) {
+            const int8_t *wr = w0 + (size_t)r * K + k;
+            __m128i w8;
+            if (k + 16 <= K) {
+                w8 = _mm_loadu_si128((const __m128i *)wr);
+            } else {
+                int8_t t[16] = {0};
+                memcpy(t, wr, (size_t)(K - k));
+                w8 = _mm_loadu_si128((const __m128i *)t);
             }
+            __m256i w = _mm256_cvtepi8_epi16(w8);
+            for (int n = 0; n < nb; n++)
+                a[r][n] = _mm256_add_epi32(a[r][n], _mm256_madd_epi16(w, x[n]));
         }
-        for (; m < m1; m++) {
-            int n = n0;
-            for (; n + NB <= n1; n += NB)
-                tile1(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
-                      ldy);
-            const float *x = X + (size_t)n * ldx;
-            float *y = Y + (size_t)n * ldy;
-            switch (n1 - n) {
-            case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
-            default: break;
-            }
+    }
+    for (int r = 0; r < nr; r++) {
+        const float bm = b ? b[m + r] : 0.f;
+        for (int n = 0; n < nb; n++) {
+            float y = (float)hsum_epi32(a[r][n]) * d[n];
+            y = y * scale[m + r];
+            Y[(size_t)n * ldy + m + r] = y + bm;
         }
     }
 }
 
-static void gemm_f32_avx2(int N, int K, const float *X, int ldx, const float *W, const float *b,
-                          float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_F32, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+/* ---- panels (outer products) --------------------------------------------------------------
+ * A tile is PR rows of X x one panel of 32 outputs (4 vectors): per k four W vectors and PR
+ * broadcasts of X[r][k] for 4 PR FMAs; each output is one f32 FMA chain in k order. */
+#define PR 3 /* rows per tile: 12 accumulators */
+
+typedef struct {
+    __m256 b[4];     /* bias of outputs 8j..8j+7 (0 without bias or past M) */
+    __m256i mk[4];   /* store masks of the outputs below M */
+    int full;        /* all 32 outputs below M: plain stores */
+} panel_out;
+
+AI panel_out panel_setup(const float *b, int m, int left) {
+    panel_out o;
+    o.full = left >= 32;
+    for (int j = 0; j < 4; j++) {
+        int l = left - 8 * j;
+        o.mk[j] = tail_mask(l >= 8 ? 8 : l > 0 ? l : 0);
+        o.b[j] = b ? _mm256_maskload_ps(b + m + 8 * j, o.mk[j]) : _mm256_setzero_ps();
+    }
+    return o;
 }
 
-static void gemm_bf16_avx2(int N, int K, const float *X, int ldx, const uint16_t *W, const float *b,
-                           float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_BF16, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+AI void panel_store(const panel_out *o, __m256 a[4], float *y) {
+    for (int j = 0; j < 4; j++) {
+        __m256 v = _mm256_add_ps(a[j], o->b[j]);
+        if (o->full)
+            _mm256_storeu_ps(y + 8 * j, v);
+        else
+            _mm256_maskstore_ps(y + 8 * j, o->mk[j], v);
+    }
 }
 
-static void gemm_q8_avx2(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
-                         const float *b, float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o,
+              float *Y, int ldy) {
+    __m256 a[PR][4];
+    for (int r = 0; r < nr; r++)
+        for (int j = 0; j < 4; j++) a[r][j] = _mm256_setzero_ps();
+    for (int k = 0; k < K; k++) {
+        const float *w = Wp + (size_t)k * 32;
+        for (int r = 0; r < nr; r++) {
+            __m256 x = _mm256_broadcast_ss(X + (size_t)r * ldx + k);
+            for (int j = 0; j < 4; j++) a[r][j] = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8 * j), x, a[r][j]);
+        }
+    }
+    for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
 }
+
+/* ---- bf16 panels: the vdpbf16ps arithmetic with f32 FMAs ---------------------------------
+ * A 256-bit load of the panel holds 8 outputs x one k pair (32-bit lane j: the even-k weight
+ * in its low half, the odd-k weight in its high half), so (v << 16) and (v & 0xffff0000) are
+ * the even and odd weights as f32, exactly; X is rounded to bf16 (ptts_bf16_round) into a
+ * stack buffer and a pair broadcast the same way. The bf16 product is exact in f32, so an FMA
+ * is the one rounding of each step, and the flush of results below 2^-126 is explicit (the
+ * packing and the rounding of X already read subnormal operands as 0): the reference's bits.
+ * The flush costs four operations per FMA, so this is slower than the f32 panels. */
+AI __m256 ftz8(__m256 v) {
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(v, absm), _mm256_set1_ps(0x1p-126f), _CMP_LT_OQ);
+    return _mm256_andnot_ps(_mm256_and_ps(tiny, absm), v); /* tiny: the sign only */
+}
+
+static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_t *xb) {
+    for (int r = 0; r < rows; r++) {
+        const float *x = X + (size_t)r * ldx;
+        uint16_t *d = xb + (size_t)r * Kp;
+        for (int k = 0; k < K; k++) d[k] = ptts_bf16_round(x[k]);
+        if (K < Kp) d[K] = 0;
+    }
+}
+
+AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
+              float *Y, int ldy) {
+    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+    __m256 a[PR][4];
+    for (int r = 0; r < nr; r++)
+        for (int j = 0; j < 4; j++) a[r][j] = _mm256_setzero_ps();
+    for (int k2 = 0; k2 < K2; k2++) {
+        __m256 xe[PR], xo[PR];
+        for (int r = 0; r < nr; r++) {
+            int32_t pair;
+            memcpy(&pair, xb + (size_t)r * Kp + 2 * (size_t)k2, sizeof pair);
+            __m256i v = _mm256_set1_epi32(pair);
+            xe[r] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+            xo[r] = _mm256_castsi256_ps(_mm256_and_si256(v, hi));
+        }
+        for (int j = 0; j < 4; j++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(Wp + (size_t)k2 * 64 + 16 * j));
+            __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+            __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(v, hi));
+            for (int r = 0; r < nr; r++) {
+                a[r][j] = ftz8(_mm256_fmadd_ps(xo[r], wo, a[r][j]));
+                a[r][j] = ftz8(_mm256_fmadd_ps(xe[r], we, a[r][j]));
+            }
+        }
+    }
+    for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
+}
+
+#include "gemm_loop.h"
 
 /* ---- elementwise ------------------------------------------------------------------------ */
 
@@ -200,18 +328,18 @@ AI __m256 pow2i(__m256i n) {
 }
 
 AI __m256 exp8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(-104.f), x); /* NaN propagates (second operand) */
-    x = _mm256_min_ps(_mm256_set1_ps(89.f), x);
+    x = _mm256_max_ps(_mm256_set1_ps(EXP_LO), x); /* NaN propagates (second operand) */
+    x = _mm256_min_ps(_mm256_set1_ps(EXP_HI), x);
     __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), ROUND_NEAREST);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), ROUND_NEAREST);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    __m256 p = _mm256_set1_ps(EXP_P0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
     p = _mm256_add_ps(p, _mm256_set1_ps(1.f));
     /* n in [-150, 128]: scale by 2^(n/2) twice so both factors are normal. */
@@ -222,18 +350,18 @@ AI __m256 exp8(__m256 x) {
 }
 
 AI __m256 expm1_neg8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(-87.f), x);
+    x = _mm256_max_ps(_mm256_set1_ps(EXPM1_LO), x);
     __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), ROUND_NEAREST);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(2.48015873e-5f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.98412698e-4f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.38888889e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.33333333e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.16666667e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.66666667e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), ROUND_NEAREST);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    __m256 p = _mm256_set1_ps(EXPM1_Q0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q5));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q6));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
     __m256 s = pow2i(_mm256_cvtps_epi32(n)); /* n >= -126 */
     return _mm256_fmadd_ps(s, p, _mm256_sub_ps(s, _mm256_set1_ps(1.f)));
@@ -244,8 +372,8 @@ AI __m256 expm1_neg8(__m256 x) {
  * -0 (exp saturates), NaN propagates. */
 AI __m256 gelu8(__m256 x) {
     __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-    __m256 u = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f),
-                          _mm256_fmadd_ps(x3, _mm256_set1_ps(0.044715f), x));
+    __m256 u = _mm256_mul_ps(_mm256_set1_ps(GELU_C),
+                          _mm256_fmadd_ps(x3, _mm256_set1_ps(GELU_A), x));
     __m256 e = exp8(_mm256_mul_ps(u, _mm256_set1_ps(-2.f)));
     return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e));
 }
@@ -397,18 +525,33 @@ static void axpy_avx2(float *y, float a, const float *x, int n) {
     }
 }
 
+/* the row versions: exactly dot_avx2 / axpy_avx2 in a loop (kernels.h) */
+static void dot_rows_avx2(const float *q, const float *K, int ldk, int rows, int n, float scale,
+                          float *out) {
+    for (int r = 0; r < rows; r++) out[r] = dot_avx2(q, K + (size_t)r * ldk, n) * scale;
+}
+
+static void axpy_rows_avx2(float *y, const float *p, const float *V, int ldv, int rows, int n) {
+    for (int r = 0; r < rows; r++) axpy_avx2(y, p[r], V + (size_t)r * ldv, n);
+}
+
 static const ptts_kernels k_avx2 = {
     .isa = "avx2",
-    .gemm_f32 = gemm_f32_avx2,
-    .gemm_bf16 = gemm_bf16_avx2,
-    .gemm_q8 = gemm_q8_avx2,
+    .gemm_f32 = gemm_f32_isa,
+    .gemm_f32_panel = gemm_f32_panel_isa,
+    .gemm_bf16_panel = gemm_bf16_panel_isa,
+    .gemm_bf16 = gemm_bf16_isa,
+    .gemm_q8 = gemm_q8_isa,
+    .gemm_q8q = gemm_q8q_isa,
     .layernorm = layernorm_avx2,
     .softmax = softmax_avx2,
     .gelu = gelu_avx2,
     .silu = silu_avx2,
     .elu = elu_avx2,
     .dot = dot_avx2,
+    .dot_rows = dot_rows_avx2,
     .axpy = axpy_avx2,
+    .axpy_rows = axpy_rows_avx2,
 };
 
 const ptts_kernels *ptts_kernels_avx2(void);

@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "approx.h"
 #include "kernels.h"
 
 #define AI static inline __attribute__((always_inline))
@@ -180,62 +181,6 @@ AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int
     }
 }
 
-AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, const float *scale,
-                 const float *b, float *Y, int ldy, int m0, int m1) {
-    if (N <= 0 || m1 <= m0) return;
-    /* X panel of about 256 KiB (a multiple of NB rows) kept in L2 while W streams. */
-    int panel = K > 0 ? (int)((256u * 1024u) / ((unsigned)K * 4u)) : N;
-    panel = panel / NB * NB;
-    if (panel < NB) panel = NB;
-    for (int n0 = 0; n0 < N; n0 += panel) {
-        int n1 = N - n0 < panel ? N : n0 + panel;
-        int m = m0;
-        for (; m + 4 <= m1; m += 4) {
-            int n = n0;
-            for (; n + NB <= n1; n += NB)
-                tile4(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
-                      ldy);
-            const float *x = X + (size_t)n * ldx;
-            float *y = Y + (size_t)n * ldy;
-            switch (n1 - n) {
-            case 3: tile4(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
-            default: break;
-            }
-        }
-        for (; m < m1; m++) {
-            int n = n0;
-            for (; n + NB <= n1; n += NB)
-                tile1(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
-                      ldy);
-            const float *x = X + (size_t)n * ldx;
-            float *y = Y + (size_t)n * ldy;
-            switch (n1 - n) {
-            case 3: tile1(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
-            default: break;
-            }
-        }
-    }
-}
-
-static void gemm_f32_avx512(int N, int K, const float *X, int ldx, const float *W, const float *b,
-                            float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_F32, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
-}
-
-static void gemm_bf16_avx512(int N, int K, const float *X, int ldx, const uint16_t *W,
-                             const float *b, float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_BF16, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
-}
-
-static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
-                           const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
-}
-
 /* ---- q8q: X quantised to int8 per row, integer dot products (VNNI) ------------------------
  * vpdpbusd multiplies u8 by s8, so X is stored as q + 128 (u8) and 128 * sum_k W[m, k] is
  * taken off; the row sums come from a second vpdpbusd of ones against the same W vector (one
@@ -244,9 +189,11 @@ static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *
  * nearbyintf) and ((float)dot * d) * scale + b. Results equal the reference bit for bit.
  * X is quantised in chunks of rows into a stack buffer (rows padded to 64 bytes with 128, i.e.
  * q = 0), W loads past K are masked to zero. */
-#define QBUF (64 * 1024)
 
-static float quant_row_avx512(int K, int Kp, const float *x, uint8_t *xu) {
+typedef uint8_t qx_t; /* q + 128 */
+#define QALIGN 64
+
+AI float quant_row(int K, int Kp, const float *x, uint8_t *xu) {
     __m512 mx = _mm512_setzero_ps();
     const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
     int k = 0;
@@ -315,63 +262,6 @@ AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, 
     }
 }
 
-static void gemm_q8q_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
-                            const float *scale, const float *b, float *Y, int ldy, int m0,
-                            int m1) {
-    if (N <= 0 || m1 <= m0) return;
-    if (K <= 0) { /* empty dot products, as the reference */
-        for (int n = 0; n < N; n++)
-            for (int m = m0; m < m1; m++)
-                Y[(size_t)n * ldy + m] = ((0.f * 0.f) * scale[m]) + (b ? b[m] : 0.f);
-        return;
-    }
-    const int Kp = (K + 63) / 64 * 64;
-    if (Kp > QBUF) { /* K < 2^16 in the contract; beyond the buffer, the reference */
-        ptts_kernels_ref()->gemm_q8q(N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
-        return;
-    }
-    _Alignas(64) uint8_t xu[QBUF];
-    float d[QBUF / 64];
-    int chunk = QBUF / Kp;
-    if (chunk > NB) chunk = chunk / NB * NB;
-    for (int n0 = 0; n0 < N; n0 += chunk) {
-        int n1 = N - n0 < chunk ? N : n0 + chunk;
-        for (int n = n0; n < n1; n++)
-            d[n - n0] = quant_row_avx512(K, Kp, X + (size_t)n * ldx, xu + (size_t)(n - n0) * Kp);
-        int m = m0;
-        for (; m < m1; m += 4) {
-            int nr = m1 - m >= 4 ? 4 : 1;
-            int n = n0;
-            for (; n + NB <= n1; n += NB) {
-                const uint8_t *x = xu + (size_t)(n - n0) * Kp;
-                if (nr == 4)
-                    qtile(4, NB, K, Kp, x, d + (n - n0), W, m, scale, b, Y + (size_t)n * ldy, ldy);
-                else
-                    qtile(1, NB, K, Kp, x, d + (n - n0), W, m, scale, b, Y + (size_t)n * ldy, ldy);
-            }
-            const uint8_t *x = xu + (size_t)(n - n0) * Kp;
-            const float *dd = d + (n - n0);
-            float *y = Y + (size_t)n * ldy;
-            if (nr == 4) {
-                switch (n1 - n) {
-                case 3: qtile(4, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 2: qtile(4, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 1: qtile(4, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                default: break;
-                }
-            } else {
-                switch (n1 - n) {
-                case 3: qtile(1, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 2: qtile(1, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 1: qtile(1, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                default: break;
-                }
-                m -= 3; /* one row done */
-            }
-        }
-    }
-}
-
 /* ---- panel gemm (outer products) ---------------------------------------------------------
  * W^T packed in panels of 32 outputs ([K][32] contiguous per panel). A tile is R rows of X x
  * one panel: 2R accumulators, per k two W vectors and R broadcasts of X[r][k] for 2R FMAs. Each
@@ -379,8 +269,22 @@ static void gemm_q8q_avx512(int N, int K, const float *X, int ldx, const int8_t 
  * 32..768) costs nothing extra; the panel (K*128 bytes) stays in L1/L2 across the row tiles. */
 #define PR 8 /* rows per tile */
 
-AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, __m512 b0, __m512 b1,
-              __mmask16 mk0, __mmask16 mk1, float *Y, int ldy) {
+typedef struct {
+    __m512 b0, b1;      /* bias of outputs 0..15, 16..31 (0 without bias or past M) */
+    __mmask16 mk0, mk1; /* outputs of the panel below M */
+} panel_out;
+
+AI panel_out panel_setup(const float *b, int m, int left) {
+    panel_out o;
+    o.mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
+    o.mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
+    o.b0 = b ? _mm512_maskz_loadu_ps(o.mk0, b + m) : _mm512_setzero_ps();
+    o.b1 = b ? _mm512_maskz_loadu_ps(o.mk1, b + m + 16) : _mm512_setzero_ps();
+    return o;
+}
+
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o,
+              float *Y, int ldy) {
     __m512 a0[PR], a1[PR];
     for (int r = 0; r < nr; r++) a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k = 0; k < K; k++) {
@@ -393,37 +297,8 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, __m512 b0
         }
     }
     for (int r = 0; r < nr; r++) {
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, mk0, _mm512_add_ps(a0[r], b0));
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, mk1, _mm512_add_ps(a1[r], b1));
-    }
-}
-
-static void gemm_f32_panel_avx512(int K, const float *X, int ldx, const float *Wp, const float *b,
-                                  float *Y, int ldy, int M, int n0, int n1, int p0, int p1) {
-    for (int p = p0; p < p1; p++) {
-        const int m = p * 32, left = M - m;
-        if (left <= 0) break;
-        __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
-        __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
-        __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
-        __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
-        const float *W = Wp + (size_t)p * K * 32;
-        int n = n0;
-        for (; n + PR <= n1; n += PR)
-            ptile(PR, K, X + (size_t)n * ldx, ldx, W, b0, b1, mk0, mk1, Y + (size_t)n * ldy + m,
-                  ldy);
-        const float *x = X + (size_t)n * ldx;
-        float *y = Y + (size_t)n * ldy + m;
-        switch (n1 - n) {
-        case 7: ptile(7, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 6: ptile(6, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 5: ptile(5, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 4: ptile(4, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 3: ptile(3, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 2: ptile(2, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 1: ptile(1, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        default: break;
-        }
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, o->mk0, _mm512_add_ps(a0[r], o->b0));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, o->mk1, _mm512_add_ps(a1[r], o->b1));
     }
 }
 
@@ -435,7 +310,6 @@ static void gemm_f32_panel_avx512(int K, const float *X, int ldx, const float *W
  * instruction) into a stack buffer, a chunk of rows at a time, and reused by every panel; the
  * panel (K*64 bytes) is then re-read from L1/L2 by the chunk's row tiles. Each output is one
  * vdpbf16ps chain in pair order, which is the reference's arithmetic (identical bits). */
-#define BXBUF (64 * 1024) /* bytes of bf16 X rows per chunk */
 
 /* rows x K floats (stride ldx) -> bf16 rows of Kp = K rounded up to even (zero-padded). */
 static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_t *xb) {
@@ -459,8 +333,8 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
     }
 }
 
-AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, __m512 b0, __m512 b1,
-              __mmask16 mk0, __mmask16 mk1, float *Y, int ldy) {
+AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
+              float *Y, int ldy) {
     __m512 a0[PR], a1[PR];
     for (int r = 0; r < nr; r++)
         a0[r] = a1[r] = _mm512_setzero_ps();
@@ -476,68 +350,30 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, __
         }
     }
     for (int r = 0; r < nr; r++) {
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, mk0, _mm512_add_ps(a0[r], b0));
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, mk1, _mm512_add_ps(a1[r], b1));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, o->mk0, _mm512_add_ps(a0[r], o->b0));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, o->mk1, _mm512_add_ps(a1[r], o->b1));
     }
 }
 
-static void gemm_bf16_panel_avx512(int K, const float *X, int ldx, const uint16_t *Wp16,
-                                   const float *b, float *Y, int ldy, int M, int n0, int n1, int p0,
-                                   int p1) {
-    if (n1 <= n0 || K < 0 || K > PTTS_BF16_PANEL_KMAX) return;
-    const int Kp = (K + 1) & ~1, K2 = Kp / 2;
-    _Alignas(64) uint16_t xb[BXBUF / sizeof(uint16_t)];
-    int chunk = Kp ? BXBUF / (2 * Kp) : n1 - n0;
-    if (chunk >= PR) chunk -= chunk % PR;
-    for (int nc = n0; nc < n1; nc += chunk) {
-        const int rows = n1 - nc < chunk ? n1 - nc : chunk;
-        xrows_bf16(rows, K, Kp, X + (size_t)nc * ldx, ldx, xb);
-        for (int p = p0; p < p1; p++) {
-            const int m = p * 32, left = M - m;
-            if (left <= 0) break;
-            __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
-            __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
-            __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
-            __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
-            const uint16_t *W = Wp16 + (size_t)p * K2 * 64;
-            float *Yc = Y + (size_t)nc * ldy + m;
-            int r = 0;
-            for (; r + PR <= rows; r += PR)
-                btile(PR, K2, xb + (size_t)r * Kp, Kp, W, b0, b1, mk0, mk1, Yc + (size_t)r * ldy,
-                      ldy);
-            const uint16_t *x = xb + (size_t)r * Kp;
-            float *y = Yc + (size_t)r * ldy;
-            switch (rows - r) {
-            case 7: btile(7, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 6: btile(6, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 5: btile(5, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 4: btile(4, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 3: btile(3, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 2: btile(2, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 1: btile(1, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            default: break;
-            }
-        }
-    }
-}
+#include "gemm_loop.h"
 
 /* ---- elementwise ------------------------------------------------------------------------ */
 
 /* exp(x): NaN in -> NaN out, x > 88.73 -> inf, x < -103.98 -> 0, subnormal results kept. */
 AI __m512 exp16(__m512 x) {
     /* max(lo, x) / min(hi, x) return x when x is NaN, so NaN propagates. */
-    x = _mm512_max_ps(_mm512_set1_ps(-104.f), x);
-    x = _mm512_min_ps(_mm512_set1_ps(89.f), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+    x = _mm512_max_ps(_mm512_set1_ps(EXP_LO), x);
+    x = _mm512_min_ps(_mm512_set1_ps(EXP_HI), x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    __m512 p = _mm512_set1_ps(EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
     p = _mm512_add_ps(p, _mm512_set1_ps(1.f));
     return _mm512_scalef_ps(p, n);
@@ -545,19 +381,19 @@ AI __m512 exp16(__m512 x) {
 
 /* expm1(x) for x <= 0 (elu's negative side): 2^n * expm1(r) + (2^n - 1), |r| <= ln2/2. */
 AI __m512 expm1_neg16(__m512 x) {
-    x = _mm512_max_ps(_mm512_set1_ps(-88.f), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+    x = _mm512_max_ps(_mm512_set1_ps(EXPM1_LO), x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
     /* expm1(r) = r + r^2 (1/2 + r/6 + ... + r^6/40320) */
-    __m512 p = _mm512_set1_ps(2.48015873e-5f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.98412698e-4f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888889e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666667e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666667e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    __m512 p = _mm512_set1_ps(EXPM1_Q0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q6));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
     __m512 s = _mm512_scalef_ps(_mm512_set1_ps(1.f), n); /* 2^n, n >= -127 */
     return _mm512_fmadd_ps(s, p, _mm512_sub_ps(s, _mm512_set1_ps(1.f)));
@@ -568,8 +404,8 @@ AI __m512 expm1_neg16(__m512 x) {
  * -0 (exp saturates), NaN propagates. */
 AI __m512 gelu16(__m512 x) {
     __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
-    __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
-                          _mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x));
+    __m512 u = _mm512_mul_ps(_mm512_set1_ps(GELU_C),
+                          _mm512_fmadd_ps(x3, _mm512_set1_ps(GELU_A), x));
     __m512 e = exp16(_mm512_mul_ps(u, _mm512_set1_ps(-2.f)));
     return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
 }
@@ -766,12 +602,12 @@ static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, 
 
 static const ptts_kernels k_avx512 = {
     .isa = "avx512",
-    .gemm_f32 = gemm_f32_avx512,
-    .gemm_f32_panel = gemm_f32_panel_avx512,
-    .gemm_bf16_panel = gemm_bf16_panel_avx512,
-    .gemm_bf16 = gemm_bf16_avx512,
-    .gemm_q8 = gemm_q8_avx512,
-    .gemm_q8q = gemm_q8q_avx512,
+    .gemm_f32 = gemm_f32_isa,
+    .gemm_f32_panel = gemm_f32_panel_isa,
+    .gemm_bf16_panel = gemm_bf16_panel_isa,
+    .gemm_bf16 = gemm_bf16_isa,
+    .gemm_q8 = gemm_q8_isa,
+    .gemm_q8q = gemm_q8q_isa,
     .layernorm = layernorm_avx512,
     .softmax = softmax_avx512,
     .gelu = gelu_avx512,
