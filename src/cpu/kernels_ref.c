@@ -3,7 +3,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "../safetensors.h"
 #include "kernels.h"
 
 static void gemm_f32_ref(int N, int K, const float *X, int ldx, const float *W, const float *b,
@@ -34,6 +33,23 @@ static void gemm_f32_panel_ref(int K, const float *X, int ldx, const float *Wp, 
 
 /* ---- bf16 panels (vdpbf16ps arithmetic, kernels.h) ---- */
 
+/* bf16 <-> f32 as the weight files define them (safetensors.c): widening is exact; narrowing
+ * rounds to nearest even, NaN stays a quiet NaN, overflow carries into inf. Defined here too so
+ * that the kernels depend on nothing above them. */
+static float bf16_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint16_t f32_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
+
 size_t ptts_bf16_panel_elems(int out, int in) {
     return (size_t)((out + PTTS_PANEL - 1) / PTTS_PANEL) * (size_t)((in + 1) / 2) * PTTS_PANEL * 2;
 }
@@ -46,7 +62,7 @@ void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16) {
                 for (int i = 0; i < 2; i++) {
                     int m = p * PTTS_PANEL + j, k = 2 * k2 + i;
                     float v = m < out && k < in ? w[(size_t)m * in + k] : 0.f;
-                    uint16_t h = st_f32_to_bf16(v);
+                    uint16_t h = f32_bf16(v);
                     if (!(h & 0x7f80)) h &= 0x8000; /* subnormal: read as a signed 0 */
                     wp16[(((size_t)p * k2n + k2) * PTTS_PANEL + j) * 2 + i] = h;
                 }
@@ -54,14 +70,14 @@ void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16) {
 
 /* A bf16 operand as vdpbf16ps reads it: subnormals are 0 (sign kept). */
 static float bf16_daz(uint16_t h) {
-    return (h & 0x7f80) ? st_bf16_to_f32(h) : st_bf16_to_f32((uint16_t)(h & 0x8000));
+    return (h & 0x7f80) ? bf16_f32(h) : bf16_f32((uint16_t)(h & 0x8000));
 }
 
 uint16_t ptts_bf16_round(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000);
-    return st_f32_to_bf16(x);
+    return f32_bf16(x);
 }
 
 static float ftz(float v) { return fabsf(v) < 0x1p-126f ? copysignf(0.f, v) : v; }
@@ -95,7 +111,7 @@ static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t 
         for (int m = m0; m < m1; m++) {
             const uint16_t *w = W + (size_t)m * K;
             float acc = 0.f;
-            for (int k = 0; k < K; k++) acc += x[k] * st_bf16_to_f32(w[k]);
+            for (int k = 0; k < K; k++) acc += x[k] * bf16_f32(w[k]);
             Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
         }
     }
