@@ -25,9 +25,12 @@
 #ifndef PTTS_GEMM_LOOP_H
 #define PTTS_GEMM_LOOP_H
 
-/* A tail of t rows (0 < t < LIM) as a constant tile size; cases t >= LIM never occur and
- * compile to a 1-row tile. */
-#define TAIL(t, LIM) ((t) < (LIM) ? (t) : 1)
+#if NB != 3 && NB != 4
+#error "gemm_loop.h: NB must be 3 or 4"
+#endif
+#if PR != 3 && PR != 8
+#error "gemm_loop.h: PR must be 3 or 8"
+#endif
 
 /* ---- widening gemm (f32 / bf16 / q8 weights, f32 accumulation) ---------------------------
  * m blocks of 4 rows of W outside, chunks of NB rows of X inside, so a 4-row W block is read
@@ -50,7 +53,9 @@ AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, c
             const float *x = X + (size_t)n * ldx;
             float *y = Y + (size_t)n * ldy;
             switch (n1 - n) {
-            case 3: tile4(wt, TAIL(3, NB), K, x, ldx, W, m, scale, b, y, ldy); break;
+#if NB > 3
+            case 3: tile4(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+#endif
             case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
             case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
             default: break;
@@ -64,7 +69,9 @@ AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, c
             const float *x = X + (size_t)n * ldx;
             float *y = Y + (size_t)n * ldy;
             switch (n1 - n) {
-            case 3: tile1(wt, TAIL(3, NB), K, x, ldx, W, m, scale, b, y, ldy); break;
+#if NB > 3
+            case 3: tile1(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+#endif
             case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
             case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
             default: break;
@@ -126,10 +133,12 @@ static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W,
             const float *dd = d + (n - n0);
             float *y = Y + (size_t)n * ldy;
             switch ((n1 - n) * 2 + four) {
-            case 7: qtile(4, TAIL(3, NB), K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+#if NB > 3
+            case 7: qtile(4, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 6: qtile(1, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+#endif
             case 5: qtile(4, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
             case 3: qtile(4, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-            case 6: qtile(1, TAIL(3, NB), K, Kp, x, dd, W, m, scale, b, y, ldy); break;
             case 4: qtile(1, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
             case 2: qtile(1, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
             default: break;
@@ -142,6 +151,26 @@ static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W,
 /* ---- panels (outer products) --------------------------------------------------------------
  * Rows [n0, n1) of X in tiles of PR rows against one panel of 32 outputs at a time. */
 
+/* The tails of PANEL_ROWS: TILE(t, r) for the t < PR rows left, t a constant. */
+#if PR == 8
+#define PANEL_TAIL(TILE, r)                                                                        \
+    case 7: TILE(7, r); break;                                                                     \
+    case 6: TILE(6, r); break;                                                                     \
+    case 5: TILE(5, r); break;                                                                     \
+    case 4: TILE(4, r); break;                                                                     \
+    case 3: TILE(3, r); break;                                                                     \
+    case 2: TILE(2, r); break;                                                                     \
+    case 1:                                                                                        \
+        TILE(1, r);                                                                                \
+        break;
+#else
+#define PANEL_TAIL(TILE, r)                                                                        \
+    case 2: TILE(2, r); break;                                                                     \
+    case 1:                                                                                        \
+        TILE(1, r);                                                                                \
+        break;
+#endif
+
 /* Calls TILE(nr, r) over the rows [0, rows) in tiles of PR rows, then the tail. */
 #define PANEL_ROWS(rows, TILE)                                                                     \
     do {                                                                                           \
@@ -149,13 +178,7 @@ static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W,
         for (; r_ + PR <= (rows); r_ += PR)                                                        \
             TILE(PR, r_);                                                                          \
         switch ((rows)-r_) {                                                                       \
-        case 7: TILE(TAIL(7, PR), r_); break;                                                      \
-        case 6: TILE(TAIL(6, PR), r_); break;                                                      \
-        case 5: TILE(TAIL(5, PR), r_); break;                                                      \
-        case 4: TILE(TAIL(4, PR), r_); break;                                                      \
-        case 3: TILE(TAIL(3, PR), r_); break;                                                      \
-        case 2: TILE(TAIL(2, PR), r_); break;                                                      \
-        case 1: TILE(1, r_); break;                                                                \
+            PANEL_TAIL(TILE, r_)                                                                   \
         default: break;                                                                            \
         }                                                                                          \
     } while (0)
