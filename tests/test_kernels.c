@@ -735,18 +735,23 @@ static double bf16_operand(float f) {
  * the reference bit for bit (kernels.h specifies the vdpbf16ps arithmetic exactly). K odd and
  * not a multiple of 32, M not a multiple of 32, row and panel ranges, strided X and Y, tight
  * allocations, Y poisoned outside the written set; X holds rounding ties, subnormals and -0,
- * W subnormals; large N (several X chunks) and K > 4096 (chunks of fewer than 8 rows). */
+ * W subnormals; large N (several X chunks) and K > 4096 (chunks of fewer than 8 rows).
+ * Two cases of operands near 2^-64 make sums cross 2^-126 and flush (the reference's outputs
+ * include exact zeros there, checked); the variants must flush the same steps. */
 static void test_bf16_panel(const ptts_kernels *k) {
     const ptts_kernels *R = ptts_kernels_ref();
     static const int Ks[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 192, 513};
     static const int Ms[] = {1, 17, 32, 33, 64, 100};
     static const int Ns[] = {1, 5, 8, 9, 16, 23};
-    static const int big[][3] = {{192, 70, 300}, {5000, 33, 23}, {3584, 64, 17}}; /* K, M, N */
+    /* K, M, N: 3 large, then 2 with tiny operands */
+    static const int big[][3] = {{192, 70, 300}, {5000, 33, 23}, {3584, 64, 17}, {3, 40, 9},
+                                 {64, 33, 9}};
     const int nsmall =
         (int)(sizeof Ks / sizeof *Ks * sizeof Ms / sizeof *Ms * sizeof Ns / sizeof *Ns);
     int cases = 0, bad_bits = 0;
     double worst_ref = 0, worst_f32 = 0;
-    for (int ci = 0; ci < nsmall + 3; ci++) {
+    for (int ci = 0; ci < nsmall + 5; ci++) {
+        const int tiny = ci >= nsmall + 3;
         int K, M, N;
         if (ci < nsmall) {
             K = Ks[ci / (6 * 6)];
@@ -772,19 +777,20 @@ static void test_bf16_panel(const ptts_kernels *k) {
                    : r == 1 ? 1e-40f                                            /* subnormal */
                    : r == 2 ? -0.f
                             : frand(-2.f, 2.f);
+            if (tiny) X[i] *= 0x1p-64f;
         }
         for (int i = 0; i < M * K; i++)
-            W[i] = rnd() % 97 == 0 ? -1e-39f : frand(-1.f, 1.f);
+            W[i] = rnd() % 97 == 0 ? -1e-39f : frand(-1.f, 1.f) * (tiny ? 0x1p-64f : 1.f);
         for (int i = 0; i < M; i++)
             b[i] = frand(-1.f, 1.f);
         ptts_bf16_panel_pack(W, M, K, Wp);
-        const float *bias = ci % 2 ? b : NULL;
+        const float *bias = ci % 2 && !tiny ? b : NULL;
         int n0 = N > 2 ? 1 : 0, p0 = np > 1 ? 1 : 0;
         for (size_t i = 0; i < ny; i++)
             Y[i] = YR[i] = poison_f();
         k->gemm_bf16_panel(K, X, ldx, Wp, bias, Y, ldy, M, n0, N, p0, np);
         R->gemm_bf16_panel(K, X, ldx, Wp, bias, YR, ldy, M, n0, N, p0, np);
-        int bad = 0;
+        int bad = 0, zeros = 0;
         for (int n = 0; n < N; n++)
             for (int j = 0; j < ldy && (size_t)n * ldy + j < ny; j++) {
                 size_t at = (size_t)n * ldy + j;
@@ -793,6 +799,8 @@ static void test_bf16_panel(const ptts_kernels *k) {
                     bad += !is_poison(Y[at]);
                     continue;
                 }
+                zeros += YR[at] == 0.f;
+                if (k == R && tiny) continue; /* flushed sums: no double to compare with */
                 if (k == R) {
                     double sum = bias ? bias[j] : 0.0, mag = bias ? fabs(bias[j]) : 0.0;
                     double s32 = sum, mag32 = mag;
@@ -818,6 +826,7 @@ static void test_bf16_panel(const ptts_kernels *k) {
                 }
             }
         CHECKF(!bad, "%s gemm_bf16_panel K=%d M=%d N=%d: %d bad values", k->isa, K, M, N, bad);
+        if (tiny) CHECKF(zeros > 0, "gemm_bf16_panel tiny K=%d: no flushed output", K);
         cases++;
         free(X);
         free(W);

@@ -270,14 +270,33 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const pan
  * in its low half, the odd-k weight in its high half), so (v << 16) and (v & 0xffff0000) are
  * the even and odd weights as f32, exactly; X is rounded to bf16 (ptts_bf16_round) into a
  * stack buffer and a pair broadcast the same way. The bf16 product is exact in f32, so an FMA
- * is the one rounding of each step, and the flush of results below 2^-126 is explicit (the
- * packing and the rounding of X already read subnormal operands as 0): the reference's bits.
- * The flush costs four operations per FMA, so this is slower than the f32 panels. */
+ * is the one rounding of each step; the packing and the rounding of X already read subnormal
+ * operands as 0, which leaves the flush of step results below 2^-126.
+ * That flush costs four operations per FMA, so a tile first runs without it, with the MXCSR
+ * exception flags cleared: a step result below 2^-126 either was inexact (underflow flag) or
+ * is an exact subnormal that the next FMA or the bias add reads (denormal-operand flag). If
+ * neither flag is raised no flush would have changed anything and the bits are the
+ * reference's; otherwise (in practice never: it needs a sum within 2^-126 of 0) the tile is
+ * computed again with the explicit flush. The flags are read and written by asm with a memory
+ * clobber, and the tile's loads and stores lie between them, so no arithmetic of the tile can
+ * move outside. The caller's flags are kept (or-ed back). */
 AI __m256 ftz8(__m256 v) {
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(v, absm), _mm256_set1_ps(0x1p-126f), _CMP_LT_OQ);
     return _mm256_andnot_ps(_mm256_and_ps(tiny, absm), v); /* tiny: the sign only */
 }
+
+static inline unsigned csr_read(void) {
+    unsigned c;
+    __asm__ volatile("vstmxcsr %0" : "=m"(c) : : "memory");
+    return c;
+}
+
+static inline void csr_write(unsigned c) { __asm__ volatile("vldmxcsr %0" : : "m"(c) : "memory"); }
+
+#define CSR_FLAGS 0x3fu /* IE DE ZE OE UE PE */
+#define CSR_DE 0x02u
+#define CSR_UE 0x10u
 
 static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_t *xb) {
     for (int r = 0; r < rows; r++) {
@@ -288,8 +307,9 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
     }
 }
 
-AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
-              float *Y, int ldy) {
+/* flush: a constant after inlining (0: plain FMAs, 1: every step flushed) */
+AI void btile_run(int flush, int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp,
+                  const panel_out *o, float *Y, int ldy) {
     const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
     __m256 a[PR][4];
     for (int r = 0; r < nr; r++)
@@ -308,12 +328,24 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
             __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
             __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(v, hi));
             for (int r = 0; r < nr; r++) {
-                a[r][j] = ftz8(_mm256_fmadd_ps(xo[r], wo, a[r][j]));
-                a[r][j] = ftz8(_mm256_fmadd_ps(xe[r], we, a[r][j]));
+                a[r][j] = _mm256_fmadd_ps(xo[r], wo, a[r][j]);
+                if (flush) a[r][j] = ftz8(a[r][j]);
+                a[r][j] = _mm256_fmadd_ps(xe[r], we, a[r][j]);
+                if (flush) a[r][j] = ftz8(a[r][j]);
             }
         }
     }
     for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
+}
+
+AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
+              float *Y, int ldy) {
+    const unsigned csr = csr_read();
+    csr_write(csr & ~CSR_FLAGS);
+    btile_run(0, nr, K2, xb, Kp, Wp, o, Y, ldy);
+    const unsigned raised = csr_read() & CSR_FLAGS;
+    csr_write(csr | raised);
+    if (raised & (CSR_DE | CSR_UE)) btile_run(1, nr, K2, xb, Kp, Wp, o, Y, ldy);
 }
 
 #include "gemm_loop.h"
