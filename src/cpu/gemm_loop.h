@@ -15,21 +15,18 @@
  *                            rows are padded to (with the value of q = 0)
  *   quant_row                (K, Kp, x, xq) -> d: row x quantised as kernels.h specifies
  *   qtile                    (nr, nb, K, Kp, xq, d, W, m, scale, b, Y, ldy), nr 1 or 4
- *   PR                       X rows per panel tile (2 .. 8)
+ *   PR, BPR                  X rows per f32 / bf16 panel tile (2, 3, 4 or 8, as a literal)
  *   panel_out, panel_setup   (b, m, left): bias and store masks of one panel (left outputs)
  *   ptile                    (nr, K, X, ldx, Wp, o, Y, ldy): f32 panel tile, nr <= PR
  *   xrows_bf16               (rows, K, Kp, X, ldx, xb): rows of X rounded to bf16 as
  *                            kernels.h specifies (DAZ), zero-padded to Kp = K rounded up to even
- *   btile                    (nr, K2, xb, Kp, Wp16, o, Y, ldy): bf16 panel tile, nr <= PR
+ *   btile                    (nr, K2, xb, Kp, Wp16, o, Y, ldy): bf16 panel tile, nr <= BPR
  */
 #ifndef PTTS_GEMM_LOOP_H
 #define PTTS_GEMM_LOOP_H
 
 #if NB != 3 && NB != 4
 #error "gemm_loop.h: NB must be 3 or 4"
-#endif
-#if PR != 3 && PR != 8
-#error "gemm_loop.h: PR must be 3 or 8"
 #endif
 
 /* ---- widening gemm (f32 / bf16 / q8 weights, f32 accumulation) ---------------------------
@@ -151,34 +148,41 @@ static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W,
 /* ---- panels (outer products) --------------------------------------------------------------
  * Rows [n0, n1) of X in tiles of PR rows against one panel of 32 outputs at a time. */
 
-/* The tails of PANEL_ROWS: TILE(t, r) for the t < PR rows left, t a constant. */
-#if PR == 8
-#define PANEL_TAIL(TILE, r)                                                                        \
+/* The tails of PANEL_ROWS: TILE(t, r) for the t < P rows left, t a constant. */
+#define PANEL_TAIL_8(TILE, r)                                                                      \
     case 7: TILE(7, r); break;                                                                     \
     case 6: TILE(6, r); break;                                                                     \
     case 5: TILE(5, r); break;                                                                     \
-    case 4: TILE(4, r); break;                                                                     \
-    case 3: TILE(3, r); break;                                                                     \
-    case 2: TILE(2, r); break;                                                                     \
+    case 4:                                                                                        \
+        TILE(4, r);                                                                                \
+        break;                                                                                     \
+        PANEL_TAIL_4(TILE, r)
+#define PANEL_TAIL_4(TILE, r)                                                                      \
+    case 3:                                                                                        \
+        TILE(3, r);                                                                                \
+        break;                                                                                     \
+        PANEL_TAIL_3(TILE, r)
+#define PANEL_TAIL_3(TILE, r)                                                                      \
+    case 2:                                                                                        \
+        TILE(2, r);                                                                                \
+        break;                                                                                     \
+        PANEL_TAIL_2(TILE, r)
+#define PANEL_TAIL_2(TILE, r)                                                                      \
     case 1:                                                                                        \
         TILE(1, r);                                                                                \
         break;
-#else
-#define PANEL_TAIL(TILE, r)                                                                        \
-    case 2: TILE(2, r); break;                                                                     \
-    case 1:                                                                                        \
-        TILE(1, r);                                                                                \
-        break;
-#endif
+#define PANEL_TAIL(P, TILE, r) PANEL_TAIL_EXPAND(P, TILE, r)
+#define PANEL_TAIL_EXPAND(P, TILE, r) PANEL_TAIL_##P(TILE, r)
 
-/* Calls TILE(nr, r) over the rows [0, rows) in tiles of PR rows, then the tail. */
-#define PANEL_ROWS(rows, TILE)                                                                     \
+/* Calls TILE(nr, r) over the rows [0, rows) in tiles of P rows (a macro: 2, 3, 4 or 8), then
+ * the tail. */
+#define PANEL_ROWS(rows, P, TILE)                                                                  \
     do {                                                                                           \
         int r_ = 0;                                                                                \
-        for (; r_ + PR <= (rows); r_ += PR)                                                        \
-            TILE(PR, r_);                                                                          \
+        for (; r_ + (P) <= (rows); r_ += (P))                                                      \
+            TILE(P, r_);                                                                           \
         switch ((rows)-r_) {                                                                       \
-            PANEL_TAIL(TILE, r_)                                                                   \
+            PANEL_TAIL(P, TILE, r_)                                                                \
         default: break;                                                                            \
         }                                                                                          \
     } while (0)
@@ -194,7 +198,7 @@ static void gemm_f32_panel_isa(int K, const float *X, int ldx, const float *Wp, 
         const float *W = Wp + (size_t)p * K * PTTS_PANEL;
         float *Ym = Y + (size_t)n0 * ldy + m;
 #define PTILE(nr, r) ptile(nr, K, Xn + (size_t)(r)*ldx, ldx, W, &o, Ym + (size_t)(r)*ldy, ldy)
-        PANEL_ROWS(n1 - n0, PTILE);
+        PANEL_ROWS(n1 - n0, PR, PTILE);
 #undef PTILE
     }
 }
@@ -210,7 +214,7 @@ static void gemm_bf16_panel_isa(int K, const float *X, int ldx, const uint16_t *
     const int Kp = (K + 1) & ~1, K2 = Kp / 2;
     _Alignas(64) uint16_t xb[BXBUF / sizeof(uint16_t)];
     int chunk = Kp ? BXBUF / (2 * Kp) : n1 - n0;
-    if (chunk >= PR) chunk -= chunk % PR;
+    if (chunk >= BPR) chunk -= chunk % BPR;
     for (int nc = n0; nc < n1; nc += chunk) {
         const int rows = n1 - nc < chunk ? n1 - nc : chunk;
         xrows_bf16(rows, K, Kp, X + (size_t)nc * ldx, ldx, xb);
@@ -221,7 +225,7 @@ static void gemm_bf16_panel_isa(int K, const float *X, int ldx, const uint16_t *
             const uint16_t *W = Wp16 + (size_t)p * K2 * 2 * PTTS_PANEL;
             float *Yc = Y + (size_t)nc * ldy + m;
 #define BTILE(nr, r) btile(nr, K2, xb + (size_t)(r)*Kp, Kp, W, &o, Yc + (size_t)(r)*ldy, ldy)
-            PANEL_ROWS(rows, BTILE);
+            PANEL_ROWS(rows, BPR, BTILE);
 #undef BTILE
         }
     }

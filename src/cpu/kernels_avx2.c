@@ -280,6 +280,8 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const pan
  * computed again with the explicit flush. The flags are read and written by asm with a memory
  * clobber, and the tile's loads and stores lie between them, so no arithmetic of the tile can
  * move outside. The caller's flags are kept (or-ed back). */
+#define BPR 2 /* rows per bf16 tile: 8 accumulators, the 4 X and 2 W vectors of a pair, no spills */
+
 AI __m256 ftz8(__m256 v) {
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(v, absm), _mm256_set1_ps(0x1p-126f), _CMP_LT_OQ);
@@ -298,11 +300,33 @@ static inline void csr_write(unsigned c) { __asm__ volatile("vldmxcsr %0" : : "m
 #define CSR_DE 0x02u
 #define CSR_UE 0x10u
 
+/* ptts_bf16_round of 8 values: nearest even, NaN quiet, an exponent field of 0 (0 or
+ * subnormal) the sign only. */
+AI __m128i bf16_round8(__m256 x) {
+    const __m256i u = _mm256_castps_si256(x), top = _mm256_srli_epi32(u, 16);
+    const __m256i one = _mm256_set1_epi32(1);
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+                                 _mm256_and_si256(top, one));
+    r = _mm256_srli_epi32(r, 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                     _mm256_set1_epi32(0x7f800000));
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(top, _mm256_set1_epi32(0x40)), nan);
+    __m256i tiny = _mm256_cmpeq_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7f800000)),
+                                      _mm256_setzero_si256());
+    r = _mm256_blendv_epi8(r, _mm256_and_si256(top, _mm256_set1_epi32(0x8000)), tiny);
+    /* 32 -> 16 bits: packus interleaves the 128-bit halves, the permute puts them in order */
+    __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    return _mm256_castsi256_si128(p);
+}
+
 static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_t *xb) {
     for (int r = 0; r < rows; r++) {
         const float *x = X + (size_t)r * ldx;
         uint16_t *d = xb + (size_t)r * Kp;
-        for (int k = 0; k < K; k++) d[k] = ptts_bf16_round(x[k]);
+        int k = 0;
+        for (; k + 8 <= K; k += 8)
+            _mm_storeu_si128((__m128i *)(d + k), bf16_round8(_mm256_loadu_ps(x + k)));
+        for (; k < K; k++) d[k] = ptts_bf16_round(x[k]);
         if (K < Kp) d[K] = 0;
     }
 }
@@ -311,11 +335,11 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
 AI void btile_run(int flush, int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp,
                   const panel_out *o, float *Y, int ldy) {
     const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
-    __m256 a[PR][4];
+    __m256 a[BPR][4];
     for (int r = 0; r < nr; r++)
         for (int j = 0; j < 4; j++) a[r][j] = _mm256_setzero_ps();
     for (int k2 = 0; k2 < K2; k2++) {
-        __m256 xe[PR], xo[PR];
+        __m256 xe[BPR], xo[BPR];
         for (int r = 0; r < nr; r++) {
             int32_t pair;
             memcpy(&pair, xb + (size_t)r * Kp + 2 * (size_t)k2, sizeof pair);

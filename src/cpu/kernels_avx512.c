@@ -333,9 +333,11 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
     }
 }
 
+#define BPR 8 /* rows per bf16 tile */
+
 AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
               float *Y, int ldy) {
-    __m512 a0[PR], a1[PR];
+    __m512 a0[BPR], a1[BPR];
     for (int r = 0; r < nr; r++)
         a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k2 = 0; k2 < K2; k2++) {

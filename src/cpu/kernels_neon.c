@@ -219,6 +219,8 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const pan
  * and the flush of results below 2^-126 is explicit (the packing and the rounding of X already
  * read subnormal operands as 0): the reference's bits. (BFMMLA / BFDOT of Armv8.6 would be the
  * instructions, but they are optional and round differently.) */
+#define BPR 3 /* rows per bf16 tile: 24 accumulators */
+
 AI float32x4_t ftz4(float32x4_t v) {
     uint32x4_t tiny = vcaltq_f32(v, vdupq_n_f32(0x1p-126f)); /* |v| < 2^-126 */
     uint32x4_t keep = vorrq_u32(vmvnq_u32(tiny), vdupq_n_u32(0x80000000u));
@@ -237,11 +239,11 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
 AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
               float *Y, int ldy) {
     const uint32x4_t hi = vdupq_n_u32(0xffff0000u);
-    float32x4_t a[PR][8];
+    float32x4_t a[BPR][8];
     for (int r = 0; r < nr; r++)
         for (int j = 0; j < 8; j++) a[r][j] = vdupq_n_f32(0.f);
     for (int k2 = 0; k2 < K2; k2++) {
-        float32x4_t xe[PR], xo[PR];
+        float32x4_t xe[BPR], xo[BPR];
         for (int r = 0; r < nr; r++) {
             uint32_t pair;
             memcpy(&pair, xb + (size_t)r * Kp + 2 * (size_t)k2, sizeof pair);
