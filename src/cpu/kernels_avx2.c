@@ -44,7 +44,7 @@ AI __m256 ldw(int wt, const void *w, size_t off) {
 }
 
 /* The last r (1..7) weights of a row, zero padded. */
-AI __m256 ldw_tail(int wt, const void *w, size_t off, int r) {
+AI __m256 ldw_n(int wt, const void *w, size_t off, int r) {
     if (wt == WT_F32) return _mm256_maskload_ps((const float *)w + off, tail_mask(r));
     if (wt == WT_BF16) {
         uint16_t t[8] = {0};
@@ -56,87 +56,79 @@ AI __m256 ldw_tail(int wt, const void *w, size_t off, int r) {
     return ldw(wt, t, 0);
 }
 
-AI __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+AI __m128 vhsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
     __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
     return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
 }
 
-AI float hsum(__m256 a) {
+AI float vhsum(__m256 a) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
 
-AI float hmax(__m256 a) {
+AI float vhmax(__m256 a) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
 
-AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    __m256 acc[4][NB];
-    for (int r = 0; r < 4; r++)
-        for (int n = 0; n < nb; n++)
-            acc[r][n] = _mm256_setzero_ps();
-    size_t row = (size_t)m * (size_t)K;
-    int k = 0;
-    for (; k + 8 <= K; k += 8) {
-        __m256 xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = _mm256_loadu_ps(X + (size_t)n * ldx + k);
-        for (int r = 0; r < 4; r++) {
-            __m256 w = ldw(wt, W, row + (size_t)r * K + k);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = _mm256_fmadd_ps(w, xv[n], acc[r][n]);
-        }
-    }
-    if (k < K) {
-        __m256i mk = tail_mask(K - k);
-        __m256 xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = _mm256_maskload_ps(X + (size_t)n * ldx + k, mk);
-        for (int r = 0; r < 4; r++) {
-            __m256 w = ldw_tail(wt, W, row + (size_t)r * K + k, K - k);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = _mm256_fmadd_ps(w, xv[n], acc[r][n]);
-        }
-    }
-    for (int n = 0; n < nb; n++) {
-        __m128 s = hsum4(acc[0][n], acc[1][n], acc[2][n], acc[3][n]);
-        if (wt == WT_Q8) s = _mm_mul_ps(s, _mm_loadu_ps(scale + m));
-        if (b) s = _mm_add_ps(s, _mm_loadu_ps(b + m));
-        _mm_storeu_ps(Y + (size_t)n * ldy + m, s);
-    }
+/* ---- the vector primitives of vec_loop.h ------------------------------------------------- */
+typedef __m256 vf;
+#define VL 8
+
+AI vf vzero(void) { return _mm256_setzero_ps(); }
+AI vf vset1(float f) { return _mm256_set1_ps(f); }
+AI vf vload(const float *p) { return _mm256_loadu_ps(p); }
+AI void vstore(float *p, vf v) { _mm256_storeu_ps(p, v); }
+AI vf vload_n(const float *p, int r) { return _mm256_maskload_ps(p, tail_mask(r)); }
+AI void vstore_n(float *p, vf v, int r) { _mm256_maskstore_ps(p, tail_mask(r), v); }
+AI vf vkeep_n(vf v, int r) { return _mm256_and_ps(v, _mm256_castsi256_ps(tail_mask(r))); }
+AI vf vfill_n(vf v, int r, float f) {
+    return _mm256_blendv_ps(_mm256_set1_ps(f), v, _mm256_castsi256_ps(tail_mask(r)));
+}
+AI vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
+AI vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+AI vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+AI vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
+AI vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
+AI vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
+AI vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+AI vf vfnma(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+AI vf vround(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+
+/* 2^n for integral n in [-126, 127], built in the exponent field */
+AI __m256 pow2i(__m256i n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
 }
 
-AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    __m256 acc[NB];
-    for (int n = 0; n < nb; n++)
-        acc[n] = _mm256_setzero_ps();
-    size_t row = (size_t)m * (size_t)K;
-    int k = 0;
-    for (; k + 8 <= K; k += 8) {
-        __m256 w = ldw(wt, W, row + k);
-        for (int n = 0; n < nb; n++)
-            acc[n] = _mm256_fmadd_ps(w, _mm256_loadu_ps(X + (size_t)n * ldx + k), acc[n]);
-    }
-    if (k < K) {
-        __m256i mk = tail_mask(K - k);
-        __m256 w = ldw_tail(wt, W, row + k, K - k);
-        for (int n = 0; n < nb; n++)
-            acc[n] = _mm256_fmadd_ps(w, _mm256_maskload_ps(X + (size_t)n * ldx + k, mk), acc[n]);
-    }
-    for (int n = 0; n < nb; n++) {
-        float s = hsum(acc[n]);
-        if (wt == WT_Q8) s *= scale[m];
-        if (b) s += b[m];
-        Y[(size_t)n * ldy + m] = s;
-    }
+AI vf vpow2n(vf n) { return pow2i(_mm256_cvtps_epi32(n)); }
+
+/* p 2^n for n in [-150, 128] (no vscalefps): by 2^(n/2) twice, so both factors are normal and
+ * a subnormal result is rounded once. */
+AI vf vscale2n(vf p, vf n) {
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    return _mm256_mul_ps(_mm256_mul_ps(p, pow2i(n1)), pow2i(n2));
 }
+
+AI vf vsel_pos_nan(vf x, vf neg) {
+    __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ),
+                               _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(neg, x, keep);
+}
+
+/* no ISA-specific prefix of the 4-row tile */
+AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W, size_t row,
+                  vf acc[4][NB]) {
+    (void)wt, (void)nb, (void)K, (void)X, (void)ldx, (void)W, (void)row, (void)acc;
+    return 0;
+}
+
+#include "vec_loop.h"
 
 /* ---- q8q: X quantised to int8 per row, integer dot products -----------------------------
  * AVX2 has no 8-bit dot product that is exact for s8 x s8 (vpmaddubsw is u8 x s8 and
@@ -157,7 +149,7 @@ AI float quant_row(int K, int Kp, const float *x, int8_t *xq) {
         mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(x + k), absm));
     if (k < K)
         mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_maskload_ps(x + k, tail_mask(K - k)), absm));
-    const float amax = hmax(mx);
+    const float amax = vhmax(mx);
     if (!(amax > 0.f)) {
         memset(xq, 0, (size_t)Kp);
         return 0.f;
@@ -187,12 +179,14 @@ AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, c
               int m, const float *scale, const float *b, float *Y, int ldy) {
     __m256i a[4][NB];
     for (int r = 0; r < nr; r++)
-        for (int n = 0; n < nb; n++) a[r][n] = _mm256_setzero_si256();
+        for (int n = 0; n < nb; n++)
+            a[r][n] = _mm256_setzero_si256();
     const int8_t *w0 = W + (size_t)m * (size_t)K;
     for (int k = 0; k < K; k += 16) {
         __m256i x[NB];
         for (int n = 0; n < nb; n++)
-            x[n] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xq + (size_t)n * Kp + k)));
+            x[n] =
+                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xq + (size_t)n * Kp + k)));
         for (int r = 0; r < nr; r++) {
             const int8_t *wr = w0 + (size_t)r * K + k;
             __m128i w8;
@@ -224,9 +218,9 @@ AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, c
 #define PR 3 /* rows per tile: 12 accumulators */
 
 typedef struct {
-    __m256 b[4];     /* bias of outputs 8j..8j+7 (0 without bias or past M) */
-    __m256i mk[4];   /* store masks of the outputs below M */
-    int full;        /* all 32 outputs below M: plain stores */
+    __m256 b[4];   /* bias of outputs 8j..8j+7 (0 without bias or past M) */
+    __m256i mk[4]; /* store masks of the outputs below M */
+    int full;      /* all 32 outputs below M: plain stores */
 } panel_out;
 
 AI panel_out panel_setup(const float *b, int m, int left) {
@@ -250,19 +244,22 @@ AI void panel_store(const panel_out *o, __m256 a[4], float *y) {
     }
 }
 
-AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o,
-              float *Y, int ldy) {
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
+              int ldy) {
     __m256 a[PR][4];
     for (int r = 0; r < nr; r++)
-        for (int j = 0; j < 4; j++) a[r][j] = _mm256_setzero_ps();
+        for (int j = 0; j < 4; j++)
+            a[r][j] = _mm256_setzero_ps();
     for (int k = 0; k < K; k++) {
         const float *w = Wp + (size_t)k * 32;
         for (int r = 0; r < nr; r++) {
             __m256 x = _mm256_broadcast_ss(X + (size_t)r * ldx + k);
-            for (int j = 0; j < 4; j++) a[r][j] = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8 * j), x, a[r][j]);
+            for (int j = 0; j < 4; j++)
+                a[r][j] = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8 * j), x, a[r][j]);
         }
     }
-    for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
+    for (int r = 0; r < nr; r++)
+        panel_store(o, a[r], Y + (size_t)r * ldy);
 }
 
 /* ---- bf16 panels: the vdpbf16ps arithmetic with f32 FMAs ---------------------------------
@@ -280,7 +277,8 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const pan
  * computed again with the explicit flush. The flags are read and written by asm with a memory
  * clobber, and the tile's loads and stores lie between them, so no arithmetic of the tile can
  * move outside. The caller's flags are kept (or-ed back). */
-#define BPR 2 /* rows per bf16 tile: 8 accumulators, the 4 X and 2 W vectors of a pair, no spills */
+#define BPR 2 /* rows per bf16 tile: 8 accumulators, the 4 X and 2 W vectors of a pair, no spills  \
+               */
 
 AI __m256 ftz8(__m256 v) {
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
@@ -326,7 +324,8 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
         int k = 0;
         for (; k + 8 <= K; k += 8)
             _mm_storeu_si128((__m128i *)(d + k), bf16_round8(_mm256_loadu_ps(x + k)));
-        for (; k < K; k++) d[k] = ptts_bf16_round(x[k]);
+        for (; k < K; k++)
+            d[k] = ptts_bf16_round(x[k]);
         if (K < Kp) d[K] = 0;
     }
 }
@@ -337,7 +336,8 @@ AI void btile_run(int flush, int nr, int K2, const uint16_t *xb, int Kp, const u
     const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
     __m256 a[BPR][4];
     for (int r = 0; r < nr; r++)
-        for (int j = 0; j < 4; j++) a[r][j] = _mm256_setzero_ps();
+        for (int j = 0; j < 4; j++)
+            a[r][j] = _mm256_setzero_ps();
     for (int k2 = 0; k2 < K2; k2++) {
         __m256 xe[BPR], xo[BPR];
         for (int r = 0; r < nr; r++) {
@@ -359,7 +359,8 @@ AI void btile_run(int flush, int nr, int K2, const uint16_t *xb, int Kp, const u
             }
         }
     }
-    for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
+    for (int r = 0; r < nr; r++)
+        panel_store(o, a[r], Y + (size_t)r * ldy);
 }
 
 AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
@@ -374,221 +375,16 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
-/* ---- elementwise ------------------------------------------------------------------------ */
-
-#define ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-
-/* 2^n for integral n in [-126, 127] */
-AI __m256 pow2i(__m256i n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
-}
-
-AI __m256 exp8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(EXP_LO), x); /* NaN propagates (second operand) */
-    x = _mm256_min_ps(_mm256_set1_ps(EXP_HI), x);
-    __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), ROUND_NEAREST);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    __m256 p = _mm256_set1_ps(EXP_P0);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    p = _mm256_add_ps(p, _mm256_set1_ps(1.f));
-    /* n in [-150, 128]: scale by 2^(n/2) twice so both factors are normal. */
-    __m256i ni = _mm256_cvtps_epi32(n);
-    __m256i n1 = _mm256_srai_epi32(ni, 1);
-    __m256i n2 = _mm256_sub_epi32(ni, n1);
-    return _mm256_mul_ps(_mm256_mul_ps(p, pow2i(n1)), pow2i(n2));
-}
-
-AI __m256 expm1_neg8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(EXPM1_LO), x);
-    __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), ROUND_NEAREST);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    __m256 p = _mm256_set1_ps(EXPM1_Q0);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q5));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXPM1_Q6));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    __m256 s = pow2i(_mm256_cvtps_epi32(n)); /* n >= -126 */
-    return _mm256_fmadd_ps(s, p, _mm256_sub_ps(s, _mm256_set1_ps(1.f)));
-}
-
-/* tanh GELU as x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): the same function as
- * 0.5 x (1 + tanh u) without the cancellation of 1 + tanh for negative x; |x| large gives x or
- * -0 (exp saturates), NaN propagates. */
-AI __m256 gelu8(__m256 x) {
-    __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-    __m256 u = _mm256_mul_ps(_mm256_set1_ps(GELU_C),
-                          _mm256_fmadd_ps(x3, _mm256_set1_ps(GELU_A), x));
-    __m256 e = exp8(_mm256_mul_ps(u, _mm256_set1_ps(-2.f)));
-    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e));
-}
-
-AI __m256 silu8(__m256 x) {
-    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
-    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e));
-}
-
-AI __m256 elu8(__m256 x) {
-    __m256 neg = expm1_neg8(_mm256_min_ps(_mm256_setzero_ps(), x));
-    __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ),
-                               _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-    return _mm256_blendv_ps(neg, x, keep);
-}
-
-static void gelu_avx2(float *x, int n) {
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(x + i, gelu8(_mm256_loadu_ps(x + i)));
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        _mm256_maskstore_ps(x + i, mk, gelu8(_mm256_maskload_ps(x + i, mk)));
-    }
-}
-
-static void silu_avx2(float *y, const float *x, int n) {
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, silu8(_mm256_loadu_ps(x + i)));
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        _mm256_maskstore_ps(y + i, mk, silu8(_mm256_maskload_ps(x + i, mk)));
-    }
-}
-
-static void elu_avx2(float *y, const float *x, int n) {
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, elu8(_mm256_loadu_ps(x + i)));
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        _mm256_maskstore_ps(y + i, mk, elu8(_mm256_maskload_ps(x + i, mk)));
-    }
-}
-
-static void softmax_avx2(float *x, int n) {
-    if (n <= 0) return;
-    const __m256 ninf = _mm256_set1_ps(-INFINITY);
-    __m256 mx = ninf;
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + i));
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        __m256 v = _mm256_blendv_ps(ninf, _mm256_maskload_ps(x + i, mk), _mm256_castsi256_ps(mk));
-        mx = _mm256_max_ps(mx, v);
-    }
-    __m256 mv = _mm256_set1_ps(hmax(mx));
-    __m256 s = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
-        _mm256_storeu_ps(x + i, e);
-        s = _mm256_add_ps(s, e);
-    }
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, mk), mv));
-        e = _mm256_and_ps(e, _mm256_castsi256_ps(mk));
-        _mm256_maskstore_ps(x + i, mk, e);
-        s = _mm256_add_ps(s, e);
-    }
-    __m256 inv = _mm256_set1_ps(1.f / hsum(s));
-    for (i = 0; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        _mm256_maskstore_ps(x + i, mk, _mm256_mul_ps(_mm256_maskload_ps(x + i, mk), inv));
-    }
-}
-
-static void layernorm_avx2(float *y, const float *x, const float *w, const float *b, int n,
-                           float eps) {
-    if (n <= 0) return;
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
-        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
-    }
-    for (; i + 8 <= n; i += 8)
-        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
-    if (i < n) s1 = _mm256_add_ps(s1, _mm256_maskload_ps(x + i, tail_mask(n - i)));
-    float mean = hsum(_mm256_add_ps(s0, s1)) / (float)n;
-    __m256 mv = _mm256_set1_ps(mean);
-    s0 = _mm256_setzero_ps();
-    s1 = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv);
-        s0 = _mm256_fmadd_ps(d, d, s0);
-    }
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        __m256 d = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, mk), mv),
-                                 _mm256_castsi256_ps(mk));
-        s1 = _mm256_fmadd_ps(d, d, s1);
-    }
-    float var = hsum(_mm256_add_ps(s0, s1)) / (float)n;
-    __m256 inv = _mm256_set1_ps(1.f / sqrtf(var + eps));
-    for (i = 0; i < n; i += 8) {
-        __m256i mk = tail_mask(n - i >= 8 ? 8 : n - i);
-        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, mk), mv), inv);
-        if (w) v = _mm256_mul_ps(v, _mm256_maskload_ps(w + i, mk));
-        if (b) v = _mm256_add_ps(v, _mm256_maskload_ps(b + i, mk));
-        _mm256_maskstore_ps(y + i, mk, v);
-    }
-}
-
-static float dot_avx2(const float *a, const float *b, int n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(),
-           s3 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-    }
-    for (; i + 8 <= n; i += 8)
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        s1 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, mk), _mm256_maskload_ps(b + i, mk), s1);
-    }
-    return hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-}
-
-static void axpy_avx2(float *y, float a, const float *x, int n) {
-    __m256 av = _mm256_set1_ps(a);
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i,
-                         _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    if (i < n) {
-        __m256i mk = tail_mask(n - i);
-        __m256 v =
-            _mm256_fmadd_ps(av, _mm256_maskload_ps(x + i, mk), _mm256_maskload_ps(y + i, mk));
-        _mm256_maskstore_ps(y + i, mk, v);
-    }
-}
-
-/* the row versions: exactly dot_avx2 / axpy_avx2 in a loop (kernels.h) */
+/* the row versions: exactly dot_isa / axpy_isa in a loop (kernels.h) */
 static void dot_rows_avx2(const float *q, const float *K, int ldk, int rows, int n, float scale,
                           float *out) {
-    for (int r = 0; r < rows; r++) out[r] = dot_avx2(q, K + (size_t)r * ldk, n) * scale;
+    for (int r = 0; r < rows; r++)
+        out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
 }
 
 static void axpy_rows_avx2(float *y, const float *p, const float *V, int ldv, int rows, int n) {
-    for (int r = 0; r < rows; r++) axpy_avx2(y, p[r], V + (size_t)r * ldv, n);
+    for (int r = 0; r < rows; r++)
+        axpy_isa(y, p[r], V + (size_t)r * ldv, n);
 }
 
 static const ptts_kernels k_avx2 = {
@@ -599,14 +395,14 @@ static const ptts_kernels k_avx2 = {
     .gemm_bf16 = gemm_bf16_isa,
     .gemm_q8 = gemm_q8_isa,
     .gemm_q8q = gemm_q8q_isa,
-    .layernorm = layernorm_avx2,
-    .softmax = softmax_avx2,
-    .gelu = gelu_avx2,
-    .silu = silu_avx2,
-    .elu = elu_avx2,
-    .dot = dot_avx2,
+    .layernorm = layernorm_isa,
+    .softmax = softmax_isa,
+    .gelu = gelu_isa,
+    .silu = silu_isa,
+    .elu = elu_isa,
+    .dot = dot_isa,
     .dot_rows = dot_rows_avx2,
-    .axpy = axpy_avx2,
+    .axpy = axpy_isa,
     .axpy_rows = axpy_rows_avx2,
 };
 

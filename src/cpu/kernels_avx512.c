@@ -35,7 +35,8 @@
  *
  * Elementwise kernels use vectorised exp (Cephes polynomial, scalef for the exponent, ~1 ulp),
  * expm1 (2^n * expm1(r) + (2^n - 1), accurate near 0 like expm1f) and tanh GELU through exp
- * (x / (1 + exp(-2u))); tests/test_kernels.c reports the measured errors. Tails use masked loads and stores.
+ * (x / (1 + exp(-2u))); tests/test_kernels.c reports the measured errors. Tails use masked loads
+ * and stores.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -64,7 +65,9 @@ AI __m512 ldw(int wt, const void *w, size_t off) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
 }
 
-AI __m512 ldw_mask(int wt, const void *w, size_t off, __mmask16 mk) {
+/* The first r (1..16) weights at `off`, zero padded (masked loads: no reads past r). */
+AI __m512 ldw_n(int wt, const void *w, size_t off, int r) {
+    const __mmask16 mk = tail_mask(r);
     if (wt == WT_F32) return _mm512_maskz_loadu_ps(mk, (const float *)w + off);
     if (wt == WT_BF16) {
         __m256i h = _mm256_maskz_loadu_epi16(mk, (const uint16_t *)w + off);
@@ -75,7 +78,7 @@ AI __m512 ldw_mask(int wt, const void *w, size_t off, __mmask16 mk) {
 }
 
 /* Horizontal sums of four vectors: {sum a, sum b, sum c, sum d}. */
-AI __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
+AI __m128 vhsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
     __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
     __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
     __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
@@ -86,100 +89,76 @@ AI __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
     return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
 }
 
-/* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining). */
-AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    __m512 acc[4][NB];
-    for (int r = 0; r < 4; r++)
-        for (int n = 0; n < nb; n++)
-            acc[r][n] = _mm512_setzero_ps();
-    size_t row = (size_t)m * (size_t)K;
-    int k = 0;
-    if (wt == WT_BF16) {
-        /* 32 bf16 weights per 512-bit load, widened without shuffles: as 32-bit lanes, lane i
-         * holds element 2i in its low half and 2i+1 in its high half, so (v << 16) is the even
-         * elements and (v & 0xffff0000) the odd ones, exactly; X is split into even and odd
-         * elements once per k step (two permutes shared by the 4 rows) to match. */
-        const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4,
-                                            2, 0);
-        const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5,
-                                            3, 1);
-        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
-        const uint16_t *Wh = (const uint16_t *)W;
-        for (; k + 32 <= K; k += 32) {
-            __m512 xe[NB], xo[NB];
-            for (int n = 0; n < nb; n++) {
-                __m512 x0 = _mm512_loadu_ps(X + (size_t)n * ldx + k);
-                __m512 x1 = _mm512_loadu_ps(X + (size_t)n * ldx + k + 16);
-                xe[n] = _mm512_permutex2var_ps(x0, ie, x1);
-                xo[n] = _mm512_permutex2var_ps(x0, io, x1);
-            }
-            for (int r = 0; r < 4; r++) {
-                __m512i v = _mm512_loadu_si512((const void *)(Wh + row + (size_t)r * K + k));
-                __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-                __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(v, hi));
-                for (int n = 0; n < nb; n++) {
-                    acc[r][n] = _mm512_fmadd_ps(we, xe[n], acc[r][n]);
-                    acc[r][n] = _mm512_fmadd_ps(wo, xo[n], acc[r][n]);
-                }
-            }
-        }
-    }
-    for (; k + 16 <= K; k += 16) {
-        __m512 xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = _mm512_loadu_ps(X + (size_t)n * ldx + k);
-        for (int r = 0; r < 4; r++) {
-            __m512 w = ldw(wt, W, row + (size_t)r * K + k);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = _mm512_fmadd_ps(w, xv[n], acc[r][n]);
-        }
-    }
-    if (k < K) {
-        __mmask16 mk = tail_mask(K - k);
-        __m512 xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = _mm512_maskz_loadu_ps(mk, X + (size_t)n * ldx + k);
-        for (int r = 0; r < 4; r++) {
-            __m512 w = ldw_mask(wt, W, row + (size_t)r * K + k, mk);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = _mm512_fmadd_ps(w, xv[n], acc[r][n]);
-        }
-    }
-    for (int n = 0; n < nb; n++) {
-        __m128 s = hsum4(acc[0][n], acc[1][n], acc[2][n], acc[3][n]);
-        if (wt == WT_Q8) s = _mm_mul_ps(s, _mm_loadu_ps(scale + m));
-        if (b) s = _mm_add_ps(s, _mm_loadu_ps(b + m));
-        _mm_storeu_ps(Y + (size_t)n * ldy + m, s);
-    }
+/* ---- the vector primitives of vec_loop.h ------------------------------------------------- */
+typedef __m512 vf;
+#define VL 16
+
+AI vf vzero(void) { return _mm512_setzero_ps(); }
+AI vf vset1(float f) { return _mm512_set1_ps(f); }
+AI vf vload(const float *p) { return _mm512_loadu_ps(p); }
+AI void vstore(float *p, vf v) { _mm512_storeu_ps(p, v); }
+AI vf vload_n(const float *p, int r) { return _mm512_maskz_loadu_ps(tail_mask(r), p); }
+AI void vstore_n(float *p, vf v, int r) { _mm512_mask_storeu_ps(p, tail_mask(r), v); }
+AI vf vkeep_n(vf v, int r) { return _mm512_maskz_mov_ps(tail_mask(r), v); }
+AI vf vfill_n(vf v, int r, float f) {
+    return _mm512_mask_blend_ps(tail_mask(r), _mm512_set1_ps(f), v);
+}
+AI vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+AI vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+AI vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+AI vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
+AI vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+AI vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+AI vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+AI vf vfnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+AI vf vround(vf x) {
+    return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+AI float vhsum(vf v) { return _mm512_reduce_add_ps(v); }
+AI float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
+AI vf vscale2n(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+AI vf vpow2n(vf n) { return _mm512_scalef_ps(_mm512_set1_ps(1.f), n); }
+AI vf vsel_pos_nan(vf x, vf neg) {
+    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
 }
 
-/* One row m of W against rows 0..nb-1 of X. */
-AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    __m512 acc[NB];
-    for (int n = 0; n < nb; n++)
-        acc[n] = _mm512_setzero_ps();
-    size_t row = (size_t)m * (size_t)K;
+/* The bf16 prefix of the 4-row tile: 32 bf16 weights per 512-bit load, widened without
+ * shuffles: as 32-bit lanes, lane i holds element 2i in its low half and 2i+1 in its high
+ * half, so (v << 16) is the even elements and (v & 0xffff0000) the odd ones, exactly; X is
+ * split into even and odd elements once per k step (two permutes shared by the 4 rows) to
+ * match. Returns the k reached. */
+AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W, size_t row,
+                  vf acc[4][NB]) {
     int k = 0;
-    for (; k + 16 <= K; k += 16) {
-        __m512 w = ldw(wt, W, row + k);
-        for (int n = 0; n < nb; n++)
-            acc[n] = _mm512_fmadd_ps(w, _mm512_loadu_ps(X + (size_t)n * ldx + k), acc[n]);
+    if (wt != WT_BF16) return k;
+    const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    const uint16_t *Wh = (const uint16_t *)W;
+    for (; k + 32 <= K; k += 32) {
+        __m512 xe[NB], xo[NB];
+        for (int n = 0; n < nb; n++) {
+            __m512 x0 = _mm512_loadu_ps(X + (size_t)n * ldx + k);
+            __m512 x1 = _mm512_loadu_ps(X + (size_t)n * ldx + k + 16);
+            xe[n] = _mm512_permutex2var_ps(x0, ie, x1);
+            xo[n] = _mm512_permutex2var_ps(x0, io, x1);
+        }
+        for (int r = 0; r < 4; r++) {
+            __m512i v = _mm512_loadu_si512((const void *)(Wh + row + (size_t)r * K + k));
+            __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+            __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(v, hi));
+            for (int n = 0; n < nb; n++) {
+                acc[r][n] = _mm512_fmadd_ps(we, xe[n], acc[r][n]);
+                acc[r][n] = _mm512_fmadd_ps(wo, xo[n], acc[r][n]);
+            }
+        }
     }
-    if (k < K) {
-        __mmask16 mk = tail_mask(K - k);
-        __m512 w = ldw_mask(wt, W, row + k, mk);
-        for (int n = 0; n < nb; n++)
-            acc[n] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mk, X + (size_t)n * ldx + k), acc[n]);
-    }
-    for (int n = 0; n < nb; n++) {
-        float s = _mm512_reduce_add_ps(acc[n]);
-        if (wt == WT_Q8) s *= scale[m];
-        if (b) s += b[m];
-        Y[(size_t)n * ldy + m] = s;
-    }
+    return k;
 }
+
+#include "vec_loop.h"
 
 /* ---- q8q: X quantised to int8 per row, integer dot products (VNNI) ------------------------
  * vpdpbusd multiplies u8 by s8, so X is stored as q + 128 (u8) and 128 * sum_k W[m, k] is
@@ -200,11 +179,11 @@ AI float quant_row(int K, int Kp, const float *x, uint8_t *xu) {
     for (; k + 16 <= K; k += 16)
         mx = _mm512_max_ps(mx, _mm512_and_ps(_mm512_loadu_ps(x + k), absm));
     if (k < K)
-        mx = _mm512_max_ps(mx,
-                           _mm512_and_ps(_mm512_maskz_loadu_ps(tail_mask(K - k), x + k), absm));
+        mx = _mm512_max_ps(mx, _mm512_and_ps(_mm512_maskz_loadu_ps(tail_mask(K - k), x + k), absm));
     float amax = _mm512_reduce_max_ps(mx);
     if (!(amax > 0.f)) {
-        for (int i = 0; i < Kp; i++) xu[i] = 128;
+        for (int i = 0; i < Kp; i++)
+            xu[i] = 128;
         return 0.f;
     }
     const __m512 id = _mm512_set1_ps(127.f / amax);
@@ -227,27 +206,32 @@ AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, 
     __m512i a[4][NB], s[4];
     for (int r = 0; r < nr; r++) {
         s[r] = _mm512_setzero_si512();
-        for (int n = 0; n < nb; n++) a[r][n] = _mm512_setzero_si512();
+        for (int n = 0; n < nb; n++)
+            a[r][n] = _mm512_setzero_si512();
     }
     const int8_t *w0 = W + (size_t)m * (size_t)K;
     int k = 0;
     for (; k + 64 <= K; k += 64) { /* unmasked loads: masked byte loads are slow on Zen */
         __m512i x[NB];
-        for (int n = 0; n < nb; n++) x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
+        for (int n = 0; n < nb; n++)
+            x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
         for (int r = 0; r < nr; r++) {
             __m512i w = _mm512_loadu_si512(w0 + (size_t)r * K + k);
             s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
-            for (int n = 0; n < nb; n++) a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
+            for (int n = 0; n < nb; n++)
+                a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
         }
     }
     if (k < K) {
         __mmask64 mk = ((__mmask64)1 << (K - k)) - 1;
         __m512i x[NB];
-        for (int n = 0; n < nb; n++) x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
+        for (int n = 0; n < nb; n++)
+            x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
         for (int r = 0; r < nr; r++) {
             __m512i w = _mm512_maskz_loadu_epi8(mk, w0 + (size_t)r * K + k);
             s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
-            for (int n = 0; n < nb; n++) a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
+            for (int n = 0; n < nb; n++)
+                a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
         }
     }
     for (int r = 0; r < nr; r++) {
@@ -283,10 +267,11 @@ AI panel_out panel_setup(const float *b, int m, int left) {
     return o;
 }
 
-AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o,
-              float *Y, int ldy) {
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
+              int ldy) {
     __m512 a0[PR], a1[PR];
-    for (int r = 0; r < nr; r++) a0[r] = a1[r] = _mm512_setzero_ps();
+    for (int r = 0; r < nr; r++)
+        a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k = 0; k < K; k++) {
         __m512 w0 = _mm512_loadu_ps(Wp + (size_t)k * 32);
         __m512 w1 = _mm512_loadu_ps(Wp + (size_t)k * 32 + 16);
@@ -359,210 +344,13 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
-/* ---- elementwise ------------------------------------------------------------------------ */
-
-/* exp(x): NaN in -> NaN out, x > 88.73 -> inf, x < -103.98 -> 0, subnormal results kept. */
-AI __m512 exp16(__m512 x) {
-    /* max(lo, x) / min(hi, x) return x when x is NaN, so NaN propagates. */
-    x = _mm512_max_ps(_mm512_set1_ps(EXP_LO), x);
-    x = _mm512_min_ps(_mm512_set1_ps(EXP_HI), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-    __m512 p = _mm512_set1_ps(EXP_P0);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
-    p = _mm512_add_ps(p, _mm512_set1_ps(1.f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* expm1(x) for x <= 0 (elu's negative side): 2^n * expm1(r) + (2^n - 1), |r| <= ln2/2. */
-AI __m512 expm1_neg16(__m512 x) {
-    x = _mm512_max_ps(_mm512_set1_ps(EXPM1_LO), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-    /* expm1(r) = r + r^2 (1/2 + r/6 + ... + r^6/40320) */
-    __m512 p = _mm512_set1_ps(EXPM1_Q0);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q5));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXPM1_Q6));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
-    __m512 s = _mm512_scalef_ps(_mm512_set1_ps(1.f), n); /* 2^n, n >= -127 */
-    return _mm512_fmadd_ps(s, p, _mm512_sub_ps(s, _mm512_set1_ps(1.f)));
-}
-
-/* tanh GELU as x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): the same function as
- * 0.5 x (1 + tanh u) without the cancellation of 1 + tanh for negative x; |x| large gives x or
- * -0 (exp saturates), NaN propagates. */
-AI __m512 gelu16(__m512 x) {
-    __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
-    __m512 u = _mm512_mul_ps(_mm512_set1_ps(GELU_C),
-                          _mm512_fmadd_ps(x3, _mm512_set1_ps(GELU_A), x));
-    __m512 e = exp16(_mm512_mul_ps(u, _mm512_set1_ps(-2.f)));
-    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
-}
-
-AI __m512 silu16(__m512 x) {
-    __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), x));
-    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
-}
-
-AI __m512 elu16(__m512 x) {
-    __m512 neg = expm1_neg16(_mm512_min_ps(_mm512_setzero_ps(), x));
-    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
-    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
-}
-
-static void gelu_avx512(float *x, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(x + i, gelu16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(x + i, mk, gelu16(_mm512_maskz_loadu_ps(mk, x + i)));
-    }
-}
-
-static void silu_avx512(float *y, const float *x, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, silu16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, mk, silu16(_mm512_maskz_loadu_ps(mk, x + i)));
-    }
-}
-
-static void elu_avx512(float *y, const float *x, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, elu16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, mk, elu16(_mm512_maskz_loadu_ps(mk, x + i)));
-    }
-}
-
-static void softmax_avx512(float *x, int n) {
-    if (n <= 0) return;
-    __m512 mx = _mm512_set1_ps(-INFINITY);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, x + i));
-    }
-    float m = _mm512_reduce_max_ps(mx);
-    __m512 mv = _mm512_set1_ps(m);
-    __m512 s = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
-        _mm512_storeu_ps(x + i, e);
-        s = _mm512_add_ps(s, e);
-    }
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv));
-        _mm512_mask_storeu_ps(x + i, mk, e);
-        s = _mm512_mask_add_ps(s, mk, s, e);
-    }
-    __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(s));
-    for (i = 0; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(x + i, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), inv));
-    }
-}
-
-static void layernorm_avx512(float *y, const float *x, const float *w, const float *b, int n,
-                             float eps) {
-    if (n <= 0) return;
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
-    }
-    for (; i + 16 <= n; i += 16)
-        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-    if (i < n) s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
-    float mean = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) / (float)n;
-    __m512 mv = _mm512_set1_ps(mean);
-    s0 = _mm512_setzero_ps();
-    s1 = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
-        s0 = _mm512_fmadd_ps(d, d, s0);
-    }
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        __m512 d = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + i), mv);
-        s1 = _mm512_fmadd_ps(d, d, s1);
-    }
-    float var = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) / (float)n;
-    __m512 inv = _mm512_set1_ps(1.f / sqrtf(var + eps));
-    for (i = 0; i < n; i += 16) {
-        __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
-        __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv), inv);
-        if (w) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, w + i));
-        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, b + i));
-        _mm512_mask_storeu_ps(y + i, mk, v);
-    }
-}
-
-static float dot_avx512(const float *a, const float *b, int n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(),
-           s3 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
-    }
-    for (; i + 16 <= n; i += 16)
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        s1 =
-            _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, a + i), _mm512_maskz_loadu_ps(mk, b + i), s1);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
-static void axpy_avx512(float *y, float a, const float *x, int n) {
-    __m512 av = _mm512_set1_ps(a);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i,
-                         _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        __m512 v =
-            _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, x + i), _mm512_maskz_loadu_ps(mk, y + i));
-        _mm512_mask_storeu_ps(y + i, mk, v);
-    }
-}
-
-/* dot_avx512 over consecutive rows with q loaded once: the same loads, FMAs and final sums in
- * the same order per row as dot_avx512 (identical results), without a call per row. */
+/* dot_isa over consecutive rows with q loaded once: the same loads, FMAs and final sums in
+ * the same order per row as dot_isa (identical results), without a call per row. */
 static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, int n, float scale,
                             float *out) {
     if (n != 64) { /* the head width of every shipped model; others take the plain loop */
-        for (int r = 0; r < rows; r++) out[r] = dot_avx512(q, K + (size_t)r * ldk, n) * scale;
+        for (int r = 0; r < rows; r++)
+            out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
         return;
     }
     const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16),
@@ -579,11 +367,12 @@ static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, i
     }
 }
 
-/* axpy_avx512 over rows with y held in registers: per element y = fma(p[r], x, y) for r in
- * order, exactly as `rows` axpy_avx512 calls. */
+/* axpy_isa over rows with y held in registers: per element y = fma(p[r], x, y) for r in
+ * order, exactly as `rows` axpy_isa calls. */
 static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, int rows, int n) {
     if (n != 64) {
-        for (int r = 0; r < rows; r++) axpy_avx512(y, p[r], V + (size_t)r * ldv, n);
+        for (int r = 0; r < rows; r++)
+            axpy_isa(y, p[r], V + (size_t)r * ldv, n);
         return;
     }
     __m512 y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + 16), y2 = _mm512_loadu_ps(y + 32),
@@ -610,15 +399,15 @@ static const ptts_kernels k_avx512 = {
     .gemm_bf16 = gemm_bf16_isa,
     .gemm_q8 = gemm_q8_isa,
     .gemm_q8q = gemm_q8q_isa,
-    .layernorm = layernorm_avx512,
-    .softmax = softmax_avx512,
-    .gelu = gelu_avx512,
-    .silu = silu_avx512,
-    .elu = elu_avx512,
-    .dot = dot_avx512,
+    .layernorm = layernorm_isa,
+    .softmax = softmax_isa,
+    .gelu = gelu_isa,
+    .silu = silu_isa,
+    .elu = elu_isa,
+    .dot = dot_isa,
     .dot_rows = dot_rows_avx512,
     .axpy_rows = axpy_rows_avx512,
-    .axpy = axpy_avx512,
+    .axpy = axpy_isa,
 };
 
 const ptts_kernels *ptts_kernels_avx512(void);

@@ -111,9 +111,11 @@ typedef int8_t qx_t;
 AI float quant_row(int K, int Kp, const float *x, int8_t *xq) {
     float32x4_t mx = vdupq_n_f32(0.f);
     int k = 0;
-    for (; k + 4 <= K; k += 4) mx = vmaxq_f32(mx, vabsq_f32(vld1q_f32(x + k)));
+    for (; k + 4 <= K; k += 4)
+        mx = vmaxq_f32(mx, vabsq_f32(vld1q_f32(x + k)));
     float amax = vmaxvq_f32(mx);
-    for (; k < K; k++) amax = fmaxf(amax, fabsf(x[k]));
+    for (; k < K; k++)
+        amax = fmaxf(amax, fabsf(x[k]));
     if (!(amax > 0.f)) {
         memset(xq, 0, (size_t)Kp);
         return 0.f;
@@ -122,7 +124,8 @@ AI float quant_row(int K, int Kp, const float *x, int8_t *xq) {
     const int32x4_t lo = vdupq_n_s32(-127), hi = vdupq_n_s32(127);
     for (k = 0; k < Kp; k += 4) {
         float t[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int i = 0; i < 4 && k + i < K; i++) t[i] = x[k + i];
+        for (int i = 0; i < 4 && k + i < K; i++)
+            t[i] = x[k + i];
         int32x4_t q = vcvtnq_s32_f32(vmulq_f32(vld1q_f32(t), vdupq_n_f32(id)));
         q = vminq_s32(vmaxq_s32(q, lo), hi);
         int8x8_t q8 = vmovn_s16(vcombine_s16(vmovn_s32(q), vdup_n_s16(0)));
@@ -136,11 +139,13 @@ AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, c
               int m, const float *scale, const float *b, float *Y, int ldy) {
     int32x4_t a[4][NB];
     for (int r = 0; r < nr; r++)
-        for (int n = 0; n < nb; n++) a[r][n] = vdupq_n_s32(0);
+        for (int n = 0; n < nb; n++)
+            a[r][n] = vdupq_n_s32(0);
     const int8_t *w0 = W + (size_t)m * (size_t)K;
     for (int k = 0; k < K; k += 16) {
         int8x16_t x[NB];
-        for (int n = 0; n < nb; n++) x[n] = vld1q_s8(xq + (size_t)n * Kp + k);
+        for (int n = 0; n < nb; n++)
+            x[n] = vld1q_s8(xq + (size_t)n * Kp + k);
         for (int r = 0; r < nr; r++) {
             const int8_t *wr = w0 + (size_t)r * K + k;
             int8x16_t w;
@@ -182,33 +187,39 @@ AI panel_out panel_setup(const float *b, int m, int left) {
     o.left = left < 32 ? left : 32;
     float t[32] = {0};
     if (b) memcpy(t, b + m, (size_t)o.left * sizeof(float));
-    for (int j = 0; j < 8; j++) o.b[j] = vld1q_f32(t + 4 * j);
+    for (int j = 0; j < 8; j++)
+        o.b[j] = vld1q_f32(t + 4 * j);
     return o;
 }
 
 AI void panel_store(const panel_out *o, float32x4_t a[8], float *y) {
     if (o->left == 32) {
-        for (int j = 0; j < 8; j++) vst1q_f32(y + 4 * j, vaddq_f32(a[j], o->b[j]));
+        for (int j = 0; j < 8; j++)
+            vst1q_f32(y + 4 * j, vaddq_f32(a[j], o->b[j]));
         return;
     }
     float t[32];
-    for (int j = 0; j < 8; j++) vst1q_f32(t + 4 * j, vaddq_f32(a[j], o->b[j]));
+    for (int j = 0; j < 8; j++)
+        vst1q_f32(t + 4 * j, vaddq_f32(a[j], o->b[j]));
     memcpy(y, t, (size_t)o->left * sizeof(float));
 }
 
-AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o,
-              float *Y, int ldy) {
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
+              int ldy) {
     float32x4_t a[PR][8];
     for (int r = 0; r < nr; r++)
-        for (int j = 0; j < 8; j++) a[r][j] = vdupq_n_f32(0.f);
+        for (int j = 0; j < 8; j++)
+            a[r][j] = vdupq_n_f32(0.f);
     for (int k = 0; k < K; k++) {
         const float *w = Wp + (size_t)k * 32;
         for (int r = 0; r < nr; r++) {
             float32x4_t x = vdupq_n_f32(X[(size_t)r * ldx + k]);
-            for (int j = 0; j < 8; j++) a[r][j] = vfmaq_f32(a[r][j], vld1q_f32(w + 4 * j), x);
+            for (int j = 0; j < 8; j++)
+                a[r][j] = vfmaq_f32(a[r][j], vld1q_f32(w + 4 * j), x);
         }
     }
-    for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
+    for (int r = 0; r < nr; r++)
+        panel_store(o, a[r], Y + (size_t)r * ldy);
 }
 
 /* ---- bf16 panels: the vdpbf16ps arithmetic with f32 FMAs ---------------------------------
@@ -231,7 +242,8 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
     for (int r = 0; r < rows; r++) {
         const float *x = X + (size_t)r * ldx;
         uint16_t *d = xb + (size_t)r * Kp;
-        for (int k = 0; k < K; k++) d[k] = ptts_bf16_round(x[k]);
+        for (int k = 0; k < K; k++)
+            d[k] = ptts_bf16_round(x[k]);
         if (K < Kp) d[K] = 0;
     }
 }
@@ -241,7 +253,8 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
     const uint32x4_t hi = vdupq_n_u32(0xffff0000u);
     float32x4_t a[BPR][8];
     for (int r = 0; r < nr; r++)
-        for (int j = 0; j < 8; j++) a[r][j] = vdupq_n_f32(0.f);
+        for (int j = 0; j < 8; j++)
+            a[r][j] = vdupq_n_f32(0.f);
     for (int k2 = 0; k2 < K2; k2++) {
         float32x4_t xe[BPR], xo[BPR];
         for (int r = 0; r < nr; r++) {
@@ -252,7 +265,8 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
             xo[r] = vreinterpretq_f32_u32(vandq_u32(v, hi));
         }
         for (int j = 0; j < 8; j++) {
-            uint32x4_t v = vld1q_u32((const uint32_t *)(const void *)(Wp + (size_t)k2 * 64 + 8 * j));
+            uint32x4_t v =
+                vld1q_u32((const uint32_t *)(const void *)(Wp + (size_t)k2 * 64 + 8 * j));
             float32x4_t we = vreinterpretq_f32_u32(vshlq_n_u32(v, 16));
             float32x4_t wo = vreinterpretq_f32_u32(vandq_u32(v, hi));
             for (int r = 0; r < nr; r++) {
@@ -261,7 +275,8 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
             }
         }
     }
-    for (int r = 0; r < nr; r++) panel_store(o, a[r], Y + (size_t)r * ldy);
+    for (int r = 0; r < nr; r++)
+        panel_store(o, a[r], Y + (size_t)r * ldy);
 }
 
 #include "gemm_loop.h"
@@ -295,11 +310,13 @@ static void axpy_neon(float *y, float a, const float *x, int n) {
 /* the row versions: exactly dot_neon / axpy_neon in a loop (kernels.h) */
 static void dot_rows_neon(const float *q, const float *K, int ldk, int rows, int n, float scale,
                           float *out) {
-    for (int r = 0; r < rows; r++) out[r] = dot_neon(q, K + (size_t)r * ldk, n) * scale;
+    for (int r = 0; r < rows; r++)
+        out[r] = dot_neon(q, K + (size_t)r * ldk, n) * scale;
 }
 
 static void axpy_rows_neon(float *y, const float *p, const float *V, int ldv, int rows, int n) {
-    for (int r = 0; r < rows; r++) axpy_neon(y, p[r], V + (size_t)r * ldv, n);
+    for (int r = 0; r < rows; r++)
+        axpy_neon(y, p[r], V + (size_t)r * ldv, n);
 }
 
 static void layernorm_neon(float *y, const float *x, const float *w, const float *b, int n,
