@@ -13,9 +13,11 @@
  * index order, the variants in 16 / 8 lane partial sums, so only rounding order differs; the
  * reference itself is checked the same way against a double-precision sum.
  * A gemm split over the m range in multiples of 4 through the pool must equal the unsplit call
- * bit for bit (the tiles are the same).
+ * bit for bit (the tiles are the same). gemm_q8q (X quantised) is held to the reference bit for
+ * bit in every table (integer sums), the same cases.
  * The panel kernels: gemm_f32_panel against the row-major reference; gemm_bf16_panel (vdpbf16ps
  * arithmetic) bit for bit against its reference, which is checked against a double sum.
+ * Every table sets every entry (one arithmetic per precision mode: no caller fallbacks).
  *
  * Elementwise kernels: random data and special values (+-0, tiny, large +-, +-inf, NaN) with
  * per-kernel tolerances stated at each check; guard margins around every output. GELU's erf is
@@ -25,7 +27,8 @@
  * every task runs exactly once per region, tids are in range and no tid runs two tasks at once.
  *
  * CPU detection: the listed variants are checked against __builtin_cpu_supports, and PTTS_ISA
- * capping against the rank order ref < avx2 < avx512.
+ * capping against the rank order ref < avx2 < avx512; an unknown PTTS_ISA is reported once
+ * through the log callback (the library never prints).
  */
 #include <float.h>
 #include <math.h>

@@ -1,19 +1,17 @@
 /*
  * kernels_avx2.c - the AVX2 + FMA + F16C kernel table (see kernels.h for the contract and
- * kernels_ref.c for the specification). The structure is that of kernels_avx512.c with 8-lane
- * vectors and 16 registers:
+ * kernels_ref.c for the specification): the register-level code; the loops are shared with the
+ * other tables (vec_loop.h, gemm_loop.h). 8-lane vectors, 16 registers:
  *   - gemm register tile: 4 rows of W x NB = 3 rows of X (12 accumulators). Weights are widened
  *     exactly (bf16 by a 16-bit shift, int8 through int32), f32 accumulation, so results differ
  *     from the reference only by the order of additions.
  *   - K tails: X through vmaskmovps (no reads past the row), the W tail through a zero-padded
- *     8-element copy (AVX2 has no masked 8/16-bit loads). m tails use a 1-row tile, N tails
- *     tiles with NB = 1..2.
- *   - Loop order and X panels (about 256 KiB, kept in L2) as in kernels_avx512.c: every W row is
- *     streamed from memory once per call for N <= 15 at K <= 4096.
- * Elementwise kernels: the same exp / expm1 approximations (and GELU through exp) as
- * kernels_avx512.c, with the
- * power of two built in the exponent field in two halves (no vscalefps), so that subnormal
- * results of exp are rounded once and kept.
+ *     8-element copy (AVX2 has no masked 8/16-bit loads).
+ *   - gemm_q8q and gemm_bf16_panel compute the reference's bits with the instructions AVX2 has
+ *     (see their sections).
+ * Elementwise kernels: vec_loop.h's on 8 lanes, with the power of two of exp built in the
+ * exponent field in two halves (no vscalefps), so that subnormal results are rounded once and
+ * kept.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -277,8 +275,9 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const pan
  * computed again with the explicit flush. The flags are read and written by asm with a memory
  * clobber, and the tile's loads and stores lie between them, so no arithmetic of the tile can
  * move outside. The caller's flags are kept (or-ed back). */
-#define BPR 2 /* rows per bf16 tile: 8 accumulators, the 4 X and 2 W vectors of a pair, no spills  \
-               */
+#define BPR                                                                                        \
+    2 /* rows per bf16 tile: 8 accumulators, the 4 X and 2 W vectors of a pair, no spills          \
+       */
 
 AI __m256 ftz8(__m256 v) {
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));

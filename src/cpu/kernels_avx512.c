@@ -2,7 +2,8 @@
  * kernels_avx512.c - the AVX-512 kernel table (F, BW, VL, DQ; see kernels.h for the contract and
  * kernels_ref.c for the specification). Built with -mavx512{f,bw,vl,dq,bf16,vnni}; cpu.c only
  * offers this table when the CPU and the OS support all of those, since the compiler may use any
- * of them anywhere in this file.
+ * of them anywhere in this file. This file holds the register-level code; the loops are shared
+ * with the other tables (vec_loop.h, gemm_loop.h).
  *
  * gemm (f32 / bf16 / q8 weights, f32 activations, f32 accumulation):
  *   Batch-1 generation is bound by memory bandwidth, so the design goal is to stream every W row
@@ -10,33 +11,18 @@
  *   - Register tile: 4 rows of W x NB (<= 4) rows of X, 16 accumulators of 16 lanes each. A W
  *     vector is loaded (and, for bf16/q8, widened to f32) once and used for NB FMAs.
  *   - Weights are widened exactly: bf16 -> f32 by a 16-bit left shift (32 at a time, even and
- *     odd elements split by shift and mask with no shuffle, X permuted to match), int8 ->
- *     int32 -> f32.
- *     The results therefore differ from the reference only by the order of the f32 additions
- *     (16 lane-partial sums, then a horizontal tree; measured <= 3e-7 of sum |x w|). The q8
- *     alternative - X quantised to int8 per row, VNNI vpdpbusd - is measured by
- *     bench/bench_kernels.c: on a shared, loaded 2-core Zen 5 it took 9.2 ms per backbone pass
- *     against 12.6 ms for widening (one thread; 10.1 vs 9.3 ms with two), with a relative L2
- *     error of 3.9e-3 against f32 accumulation (vs ~1e-7). It is gemm_q8q below, which the int8
- *     mode uses (src/ops.c): fewer uops per weight (one vpdpbusd per 64 weights and X row, one
- *     more per 64 weights for the row sums, against 2 widening uops + FMA per 16), which matters
- *     once two threads share the memory bandwidth with other work. vdpbf16ps (X rounded to
- *     bf16) is not used here: ~0.4% relative error, no bandwidth gain; it is used where the
- *     work is compute-bound, in the codec's panels (gemm_bf16_panel below).
- *   - K tails use masked loads (no reads past the end of a row), m tails a 1-row tile, N tails
- *     tiles with NB = 1..3. The horizontal sums of 4 rows land in one 128-bit vector, so bias,
- *     per-row scale (q8: acc * scale + b, two roundings as in the reference) and the store are
- *     done 4 outputs at a time.
- *   - Loop order: m blocks of 4 rows outside, N chunks inside, so a 4-row W block (<= 64 KiB for
- *     K = 4096 f32) is fetched from memory once and re-read from L1/L2 for every chunk of X. For
- *     large N (prompting) X is processed in panels of about 256 KiB so that the panel stays in L2
- *     while W streams past it; W is then read once per panel (once per call for N <= 16 at
- *     K <= 4096).
+ *     odd elements split by shift and mask with no shuffle, X permuted to match: tile4_head),
+ *     int8 -> int32 -> f32. The results differ from the reference only by the order of the
+ *     f32 additions (16 lane-partial sums, then a horizontal tree).
+ *   - K tails use masked loads (no reads past the end of a row).
+ * gemm_q8q (the int8 mode): X quantised per row, VNNI vpdpbusd (one per 64 weights and X row,
+ * one more per 64 weights for the row sums), fewer uops per weight than widening, which matters
+ * once two threads share the memory bandwidth with other work (bench/bench_kernels.c).
+ * vdpbf16ps is used where the work is compute-bound, in the codec's panels (gemm_bf16_panel);
+ * for the backbone's matrices it would round X to bf16 for no bandwidth gain.
  *
- * Elementwise kernels use vectorised exp (Cephes polynomial, scalef for the exponent, ~1 ulp),
- * expm1 (2^n * expm1(r) + (2^n - 1), accurate near 0 like expm1f) and tanh GELU through exp
- * (x / (1 + exp(-2u))); tests/test_kernels.c reports the measured errors. Tails use masked loads
- * and stores.
+ * The elementwise kernels are vec_loop.h's on 16 lanes, with vscalefps for 2^n and masked
+ * loads and stores for tails.
  */
 #include <immintrin.h>
 #include <math.h>

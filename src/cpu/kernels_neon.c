@@ -7,9 +7,9 @@
  * rows of X (16 accumulators of 4 lanes, of the 32 vector registers), over K in steps of 8:
  * every W row contributes two 4-lane vectors per step, widened exactly (bf16 by vshll #16,
  * int8 through int16 and int32) and used for NB FMAs. The K tail (K % 8) is summed in scalar
- * code after the vector sums; m tails use a 1-row tile, N tails NB = 1..3. Loop order and X
- * panels (about 256 KiB) as in kernels_avx512.c, so each W row is streamed once per call for
- * N <= 16 at K <= 4096. Results differ from the reference by the order of f32 additions.
+ * code after the vector sums; the loops (m blocks, N tails, X panels) are gemm_loop.h's.
+ * Results differ from the reference by the order of f32 additions. gemm_q8q and the panel
+ * kernels: see their sections (q8q and bf16 panels give the reference's bits).
  * dot and axpy are vectorised; layernorm, softmax, gelu, silu and elu delegate to the reference
  * (they are a small share of the frame time next to the weight streaming).
  */
