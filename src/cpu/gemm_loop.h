@@ -8,14 +8,15 @@
  * The including file defines:
  *   AI                       static inline always_inline
  *   WT_F32, WT_BF16, WT_Q8   weight types of the widening gemm
- *   NB                       X rows per widening / q8q tile (2 .. 4)
+ *   NB                       X rows per widening / q8q tile (3 or 4)
  *   tile4, tile1             (wt, nb, K, X, ldx, W, m, scale, b, Y, ldy): rows m..m+3 (or m) of
  *                            W against rows 0..nb-1 of X, nb <= NB a constant after inlining
  *   qx_t, QALIGN             element type of a quantised X row (q8q) and the multiple of K its
  *                            rows are padded to (with the value of q = 0)
  *   quant_row                (K, Kp, x, xq) -> d: row x quantised as kernels.h specifies
  *   qtile                    (nr, nb, K, Kp, xq, d, W, m, scale, b, Y, ldy), nr 1 or 4
- *   PR, BPR                  X rows per f32 / bf16 panel tile (2, 3, 4 or 8, as a literal)
+ *   PR, BPR                  X rows per f32 / bf16 panel tile (2, 3, 4 or 8, as a literal: the
+ *                            tail dispatch is chosen by token pasting)
  *   panel_out, panel_setup   (b, m, left): bias and store masks of one panel (left outputs)
  *   ptile                    (nr, K, X, ldx, Wp, o, Y, ldy): f32 panel tile, nr <= PR
  *   xrows_bf16               (rows, K, Kp, X, ldx, xb): rows of X rounded to bf16 as
