@@ -127,6 +127,7 @@ AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W,
 }
 
 #include "vec_loop.h"
+#include "vec_tile.h"
 
 /* ---- q8q: X quantised to int8 per row, integer dot products -----------------------------
  * AVX2 has no 8-bit dot product that is exact for s8 x s8 (vpmaddubsw is u8 x s8 and

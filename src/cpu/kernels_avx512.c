@@ -145,6 +145,7 @@ AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W,
 }
 
 #include "vec_loop.h"
+#include "vec_tile.h"
 
 /* ---- q8q: X quantised to int8 per row, integer dot products (VNNI) ------------------------
  * vpdpbusd multiplies u8 by s8, so X is stored as q + 128 (u8) and 128 * sum_k W[m, k] is

@@ -10,8 +10,8 @@
  * code after the vector sums; the loops (m blocks, N tails, X panels) are gemm_loop.h's.
  * Results differ from the reference by the order of f32 additions. gemm_q8q and the panel
  * kernels: see their sections (q8q and bf16 panels give the reference's bits).
- * dot and axpy are vectorised; layernorm, softmax, gelu, silu and elu delegate to the reference
- * (they are a small share of the frame time next to the weight streaming).
+ * Elementwise kernels, dot and axpy: vec_loop.h's on 4 lanes (the same exp / expm1 and
+ * activations as the x86 tables), tails through a 4-float copy.
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "approx.h"
 #include "kernels.h"
 
 #define AI static inline __attribute__((always_inline))
@@ -281,52 +282,79 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
-static float dot_neon(const float *a, const float *b, int n) {
-    float32x4_t s0 = vdupq_n_f32(0.f), s1 = s0, s2 = s0, s3 = s0;
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
-        s1 = vfmaq_f32(s1, vld1q_f32(a + i + 4), vld1q_f32(b + i + 4));
-        s2 = vfmaq_f32(s2, vld1q_f32(a + i + 8), vld1q_f32(b + i + 8));
-        s3 = vfmaq_f32(s3, vld1q_f32(a + i + 12), vld1q_f32(b + i + 12));
-    }
-    for (; i + 4 <= n; i += 4)
-        s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
-    float s = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
-    for (; i < n; i++)
-        s += a[i] * b[i];
-    return s;
+/* ---- the vector primitives of vec_loop.h ------------------------------------------------- */
+typedef float32x4_t vf;
+#define VL 4
+
+/* lanes below r (0..4) set */
+static const uint32_t lane_tab[8] = {~0u, ~0u, ~0u, ~0u, 0, 0, 0, 0};
+AI uint32x4_t lanes(int r) { return vld1q_u32(lane_tab + 4 - r); }
+
+AI vf vzero(void) { return vdupq_n_f32(0.f); }
+AI vf vset1(float f) { return vdupq_n_f32(f); }
+AI vf vload(const float *p) { return vld1q_f32(p); }
+AI void vstore(float *p, vf v) { vst1q_f32(p, v); }
+/* no masked loads and stores in Advanced SIMD: the tails go through a 4-float copy */
+AI vf vload_n(const float *p, int r) {
+    float t[4] = {0.f, 0.f, 0.f, 0.f};
+    memcpy(t, p, (size_t)r * sizeof(float));
+    return vld1q_f32(t);
+}
+AI void vstore_n(float *p, vf v, int r) {
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, (size_t)r * sizeof(float));
+}
+AI vf vkeep_n(vf v, int r) {
+    return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), lanes(r)));
+}
+AI vf vfill_n(vf v, int r, float f) { return vbslq_f32(lanes(r), v, vdupq_n_f32(f)); }
+AI vf vadd(vf a, vf b) { return vaddq_f32(a, b); }
+AI vf vsub(vf a, vf b) { return vsubq_f32(a, b); }
+AI vf vmul(vf a, vf b) { return vmulq_f32(a, b); }
+AI vf vdiv(vf a, vf b) { return vdivq_f32(a, b); }
+AI vf vmax(vf a, vf b) { return vmaxq_f32(a, b); } /* NaN in either operand gives NaN */
+AI vf vmin(vf a, vf b) { return vminq_f32(a, b); }
+AI vf vfma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+AI vf vfnma(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
+AI vf vround(vf x) { return vrndnq_f32(x); }
+AI float vhsum(vf v) { return vaddvq_f32(v); }
+AI float vhmax(vf v) { return vmaxvq_f32(v); }
+
+/* 2^n for integral n in [-126, 127], built in the exponent field */
+AI vf pow2i(int32x4_t n) {
+    return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n, vdupq_n_s32(127)), 23));
 }
 
-static void axpy_neon(float *y, float a, const float *x, int n) {
-    float32x4_t av = vdupq_n_f32(a);
-    int i = 0;
-    for (; i + 4 <= n; i += 4)
-        vst1q_f32(y + i, vfmaq_f32(vld1q_f32(y + i), av, vld1q_f32(x + i)));
-    for (; i < n; i++)
-        y[i] += a * x[i];
+AI vf vpow2n(vf n) { return pow2i(vcvtnq_s32_f32(n)); }
+
+/* p 2^n for n in [-150, 128]: by 2^(n/2) twice, so both factors are normal and a subnormal
+ * result is rounded once (FPCR.FZ is off by default on Linux). */
+AI vf vscale2n(vf p, vf n) {
+    int32x4_t ni = vcvtnq_s32_f32(n);
+    int32x4_t n1 = vshrq_n_s32(ni, 1);
+    int32x4_t n2 = vsubq_s32(ni, n1);
+    return vmulq_f32(vmulq_f32(p, pow2i(n1)), pow2i(n2));
 }
 
-/* the row versions: exactly dot_neon / axpy_neon in a loop (kernels.h) */
+AI vf vsel_pos_nan(vf x, vf neg) {
+    uint32x4_t keep = vorrq_u32(vcgtq_f32(x, vdupq_n_f32(0.f)), vmvnq_u32(vceqq_f32(x, x)));
+    return vbslq_f32(keep, x, neg);
+}
+
+#include "vec_loop.h"
+
+/* the row versions: exactly dot_isa / axpy_isa in a loop (kernels.h) */
 static void dot_rows_neon(const float *q, const float *K, int ldk, int rows, int n, float scale,
                           float *out) {
     for (int r = 0; r < rows; r++)
-        out[r] = dot_neon(q, K + (size_t)r * ldk, n) * scale;
+        out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
 }
 
 static void axpy_rows_neon(float *y, const float *p, const float *V, int ldv, int rows, int n) {
     for (int r = 0; r < rows; r++)
-        axpy_neon(y, p[r], V + (size_t)r * ldv, n);
+        axpy_isa(y, p[r], V + (size_t)r * ldv, n);
 }
-
-static void layernorm_neon(float *y, const float *x, const float *w, const float *b, int n,
-                           float eps) {
-    ptts_kernels_ref()->layernorm(y, x, w, b, n, eps);
-}
-static void softmax_neon(float *x, int n) { ptts_kernels_ref()->softmax(x, n); }
-static void gelu_neon(float *x, int n) { ptts_kernels_ref()->gelu(x, n); }
-static void silu_neon(float *y, const float *x, int n) { ptts_kernels_ref()->silu(y, x, n); }
-static void elu_neon(float *y, const float *x, int n) { ptts_kernels_ref()->elu(y, x, n); }
 
 static const ptts_kernels k_neon = {
     .isa = "neon",
@@ -336,14 +364,14 @@ static const ptts_kernels k_neon = {
     .gemm_bf16 = gemm_bf16_isa,
     .gemm_q8 = gemm_q8_isa,
     .gemm_q8q = gemm_q8q_isa,
-    .layernorm = layernorm_neon,
-    .softmax = softmax_neon,
-    .gelu = gelu_neon,
-    .silu = silu_neon,
-    .elu = elu_neon,
-    .dot = dot_neon,
+    .layernorm = layernorm_isa,
+    .softmax = softmax_isa,
+    .gelu = gelu_isa,
+    .silu = silu_isa,
+    .elu = elu_isa,
+    .dot = dot_isa,
     .dot_rows = dot_rows_neon,
-    .axpy = axpy_neon,
+    .axpy = axpy_isa,
     .axpy_rows = axpy_rows_neon,
 };
 

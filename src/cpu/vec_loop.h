@@ -1,9 +1,9 @@
 /*
- * vec_loop.h - the x86 kernels written once on a vector of VL floats: the widening gemm's
- * register tiles, exp / expm1 and the activations built on them, softmax, layernorm, dot and
- * axpy. Included by kernels_avx2.c (VL 8) and kernels_avx512.c (VL 16) after they define the
- * primitives below; each table gets its own copy compiled with its own flags, and the
- * arithmetic of a kernel is the same sequence of operations in both (only the vector width and
+ * vec_loop.h - the elementwise kernels written once on a vector of VL floats: exp / expm1
+ * and the activations built on them, softmax, layernorm, dot and axpy. Included by
+ * kernels_avx2.c (VL 8), kernels_avx512.c (VL 16) and kernels_neon.c (VL 4) after they define
+ * the primitives below; each table gets its own copy compiled with its own flags, and the
+ * arithmetic of a kernel is the same sequence of operations in all (only the vector width and
  * hence the order of the lane sums differ).
  *
  * The including file defines:
@@ -12,90 +12,18 @@
  *   vload, vstore          full vectors, unaligned
  *   vload_n, vstore_n      (p, r), r in 1..VL: the first r lanes, lanes >= r read as 0 / kept
  *   vkeep_n, vfill_n       (v, r): lanes >= r set to 0; (v, r, f): lanes >= r set to f
- *   vadd vsub vmul vdiv vmax vmin   one instruction each; vmax(lo, x) / vmin(hi, x) give x
- *                          for a NaN x (second operand)
+ *   vadd vsub vmul vdiv vmax vmin   one instruction each; vmax(lo, x) / vmin(hi, x) give NaN
+ *                          for a NaN x (x86: the second operand; NEON: any NaN operand)
  *   vfma, vfnma            (a, b, c): a b + c, c - a b (fused)
  *   vround                 nearest even
  *   vscale2n, vpow2n       (p, n): p 2^n for integral n in [-150, 128], subnormal results kept;
  *                          (n): 2^n for integral n in [-126, 127]
  *   vhsum, vhmax           horizontal sum / max to a float
  *   vsel_pos_nan           (x, neg): x where x > 0 or x is NaN, else neg
- *   ldw, ldw_n             (wt, W, off [, r]): VL weights (the first r) widened to f32
- *   vhsum4                 (a, b, c, d): the four horizontal sums in one __m128
- *   tile4_head             (wt, nb, K, X, ldx, W, row, acc): an ISA-specific prefix of the
- *                          4-row tile's k loop; returns the k it reached (0: none)
- *   NB, AI, WT_*           as for gemm_loop.h
+ *   AI                     static inline always_inline
  */
 #ifndef PTTS_VEC_LOOP_H
 #define PTTS_VEC_LOOP_H
-
-/* ---- widening gemm tiles ------------------------------------------------------------------
- * K tails through masked (tail) loads, no reads past a row; the sums of 4 rows of W land in one
- * 128-bit vector, so per-row scale (q8: acc * scale, then + b, two roundings as the reference)
- * bias and store take 4 outputs at a time. */
-
-/* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining). */
-AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    vf acc[4][NB];
-    for (int r = 0; r < 4; r++)
-        for (int n = 0; n < nb; n++)
-            acc[r][n] = vzero();
-    const size_t row = (size_t)m * (size_t)K;
-    int k = tile4_head(wt, nb, K, X, ldx, W, row, acc);
-    for (; k + VL <= K; k += VL) {
-        vf xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = vload(X + (size_t)n * ldx + k);
-        for (int r = 0; r < 4; r++) {
-            vf w = ldw(wt, W, row + (size_t)r * K + k);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = vfma(w, xv[n], acc[r][n]);
-        }
-    }
-    if (k < K) {
-        vf xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = vload_n(X + (size_t)n * ldx + k, K - k);
-        for (int r = 0; r < 4; r++) {
-            vf w = ldw_n(wt, W, row + (size_t)r * K + k, K - k);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = vfma(w, xv[n], acc[r][n]);
-        }
-    }
-    for (int n = 0; n < nb; n++) {
-        __m128 s = vhsum4(acc[0][n], acc[1][n], acc[2][n], acc[3][n]);
-        if (wt == WT_Q8) s = _mm_mul_ps(s, _mm_loadu_ps(scale + m));
-        if (b) s = _mm_add_ps(s, _mm_loadu_ps(b + m));
-        _mm_storeu_ps(Y + (size_t)n * ldy + m, s);
-    }
-}
-
-/* One row m of W against rows 0..nb-1 of X. */
-AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    vf acc[NB];
-    for (int n = 0; n < nb; n++)
-        acc[n] = vzero();
-    const size_t row = (size_t)m * (size_t)K;
-    int k = 0;
-    for (; k + VL <= K; k += VL) {
-        vf w = ldw(wt, W, row + k);
-        for (int n = 0; n < nb; n++)
-            acc[n] = vfma(w, vload(X + (size_t)n * ldx + k), acc[n]);
-    }
-    if (k < K) {
-        vf w = ldw_n(wt, W, row + k, K - k);
-        for (int n = 0; n < nb; n++)
-            acc[n] = vfma(w, vload_n(X + (size_t)n * ldx + k, K - k), acc[n]);
-    }
-    for (int n = 0; n < nb; n++) {
-        float s = vhsum(acc[n]);
-        if (wt == WT_Q8) s *= scale[m];
-        if (b) s += b[m];
-        Y[(size_t)n * ldy + m] = s;
-    }
-}
 
 /* ---- exp and the activations (constants and method: approx.h) ----------------------------- */
 
