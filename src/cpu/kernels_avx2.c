@@ -375,18 +375,6 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
-/* the row versions: exactly dot_isa / axpy_isa in a loop (kernels.h) */
-static void dot_rows_avx2(const float *q, const float *K, int ldk, int rows, int n, float scale,
-                          float *out) {
-    for (int r = 0; r < rows; r++)
-        out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
-}
-
-static void axpy_rows_avx2(float *y, const float *p, const float *V, int ldv, int rows, int n) {
-    for (int r = 0; r < rows; r++)
-        axpy_isa(y, p[r], V + (size_t)r * ldv, n);
-}
-
 static const ptts_kernels k_avx2 = {
     .isa = "avx2",
     .gemm_f32 = gemm_f32_isa,
@@ -401,9 +389,9 @@ static const ptts_kernels k_avx2 = {
     .silu = silu_isa,
     .elu = elu_isa,
     .dot = dot_isa,
-    .dot_rows = dot_rows_avx2,
+    .dot_rows = dot_rows_isa,
     .axpy = axpy_isa,
-    .axpy_rows = axpy_rows_avx2,
+    .axpy_rows = axpy_rows_isa,
 };
 
 const ptts_kernels *ptts_kernels_avx2(void);

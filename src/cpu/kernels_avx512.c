@@ -336,8 +336,7 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, int n, float scale,
                             float *out) {
     if (n != 64) { /* the head width of every shipped model; others take the plain loop */
-        for (int r = 0; r < rows; r++)
-            out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
+        dot_rows_isa(q, K, ldk, rows, n, scale, out);
         return;
     }
     const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16),
@@ -358,8 +357,7 @@ static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, i
  * order, exactly as `rows` axpy_isa calls. */
 static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, int rows, int n) {
     if (n != 64) {
-        for (int r = 0; r < rows; r++)
-            axpy_isa(y, p[r], V + (size_t)r * ldv, n);
+        axpy_rows_isa(y, p, V, ldv, rows, n);
         return;
     }
     __m512 y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + 16), y2 = _mm512_loadu_ps(y + 32),

@@ -344,18 +344,6 @@ AI vf vsel_pos_nan(vf x, vf neg) {
 
 #include "vec_loop.h"
 
-/* the row versions: exactly dot_isa / axpy_isa in a loop (kernels.h) */
-static void dot_rows_neon(const float *q, const float *K, int ldk, int rows, int n, float scale,
-                          float *out) {
-    for (int r = 0; r < rows; r++)
-        out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
-}
-
-static void axpy_rows_neon(float *y, const float *p, const float *V, int ldv, int rows, int n) {
-    for (int r = 0; r < rows; r++)
-        axpy_isa(y, p[r], V + (size_t)r * ldv, n);
-}
-
 static const ptts_kernels k_neon = {
     .isa = "neon",
     .gemm_f32 = gemm_f32_isa,
@@ -370,9 +358,9 @@ static const ptts_kernels k_neon = {
     .silu = silu_isa,
     .elu = elu_isa,
     .dot = dot_isa,
-    .dot_rows = dot_rows_neon,
+    .dot_rows = dot_rows_isa,
     .axpy = axpy_isa,
-    .axpy_rows = axpy_rows_neon,
+    .axpy_rows = axpy_rows_isa,
 };
 
 const ptts_kernels *ptts_kernels_neon(void);

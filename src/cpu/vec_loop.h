@@ -1,8 +1,8 @@
 /*
  * vec_loop.h - the elementwise kernels written once on a vector of VL floats: exp / expm1
- * and the activations built on them, softmax, layernorm, dot and axpy. Included by
- * kernels_avx2.c (VL 8), kernels_avx512.c (VL 16) and kernels_neon.c (VL 4) after they define
- * the primitives below; each table gets its own copy compiled with its own flags, and the
+ * and the activations built on them, softmax, layernorm, dot and axpy (and their row loops).
+ * Included by kernels_avx2.c (VL 8), kernels_avx512.c (VL 16) and kernels_neon.c (VL 4) after they
+ * define the primitives below; each table gets its own copy compiled with its own flags, and the
  * arithmetic of a kernel is the same sequence of operations in all (only the vector width and
  * hence the order of the lane sums differ).
  *
@@ -174,6 +174,18 @@ static void axpy_isa(float *y, float a, const float *x, int n) {
     for (; i + VL <= n; i += VL)
         vstore(y + i, vfma(av, vload(x + i), vload(y + i)));
     if (i < n) vstore_n(y + i, vfma(av, vload_n(x + i, n - i), vload_n(y + i, n - i)), n - i);
+}
+
+/* the row versions (kernels.h): exactly dot_isa / axpy_isa in a loop */
+static void dot_rows_isa(const float *q, const float *K, int ldk, int rows, int n, float scale,
+                         float *out) {
+    for (int r = 0; r < rows; r++)
+        out[r] = dot_isa(q, K + (size_t)r * ldk, n) * scale;
+}
+
+static void axpy_rows_isa(float *y, const float *p, const float *V, int ldv, int rows, int n) {
+    for (int r = 0; r < rows; r++)
+        axpy_isa(y, p[r], V + (size_t)r * ldv, n);
 }
 
 #endif
