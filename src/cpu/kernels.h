@@ -100,9 +100,10 @@ typedef struct ptts_kernels {
      *   each step is one round to nearest even; ftz: a result below 2^-126 in magnitude
      *   becomes a signed 0);  Y = acc + b[m] (f32; + 0 without b).
      * On AVX512-BF16 twice the MACs per instruction of an f32 FMA; the other tables compute
-     * the same steps with f32 FMAs and an explicit flush (same bits, slower than their f32
-     * panels). Each X and W value is off by at most 2^-9 of itself (the codec's end-to-end
-     * error: bench/RESULTS.md). K <= PTTS_BF16_PANEL_KMAX. */
+     * the same steps with f32 FMAs, the same bits (AVX2 flushes only the tiles whose MXCSR
+     * flags show that a flush matters, NEON every step). Each X and W value is off by at most
+     * 2^-9 of itself (the codec's end-to-end error: bench/RESULTS.md).
+     * K <= PTTS_BF16_PANEL_KMAX. */
     void (*gemm_bf16_panel)(int K, const float *X, int ldx, const uint16_t *Wp16, const float *b,
                             float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
 
