@@ -10,9 +10,9 @@
  * (1 = matvec, 8, 16) it prints the median ms per pass, the weight bytes streamed per second
  * and that as a share of the machine's memory bandwidth (PTTS_MEMBW_GBS, default 29 GB/s).
  *
- * It also measures the alternative q8 matvec that quantises X to 8 bits and multiplies with
- * AVX-512 VNNI (vpdpbusd), with its error against the reference, which is the evidence for
- * kernels_avx512.c widening int8 weights to f32 instead.
+ * q8q is the int8 mode's gemm (gemm_q8q: X quantised to int8 per row, integer dot products)
+ * on the same int8 weights, with its error against gemm_q8 (X in f32). Last, the codec's panel
+ * kernels (f32 and bf16 panels) on a codec layer's matrices, one thread.
  *
  * Usage: bench_kernels [reps]   (default 5; the reference runs once, N = 1 only: its bf16
  * matvec calls st_bf16_to_f32 per weight and takes about a second a pass).
@@ -28,12 +28,8 @@
 #include "cpu/kernels.h"
 #include "pool.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_VNNI_PROBE 1
-#endif
-
-enum { NMAT = 24, MAXN = 16 };
+enum { NMAT = 24, MAXN = 128 };
+enum { WT_Q8Q = 3 }; /* after the ptts_wtype values: int8 weights through gemm_q8q */
 static const int shapes[4][2] = {{3072, 1024}, {1024, 1024}, {4096, 1024}, {1024, 4096}};
 
 typedef struct {
@@ -45,6 +41,13 @@ typedef struct {
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: the 1-thread figures on a shared, loaded machine */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -71,8 +74,10 @@ static void run_rows(const job *j, int m0, int m1) {
         j->k->gemm_f32(j->N, m->K, j->X, m->K, m->w, NULL, j->Y, m->M, m0, m1);
     else if (j->wt == PTTS_W_BF16)
         j->k->gemm_bf16(j->N, m->K, j->X, m->K, m->w, NULL, j->Y, m->M, m0, m1);
-    else
+    else if (j->wt == PTTS_W_Q8)
         j->k->gemm_q8(j->N, m->K, j->X, m->K, m->w, m->scale, NULL, j->Y, m->M, m0, m1);
+    else
+        j->k->gemm_q8q(j->N, m->K, j->X, m->K, m->w, m->scale, NULL, j->Y, m->M, m0, m1);
 }
 
 static void task(void *ctx, int t, int tid) {
@@ -82,10 +87,10 @@ static void task(void *ctx, int t, int tid) {
     run_rows(j, m0, m1);
 }
 
-/* One backbone pass; returns seconds. */
+/* One backbone pass; returns wall seconds, *cpu the calling thread's CPU seconds. */
 static double pass(const ptts_kernels *k, int wt, int N, const mat *mats, const float *X, float *Y,
-                   ptts_pool *pool) {
-    double t0 = now();
+                   ptts_pool *pool, double *cpu) {
+    double t0 = now(), c0 = cpu_now();
     for (int i = 0; i < NMAT; i++) {
         job j = {k, wt, N, &mats[i], X, Y, 0};
         if (!pool) {
@@ -96,6 +101,7 @@ static double pass(const ptts_kernels *k, int wt, int N, const mat *mats, const 
             ptts_pool_run(pool, (mats[i].M + j.chunk - 1) / j.chunk, task, &j);
         }
     }
+    *cpu = cpu_now() - c0;
     return now() - t0;
 }
 
@@ -104,100 +110,67 @@ static int cmp_d(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-#ifdef HAVE_VNNI_PROBE
-/* The rejected alternative: X quantised to int8 with one scale per row (max |x| / 127), stored
- * as u8 (+128) for vpdpbusd (u8 x s8); the +128 is removed with a second vpdpbusd of ones
- * against W (the row sums). 4 rows at a time, K a multiple of 64. */
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-q8_vnni_matvec(int K, const uint8_t *xu, float xs, const int8_t *W, const float *scale, float *y,
-               int m0, int m1) {
-    const __m512i ones = _mm512_set1_epi8(1);
-    for (int m = m0; m < m1; m += 4) {
-        __m512i a[4], s[4];
-        for (int r = 0; r < 4; r++)
-            a[r] = s[r] = _mm512_setzero_si512();
-        for (int k = 0; k < K; k += 64) {
-            __m512i x = _mm512_loadu_si512(xu + k);
-            for (int r = 0; r < 4; r++) {
-                __m512i w = _mm512_loadu_si512(W + (size_t)(m + r) * K + k);
-                a[r] = _mm512_dpbusd_epi32(a[r], x, w);
-                s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
-            }
-        }
-        for (int r = 0; r < 4; r++) {
-            int32_t v = _mm512_reduce_add_epi32(a[r]) - 128 * _mm512_reduce_add_epi32(s[r]);
-            y[m + r] = (float)v * xs * scale[m + r];
+/* rel L2 of gemm_q8q (X quantised, the int8 mode) against gemm_q8 (f32 X) over a pass, N = 1 */
+static double q8q_error(const ptts_kernels *k, const mat *mats, const float *X, float *Y,
+                        float *Y2) {
+    double num = 0, den = 0;
+    for (int i = 0; i < NMAT; i++) {
+        const mat *m = &mats[i];
+        k->gemm_q8(1, m->K, X, m->K, m->w, m->scale, NULL, Y, m->M, 0, m->M);
+        k->gemm_q8q(1, m->K, X, m->K, m->w, m->scale, NULL, Y2, m->M, 0, m->M);
+        for (int q = 0; q < m->M; q++) {
+            num += ((double)Y2[q] - Y[q]) * ((double)Y2[q] - Y[q]);
+            den += (double)Y[q] * Y[q];
         }
     }
+    return sqrt(num / den);
 }
 
-typedef struct {
-    const mat *m;
-    const uint8_t *xu;
-    float xs;
-    float *y;
-    int chunk;
-} vjob;
-
-static void vtask(void *ctx, int t, int tid) {
-    (void)tid;
-    const vjob *j = ctx;
-    int m0 = t * j->chunk, m1 = m0 + j->chunk < j->m->M ? m0 + j->chunk : j->m->M;
-    q8_vnni_matvec(j->m->K, j->xu, j->xs, j->m->w, j->m->scale, j->y, m0, m1);
-}
-
-static void vnni_probe(const mat *mats, const float *X, float *Y, ptts_pool *pool, int reps,
-                       double bytes, double bw) {
-    if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw")) {
-        printf("q8 VNNI alternative: not run (no AVX-512 VNNI)\n");
-        return;
+/* The codec's panel kernels (f32 mode: gemm_f32_panel; bf16 and int8: gemm_bf16_panel) on the
+ * shapes of a codec transformer layer (512 -> 1536, 512 -> 512, 512 -> 2048, 2048 -> 512) over
+ * N rows (16: one frame of one stream), one thread: median CPU ms for the four matrices. */
+static void panels(const ptts_kernels *k, int reps, const float *X, float *Y) {
+    static const int ps[4][2] = {{1536, 512}, {512, 512}, {2048, 512}, {512, 2048}};
+    float *wp[4];
+    uint16_t *wp16[4];
+    for (int i = 0; i < 4; i++) {
+        const int M = ps[i][0], K = ps[i][1];
+        float *w = malloc((size_t)M * K * sizeof(float));
+        wp[i] = calloc((size_t)(M / PTTS_PANEL) * K * PTTS_PANEL, sizeof(float));
+        wp16[i] = malloc(ptts_bf16_panel_elems(M, K) * sizeof(uint16_t));
+        if (!w || !wp[i] || !wp16[i]) exit(1);
+        for (size_t q = 0; q < (size_t)M * K; q++)
+            w[q] = (float)((int)(rnd() & 1023) - 512) * 1e-4f;
+        for (int m = 0; m < M; m++)
+            for (int kk = 0; kk < K; kk++)
+                wp[i][((size_t)(m / PTTS_PANEL) * K + kk) * PTTS_PANEL + m % PTTS_PANEL] =
+                    w[(size_t)m * K + kk];
+        ptts_bf16_panel_pack(w, M, K, wp16[i]);
+        free(w);
     }
-    int maxk = 4096;
-    uint8_t *xu = malloc((size_t)maxk);
-    float *yref = malloc(4096 * sizeof(float));
-    if (!xu || !yref) return;
-    /* X is quantised once per call (it is the same 1024 / 4096 values for every matrix) */
-    double err_num = 0, err_den = 0;
-    for (int th = 1; th <= 2; th++) {
-        double t[64];
-        for (int r = 0; r < reps; r++) {
-            double t0 = now();
-            for (int i = 0; i < NMAT; i++) {
-                const mat *m = &mats[i];
-                float mx = 0;
-                for (int k = 0; k < m->K; k++)
-                    mx = fmaxf(mx, fabsf(X[k]));
-                float xs = mx > 0 ? mx / 127.f : 1.f, inv = 1.f / xs;
-                for (int k = 0; k < m->K; k++)
-                    xu[k] = (uint8_t)(lrintf(X[k] * inv) + 128);
-                vjob j = {m, xu, xs, Y, (m->M / 8 + 3) / 4 * 4};
-                if (th == 1)
-                    q8_vnni_matvec(m->K, xu, xs, m->w, m->scale, Y, 0, m->M);
-                else
-                    ptts_pool_run(pool, (m->M + j.chunk - 1) / j.chunk, vtask, &j);
-                if (r == 0 && th == 1) {
-                    ptts_kernels_best()->gemm_q8(1, m->K, X, m->K, m->w, m->scale, NULL, yref, m->M,
-                                                 0, m->M);
-                    for (int q = 0; q < m->M; q++) {
-                        err_num += ((double)Y[q] - yref[q]) * ((double)Y[q] - yref[q]);
-                        err_den += (double)yref[q] * yref[q];
-                    }
+    static const int Ns[] = {16, 128};
+    for (int bf = 0; bf < 2; bf++)
+        for (int ni = 0; ni < 2; ni++) {
+            const int N = Ns[ni];
+            double t[64];
+            for (int r = 0; r <= reps; r++) { /* r = 0: warm-up */
+                double t0 = cpu_now();
+                for (int i = 0; i < 4; i++) {
+                    const int M = ps[i][0], K = ps[i][1], np = M / PTTS_PANEL;
+                    if (bf)
+                        k->gemm_bf16_panel(K, X, K, wp16[i], NULL, Y, M, M, 0, N, 0, np);
+                    else
+                        k->gemm_f32_panel(K, X, K, wp[i], NULL, Y, M, M, 0, N, 0, np);
                 }
+                if (r) t[r - 1] = cpu_now() - t0;
             }
-            t[r] = now() - t0;
+            qsort(t, (size_t)reps, sizeof t[0], cmp_d);
+            printf("panel %-4s %-7s 1  %3d  %9.3f cpu ms (codec layer matrices)\n",
+                   bf ? "bf16" : "f32", k->isa, N, t[reps / 2] * 1e3);
         }
-        qsort(t, (size_t)reps, sizeof t[0], cmp_d);
-        double med = t[reps / 2];
-        printf("q8    vnni    %d   1  %9.2f  %7.2f  %5.1f%%   (X quantised to int8)\n", th,
-               med * 1e3, bytes / med / 1e9, 100.0 * bytes / med / 1e9 / bw);
-    }
-    printf("q8 VNNI alternative: relative L2 error vs the f32-accumulating kernel %.2e "
-           "(the widening kernels differ from the reference by ~1e-7)\n",
-           sqrt(err_num / err_den));
-    free(xu);
-    free(yref);
+    for (int i = 0; i < 4; i++)
+        free(wp[i]), free(wp16[i]);
 }
-#endif
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
@@ -209,17 +182,18 @@ int main(int argc, char **argv) {
     ptts_pool *pool = ptts_pool_create(2);
     float *X = malloc((size_t)MAXN * 4096 * sizeof(float));
     float *Y = malloc((size_t)MAXN * 4096 * sizeof(float));
-    if (!pool || !X || !Y) return 1;
+    float *Y2 = malloc(4096 * sizeof(float));
+    if (!pool || !X || !Y || !Y2) return 1;
     for (int i = 0; i < MAXN * 4096; i++)
         X[i] = (float)((int)(rnd() % 2001) - 1000) * 1e-3f;
 
     printf("backbone pass: 6 layers x (1024x3072, 1024x1024, 4096x1024, 1024x4096); "
            "best kernels: %s; memory floor %.0f GB/s (PTTS_MEMBW_GBS)\n",
            best->isa, bw);
-    printf("wtype isa     thr N   ms/pass    GB/s   of floor\n");
-    static const char *tn[] = {"f32", "bf16", "q8"};
-    static const size_t esz[] = {4, 2, 1};
-    for (int wt = 0; wt < 3; wt++) {
+    printf("wtype isa     thr N   ms/pass    GB/s   of floor  cpu ms (1 thread)\n");
+    static const char *tn[] = {"f32", "bf16", "q8", "q8q"};
+    static const size_t esz[] = {4, 2, 1, 1};
+    for (int wt = 0; wt < 4; wt++) {
         mat mats[NMAT];
         double bytes = 0;
         for (int i = 0; i < NMAT; i++) {
@@ -251,26 +225,31 @@ int main(int argc, char **argv) {
                 for (int th = 1; th <= 2; th++) {
                     int r_here = ki == 0 ? 1 : reps;
                     if (ki == 0 && Ns[ni] > 1) continue; /* the reference: seconds a pass */
-                    double t[64];
-                    pass(ks[ki], wt, Ns[ni], mats, X, Y, th == 2 ? pool : NULL); /* warm */
+                    double t[64], c[64];
+                    pass(ks[ki], wt, Ns[ni], mats, X, Y, th == 2 ? pool : NULL, c); /* warm */
                     for (int r = 0; r < r_here; r++)
-                        t[r] = pass(ks[ki], wt, Ns[ni], mats, X, Y, th == 2 ? pool : NULL);
+                        t[r] = pass(ks[ki], wt, Ns[ni], mats, X, Y, th == 2 ? pool : NULL, c + r);
                     qsort(t, (size_t)r_here, sizeof t[0], cmp_d);
+                    qsort(c, (size_t)r_here, sizeof c[0], cmp_d);
                     double med = t[r_here / 2];
-                    printf("%-5s %-7s %d  %2d  %9.2f  %7.2f  %5.1f%%\n", tn[wt], ks[ki]->isa, th,
+                    printf("%-5s %-7s %d  %2d  %9.2f  %7.2f  %5.1f%%", tn[wt], ks[ki]->isa, th,
                            Ns[ni], med * 1e3, bytes / med / 1e9, 100.0 * bytes / med / 1e9 / bw);
+                    if (th == 1) printf("  %9.2f", c[r_here / 2] * 1e3);
+                    printf("\n");
                     fflush(stdout);
                 }
         }
-#ifdef HAVE_VNNI_PROBE
-        if (wt == 2) vnni_probe(mats, X, Y, pool, reps, bytes, bw);
-#endif
+        if (wt == WT_Q8Q)
+            printf("q8q (X quantised per row): relative L2 vs gemm_q8 %.2e (%s)\n",
+                   q8q_error(best, mats, X, Y, Y2), best->isa);
         for (int i = 0; i < NMAT; i++)
             free(mats[i].w), free(mats[i].scale);
     }
     printf("(GB/s counts weight bytes only; X and Y are under 0.5 MB a pass)\n");
+    panels(best, reps, X, Y);
     ptts_pool_free(pool);
     free(X);
     free(Y);
+    free(Y2);
     return 0;
 }

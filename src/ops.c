@@ -30,9 +30,11 @@ static void lin_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int l
     case PTTS_W_F32: c->k->gemm_f32(N, L->in, X, ldx, L->w, L->bias, Y, ldy, m0, m1); break;
     case PTTS_W_BF16: c->k->gemm_bf16(N, L->in, X, ldx, L->wh, L->bias, Y, ldy, m0, m1); break;
     case PTTS_W_Q8:
-        /* X quantised too (VNNI) where the table has it (avx512, ref): fewer uops per weight */
-        (c->k->gemm_q8q ? c->k->gemm_q8q : c->k->gemm_q8)(N, L->in, X, ldx, L->wq, L->scale,
-                                                           L->bias, Y, ldy, m0, m1);
+        /* X quantised too (W8A8, the int8 mode's arithmetic on every CPU); gemm_q8 (W8A32)
+         * only past the K that gemm_q8q's exact int32 sums allow */
+        (L->in <= PTTS_Q8Q_KMAX ? c->k->gemm_q8q : c->k->gemm_q8)(N, L->in, X, ldx, L->wq,
+                                                                   L->scale, L->bias, Y, ldy, m0,
+                                                                   m1);
         break;
     }
 }
@@ -46,7 +48,9 @@ static void lin_task(void *ctx, int task, int tid) {
 }
 
 /* The panel kernels (ptts_lin.wp16 with gemm_bf16_panel, else ptts_lin.wp with
- * gemm_f32_panel): tasks over row blocks when rows dominate, else over panels. */
+ * gemm_f32_panel): tasks over row blocks when rows dominate, else over panels. Which of the two
+ * a matrix has is decided at load by the precision mode alone (weights.c), so every CPU
+ * computes the same arithmetic. */
 typedef struct {
     const ptts_ctx *c;
     const ptts_lin *L;
@@ -84,8 +88,8 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
                          float *Y, int ldy) {
     int threads = ptts_pool_threads(c->pool);
     double work = (double)N * L->out * L->in;
-    const int bf16 = L->wp16 && c->k->gemm_bf16_panel;
-    if ((bf16 || (L->wp && c->k->gemm_f32_panel)) && N >= 4) {
+    const int bf16 = L->wp16 != NULL;
+    if ((bf16 || L->wp) && N >= 4) {
         int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
         panel_job j = {c, L, X, ldx, N, Y, ldy, 0, np, bf16};
         int tasks = 1;
@@ -153,8 +157,8 @@ static void groups_task(void *ctx, int task, int tid) {
 
 void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx,
                         int N, float *const *Y, int ldy, int G) {
-    const int bf16 = L->wp16 && c->k->gemm_bf16_panel;
-    if (!((bf16 || (L->wp && c->k->gemm_f32_panel)) && N >= 4)) {
+    const int bf16 = L->wp16 != NULL;
+    if (!((bf16 || L->wp) && N >= 4)) {
         /* not the panel path: the per-group call is the arithmetic of decoding alone */
         for (int g = 0; g < G; g++) ptts_linear_strided(c, L, X[g], ldx, N, Y[g], ldy);
         return;
@@ -282,26 +286,12 @@ static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1,
         /* the keys first .. p are ring rows first % cap onwards, wrapping at most once: two runs
          * of consecutive rows for the row kernels (same values as a dot / axpy per key) */
         const int r0 = first % cap, n0 = PTTS_MIN(nk, cap - r0);
-        if (k->dot_rows) {
-            k->dot_rows(q, K + (size_t)r0 * d + (size_t)h * dh, d, n0, dh, scale, s);
-            k->dot_rows(q, K + (size_t)h * dh, d, nk - n0, dh, scale, s + n0);
-        } else {
-            for (int kk = 0; kk < nk; kk++) {
-                int row = (first + kk) % cap;
-                s[kk] = k->dot(q, K + (size_t)row * d + (size_t)h * dh, dh) * scale;
-            }
-        }
+        k->dot_rows(q, K + (size_t)r0 * d + (size_t)h * dh, d, n0, dh, scale, s);
+        k->dot_rows(q, K + (size_t)h * dh, d, nk - n0, dh, scale, s + n0);
         k->softmax(s, nk);
         memset(o, 0, (size_t)dh * sizeof(float));
-        if (k->axpy_rows) {
-            k->axpy_rows(o, s, V + (size_t)r0 * d + (size_t)h * dh, d, n0, dh);
-            k->axpy_rows(o, s + n0, V + (size_t)h * dh, d, nk - n0, dh);
-        } else {
-            for (int kk = 0; kk < nk; kk++) {
-                int row = (first + kk) % cap;
-                k->axpy(o, s[kk], V + (size_t)row * d + (size_t)h * dh, dh);
-            }
-        }
+        k->axpy_rows(o, s, V + (size_t)r0 * d + (size_t)h * dh, d, n0, dh);
+        k->axpy_rows(o, s + n0, V + (size_t)h * dh, d, nk - n0, dh);
     }
 }
 

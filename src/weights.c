@@ -398,11 +398,11 @@ static int bind_model(binder *b, const ptts_arch *a) {
     ptts_codec_weights *c = &w->codec;
     /* the codec runs its matrices over 16 to 1920 rows a frame: panel copies for the
      * outer-product kernel (about 25 MB more at full size in f32). The reduced-precision modes
-     * take bf16 panels (X rounded to bf16 too, vdpbf16ps: twice the MACs per instruction, half
-     * the memory) where the kernel table has them; int8 activations would be audible here.
-     * quant_out (one row a frame) and the first and last convolutions stay f32 in every mode. */
-    const int codec_pack =
-        b->mode != PTTS_WMODE_F32 && ptts_kernels_best()->gemm_bf16_panel ? PACK_BF16 : PACK_F32;
+     * take bf16 panels (X rounded to bf16 too, the vdpbf16ps arithmetic on every CPU: on
+     * AVX512-BF16 twice the MACs per instruction, and half the memory everywhere); int8
+     * activations would be audible here. quant_out (one row a frame) and the first and last
+     * convolutions stay f32 in every mode. */
+    const int codec_pack = b->mode != PTTS_WMODE_F32 ? PACK_BF16 : PACK_F32;
     b->pack = PACK_F32;
     make_lin(b, &c->quant_out, tensor(b, 0, "mimi.quantizer.output_proj.weight", 3, C, ld, 1),
              NULL, C, ld, PTTS_W_F32);

@@ -150,7 +150,7 @@ typedef struct ptts_weights {
 /* How the backbone's matrices (attention and feed-forward) are stored. The codec and the flow
  * head stay float32 in every mode except bf16, where the codec's big convolutions become bf16.
  * In bf16 and int8 the codec's transformer and SEANet matrices also run from bf16 panels with
- * X rounded to bf16 (ptts_lin.wp16, gemm_bf16_panel) where the kernel table has them. */
+ * X rounded to bf16 (ptts_lin.wp16, gemm_bf16_panel), the same arithmetic on every CPU. */
 typedef enum { PTTS_WMODE_F32 = 0, PTTS_WMODE_BF16 = 1, PTTS_WMODE_INT8 = 2 } ptts_wmode;
 
 typedef struct ptts_weights_options {

@@ -15,14 +15,14 @@
  * PTTS_ISA caps the choice: "ref", "avx2", "avx512" or "neon" picks the best listed variant
  * that is not above the named one in the order above (so PTTS_ISA=avx512 on an AVX2-only CPU
  * gives avx2). An unset, empty or unknown value means no cap (the best variant); an unknown
- * value is reported once on stderr, since a typo silently running a slower kernel table would
- * be confusing.
+ * value is reported once as a warning through ptts_log (the application's log callback),
+ * since a typo silently running another kernel table would be confusing.
  */
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common.h"
 #include "kernels.h"
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
@@ -96,10 +96,10 @@ const ptts_kernels *ptts_kernels_best(void) {
         if (r < 0) {
             static atomic_int warned;
             if (!atomic_exchange(&warned, 1)) {
-                fprintf(stderr,
-                        "pocket-tts: PTTS_ISA=%s is not one of ref, avx2, avx512, neon; "
-                        "using the best kernels (%s)\n",
-                        cap, all[n - 1]->isa);
+                ptts_log(PTTS_LOG_WARN,
+                         "PTTS_ISA=%s is not one of ref, avx2, avx512, neon; using the best "
+                         "kernels (%s)",
+                         cap, all[n - 1]->isa);
             }
             return all[n - 1];
         }

@@ -6,6 +6,13 @@
  * run time from CPUID. The environment variable PTTS_ISA (e.g. "ref", "avx2", "avx512") caps
  * the choice. tests/test_kernels.c holds every variant against the reference.
  *
+ * Every table sets every entry, so a precision mode computes one arithmetic on every CPU: the
+ * kernels whose specification fixes every rounding (gemm_q8q, gemm_bf16_panel, dot_rows,
+ * axpy_rows) give the reference's bits in every table; the others differ from the reference
+ * only by the order of f32 additions and by the stated error of the exp approximations.
+ * The ISA-independent loops of the SIMD tables are in gemm_loop.h, their exp constants in
+ * approx.h.
+ *
  * Activation layout everywhere is row-major [rows, features] ("time-major" in the codec).
  * A linear layer computes Y[n, m] = sum_k X[n, k] * W[m, k] + b[m]; the kernels compute the
  * output columns m in [m0, m1) only, so that a thread pool can split the rows of W (each
@@ -32,11 +39,11 @@ typedef struct ptts_lin {
      * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded; for
      * a BF16 matrix the bf16 values widened (same results as wh). */
     const float *wp;
-    /* Optional, instead of wp in the bf16 and int8 modes where the kernel table has
-     * gemm_bf16_panel: W^T as bf16 in panels of PTTS_PANEL outputs with pairs of k interleaved
+    /* Optional, instead of wp in the bf16 and int8 modes (gemm_bf16_panel): W^T as bf16 in panels of PTTS_PANEL outputs with pairs of k interleaved
      * (the operand order of vdpbf16ps), [ceil(out / 32)][ceil(in / 2)][32][2]:
-     * wp16[p][k2][j][i] = bf16(W[32 p + j, 2 k2 + i]) (round to nearest even), zero-padded in
-     * both m and k (ptts_bf16_panel_pack). */
+     * wp16[p][k2][j][i] = bf16(W[32 p + j, 2 k2 + i]) (round to nearest even; a subnormal bf16
+     * stored as a signed 0, which is how gemm_bf16_panel reads it), zero-padded in both m and k
+     * (ptts_bf16_panel_pack). */
     const uint16_t *wp16;
 } ptts_lin;
 
@@ -44,11 +51,18 @@ typedef struct ptts_lin {
 /* Largest K gemm_bf16_panel takes (its X rows are rounded to bf16 into a 64 KiB stack buffer,
  * at least one row at a time). */
 #define PTTS_BF16_PANEL_KMAX 32768
+/* Largest K gemm_q8q takes: its int32 sums are exact below 2^16 terms, and its X rows are
+ * quantised into a 64 KiB stack buffer (a row padded to a multiple of 64). Callers use gemm_q8
+ * beyond. */
+#define PTTS_Q8Q_KMAX (65536 - 64)
 
 /* Elements of the bf16 panel layout of an [out, in] matrix, and the packing of a row-major f32
  * [out, in] matrix into it (the layout's definition; used at load and by the tests). */
 size_t ptts_bf16_panel_elems(int out, int in);
 void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16);
+/* An X value rounded to bf16 as gemm_bf16_panel reads it (vcvtne2ps2bf16): nearest even, an
+ * f32 subnormal input gives a signed 0. */
+uint16_t ptts_bf16_round(float x);
 
 typedef struct ptts_kernels {
     const char *isa; /* "ref", "avx2", "avx512", "neon" */
@@ -65,17 +79,16 @@ typedef struct ptts_kernels {
     /* Same operands as gemm_q8, with X quantised too (integer dot products, VNNI): each row n of
      * X is rounded to int8 with its own step d = max_k |x[k]| / 127 (q = nearest-even of
      * x * (127 / max), clamped to +-127; d = 0 and q = 0 for an all-zero row), the dot product
-     * sum_k q[k] * W[m, k] is exact in int32 (K < 2^16), and
-     * Y = ((float)dot * d) * scale[m] + b[m] (three roundings, in that order). Relative error
-     * against gemm_q8 ~4e-3 (bench/bench_precision.c). NULL in a table without it; the ref
-     * table has it as the specification. */
+     * sum_k q[k] * W[m, k] is exact in int32 (K <= PTTS_Q8Q_KMAX), and
+     * Y = ((float)dot * d) * scale[m] + b[m] (three roundings, in that order). Every table
+     * gives the reference's bits. Relative error against gemm_q8 ~4e-3
+     * (bench/bench_precision.c). */
     void (*gemm_q8q)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                      const float *b, float *Y, int ldy, int m0, int m1);
 
     /* From the panel layout (ptts_lin.wp): Y[n*ldy + m] = X[n*ldx + :K] . W[m, :K] + b[m] for
      * rows n in [n0, n1) and the outputs of panels [p0, p1) (m < M). Broadcast-X outer
-     * products: no horizontal sums, efficient for many rows and short K. NULL in a table
-     * without it (callers then use gemm_f32 on L->w). */
+     * products: no horizontal sums, efficient for many rows and short K. */
     void (*gemm_f32_panel)(int K, const float *X, int ldx, const float *Wp, const float *b,
                            float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
     /* Same operands from the bf16 panel layout (ptts_lin.wp16), in the arithmetic of the
@@ -86,9 +99,11 @@ typedef struct ptts_kernels {
      *   acc = ftz(fma(x'[k], w'[k], acc)) (the odd element first; the bf16 product is exact, so
      *   each step is one round to nearest even; ftz: a result below 2^-126 in magnitude
      *   becomes a signed 0);  Y = acc + b[m] (f32; + 0 without b).
-     * Twice the MACs per instruction of an f32 FMA; each X and W value is off by at most 2^-9
-     * of itself (the codec's end-to-end error: bench/RESULTS.md). K <= PTTS_BF16_PANEL_KMAX.
-     * NULL in a table without it (callers then use the f32 panels, or gemm on L->w / L->wh). */
+     * On AVX512-BF16 twice the MACs per instruction of an f32 FMA; the other tables compute
+     * the same steps with f32 FMAs, the same bits (AVX2 flushes only the tiles whose MXCSR
+     * flags show that a flush matters, NEON every step). Each X and W value is off by at most
+     * 2^-9 of itself (the codec's end-to-end error: bench/RESULTS.md).
+     * K <= PTTS_BF16_PANEL_KMAX. */
     void (*gemm_bf16_panel)(int K, const float *X, int ldx, const uint16_t *Wp16, const float *b,
                             float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
 
@@ -103,12 +118,11 @@ typedef struct ptts_kernels {
     void (*elu)(float *y, const float *x, int n); /* alpha 1 */
     float (*dot)(const float *a, const float *b, int n);
     /* out[r] = dot(q, K + r * ldk, n) * scale for r < rows: each value exactly what dot gives
-     * (attention scores over consecutive cache rows without a call per key). NULL: callers
-     * loop over dot. */
+     * (attention scores over consecutive cache rows without a call per key). */
     void (*dot_rows)(const float *q, const float *K, int ldk, int rows, int n, float scale,
                      float *out);
     /* y += p[r] * V[r * ldv ..] for r = 0 .. rows-1 in that order: exactly `rows` axpy calls
-     * (y kept in registers between rows). NULL: callers loop over axpy. */
+     * (y kept in registers between rows). */
     void (*axpy_rows)(float *y, const float *p, const float *V, int ldv, int rows, int n);
     /* y += a * x */
     void (*axpy)(float *y, float a, const float *x, int n);

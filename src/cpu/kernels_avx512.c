@@ -2,7 +2,8 @@
  * kernels_avx512.c - the AVX-512 kernel table (F, BW, VL, DQ; see kernels.h for the contract and
  * kernels_ref.c for the specification). Built with -mavx512{f,bw,vl,dq,bf16,vnni}; cpu.c only
  * offers this table when the CPU and the OS support all of those, since the compiler may use any
- * of them anywhere in this file.
+ * of them anywhere in this file. This file holds the register-level code; the loops are shared
+ * with the other tables (vec_loop.h, gemm_loop.h).
  *
  * gemm (f32 / bf16 / q8 weights, f32 activations, f32 accumulation):
  *   Batch-1 generation is bound by memory bandwidth, so the design goal is to stream every W row
@@ -10,32 +11,18 @@
  *   - Register tile: 4 rows of W x NB (<= 4) rows of X, 16 accumulators of 16 lanes each. A W
  *     vector is loaded (and, for bf16/q8, widened to f32) once and used for NB FMAs.
  *   - Weights are widened exactly: bf16 -> f32 by a 16-bit left shift (32 at a time, even and
- *     odd elements split by shift and mask with no shuffle, X permuted to match), int8 ->
- *     int32 -> f32.
- *     The results therefore differ from the reference only by the order of the f32 additions
- *     (16 lane-partial sums, then a horizontal tree; measured <= 3e-7 of sum |x w|). The q8
- *     alternative - X quantised to int8 per row, VNNI vpdpbusd - is measured by
- *     bench/bench_kernels.c: on a shared, loaded 2-core Zen 5 it took 9.2 ms per backbone pass
- *     against 12.6 ms for widening (one thread; 10.1 vs 9.3 ms with two), with a relative L2
- *     error of 3.9e-3 against f32 accumulation (vs ~1e-7). It is gemm_q8q below, which the int8
- *     mode uses (src/ops.c): fewer uops per weight (one vpdpbusd per 64 weights and X row, one
- *     more per 64 weights for the row sums, against 2 widening uops + FMA per 16), which matters
- *     once two threads share the memory bandwidth with other work. vdpbf16ps (X rounded to
- *     bf16) is not used here: ~0.4% relative error, no bandwidth gain; it is used where the
- *     work is compute-bound, in the codec's panels (gemm_bf16_panel below).
- *   - K tails use masked loads (no reads past the end of a row), m tails a 1-row tile, N tails
- *     tiles with NB = 1..3. The horizontal sums of 4 rows land in one 128-bit vector, so bias,
- *     per-row scale (q8: acc * scale + b, two roundings as in the reference) and the store are
- *     done 4 outputs at a time.
- *   - Loop order: m blocks of 4 rows outside, N chunks inside, so a 4-row W block (<= 64 KiB for
- *     K = 4096 f32) is fetched from memory once and re-read from L1/L2 for every chunk of X. For
- *     large N (prompting) X is processed in panels of about 256 KiB so that the panel stays in L2
- *     while W streams past it; W is then read once per panel (once per call for N <= 16 at
- *     K <= 4096).
+ *     odd elements split by shift and mask with no shuffle, X permuted to match: tile4_head),
+ *     int8 -> int32 -> f32. The results differ from the reference only by the order of the
+ *     f32 additions (16 lane-partial sums, then a horizontal tree).
+ *   - K tails use masked loads (no reads past the end of a row).
+ * gemm_q8q (the int8 mode): X quantised per row, VNNI vpdpbusd (one per 64 weights and X row,
+ * one more per 64 weights for the row sums), fewer uops per weight than widening, which matters
+ * once two threads share the memory bandwidth with other work (bench/bench_kernels.c).
+ * vdpbf16ps is used where the work is compute-bound, in the codec's panels (gemm_bf16_panel);
+ * for the backbone's matrices it would round X to bf16 for no bandwidth gain.
  *
- * Elementwise kernels use vectorised exp (Cephes polynomial, scalef for the exponent, ~1 ulp),
- * expm1 (2^n * expm1(r) + (2^n - 1), accurate near 0 like expm1f) and tanh GELU through exp
- * (x / (1 + exp(-2u))); tests/test_kernels.c reports the measured errors. Tails use masked loads and stores.
+ * The elementwise kernels are vec_loop.h's on 16 lanes, with vscalefps for 2^n and masked
+ * loads and stores for tails.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -43,6 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "approx.h"
 #include "kernels.h"
 
 #define AI static inline __attribute__((always_inline))
@@ -63,7 +51,9 @@ AI __m512 ldw(int wt, const void *w, size_t off) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
 }
 
-AI __m512 ldw_mask(int wt, const void *w, size_t off, __mmask16 mk) {
+/* The first r (1..16) weights at `off`, zero padded (masked loads: no reads past r). */
+AI __m512 ldw_n(int wt, const void *w, size_t off, int r) {
+    const __mmask16 mk = tail_mask(r);
     if (wt == WT_F32) return _mm512_maskz_loadu_ps(mk, (const float *)w + off);
     if (wt == WT_BF16) {
         __m256i h = _mm256_maskz_loadu_epi16(mk, (const uint16_t *)w + off);
@@ -74,7 +64,7 @@ AI __m512 ldw_mask(int wt, const void *w, size_t off, __mmask16 mk) {
 }
 
 /* Horizontal sums of four vectors: {sum a, sum b, sum c, sum d}. */
-AI __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
+AI __m128 vhsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
     __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
     __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
     __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
@@ -85,156 +75,77 @@ AI __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
     return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
 }
 
-/* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining). */
-AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    __m512 acc[4][NB];
-    for (int r = 0; r < 4; r++)
-        for (int n = 0; n < nb; n++)
-            acc[r][n] = _mm512_setzero_ps();
-    size_t row = (size_t)m * (size_t)K;
+/* ---- the vector primitives of vec_loop.h ------------------------------------------------- */
+typedef __m512 vf;
+#define VL 16
+
+AI vf vzero(void) { return _mm512_setzero_ps(); }
+AI vf vset1(float f) { return _mm512_set1_ps(f); }
+AI vf vload(const float *p) { return _mm512_loadu_ps(p); }
+AI void vstore(float *p, vf v) { _mm512_storeu_ps(p, v); }
+AI vf vload_n(const float *p, int r) { return _mm512_maskz_loadu_ps(tail_mask(r), p); }
+AI void vstore_n(float *p, vf v, int r) { _mm512_mask_storeu_ps(p, tail_mask(r), v); }
+AI vf vkeep_n(vf v, int r) { return _mm512_maskz_mov_ps(tail_mask(r), v); }
+AI vf vfill_n(vf v, int r, float f) {
+    return _mm512_mask_blend_ps(tail_mask(r), _mm512_set1_ps(f), v);
+}
+AI vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+AI vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+AI vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+AI vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
+AI vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+AI vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+AI vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+AI vf vfnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+AI vf vround(vf x) {
+    return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+AI float vhsum(vf v) { return _mm512_reduce_add_ps(v); }
+AI float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
+AI vf vscale2n(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+AI vf vpow2n(vf n) { return _mm512_scalef_ps(_mm512_set1_ps(1.f), n); }
+AI vf vsel_pos_nan(vf x, vf neg) {
+    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
+}
+
+/* The bf16 prefix of the 4-row tile: 32 bf16 weights per 512-bit load, widened without
+ * shuffles: as 32-bit lanes, lane i holds element 2i in its low half and 2i+1 in its high
+ * half, so (v << 16) is the even elements and (v & 0xffff0000) the odd ones, exactly; X is
+ * split into even and odd elements once per k step (two permutes shared by the 4 rows) to
+ * match. Returns the k reached. */
+AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W, size_t row,
+                  vf acc[4][NB]) {
     int k = 0;
-    if (wt == WT_BF16) {
-        /* 32 bf16 weights per 512-bit load, widened without shuffles: as 32-bit lanes, lane i
-         * holds element 2i in its low half and 2i+1 in its high half, so (v << 16) is the even
-         * elements and (v & 0xffff0000) the odd ones, exactly; X is split into even and odd
-         * elements once per k step (two permutes shared by the 4 rows) to match. */
-        const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4,
-                                            2, 0);
-        const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5,
-                                            3, 1);
-        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
-        const uint16_t *Wh = (const uint16_t *)W;
-        for (; k + 32 <= K; k += 32) {
-            __m512 xe[NB], xo[NB];
+    if (wt != WT_BF16) return k;
+    const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    const uint16_t *Wh = (const uint16_t *)W;
+    for (; k + 32 <= K; k += 32) {
+        __m512 xe[NB], xo[NB];
+        for (int n = 0; n < nb; n++) {
+            __m512 x0 = _mm512_loadu_ps(X + (size_t)n * ldx + k);
+            __m512 x1 = _mm512_loadu_ps(X + (size_t)n * ldx + k + 16);
+            xe[n] = _mm512_permutex2var_ps(x0, ie, x1);
+            xo[n] = _mm512_permutex2var_ps(x0, io, x1);
+        }
+        for (int r = 0; r < 4; r++) {
+            __m512i v = _mm512_loadu_si512((const void *)(Wh + row + (size_t)r * K + k));
+            __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+            __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(v, hi));
             for (int n = 0; n < nb; n++) {
-                __m512 x0 = _mm512_loadu_ps(X + (size_t)n * ldx + k);
-                __m512 x1 = _mm512_loadu_ps(X + (size_t)n * ldx + k + 16);
-                xe[n] = _mm512_permutex2var_ps(x0, ie, x1);
-                xo[n] = _mm512_permutex2var_ps(x0, io, x1);
-            }
-            for (int r = 0; r < 4; r++) {
-                __m512i v = _mm512_loadu_si512((const void *)(Wh + row + (size_t)r * K + k));
-                __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-                __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(v, hi));
-                for (int n = 0; n < nb; n++) {
-                    acc[r][n] = _mm512_fmadd_ps(we, xe[n], acc[r][n]);
-                    acc[r][n] = _mm512_fmadd_ps(wo, xo[n], acc[r][n]);
-                }
+                acc[r][n] = _mm512_fmadd_ps(we, xe[n], acc[r][n]);
+                acc[r][n] = _mm512_fmadd_ps(wo, xo[n], acc[r][n]);
             }
         }
     }
-    for (; k + 16 <= K; k += 16) {
-        __m512 xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = _mm512_loadu_ps(X + (size_t)n * ldx + k);
-        for (int r = 0; r < 4; r++) {
-            __m512 w = ldw(wt, W, row + (size_t)r * K + k);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = _mm512_fmadd_ps(w, xv[n], acc[r][n]);
-        }
-    }
-    if (k < K) {
-        __mmask16 mk = tail_mask(K - k);
-        __m512 xv[NB];
-        for (int n = 0; n < nb; n++)
-            xv[n] = _mm512_maskz_loadu_ps(mk, X + (size_t)n * ldx + k);
-        for (int r = 0; r < 4; r++) {
-            __m512 w = ldw_mask(wt, W, row + (size_t)r * K + k, mk);
-            for (int n = 0; n < nb; n++)
-                acc[r][n] = _mm512_fmadd_ps(w, xv[n], acc[r][n]);
-        }
-    }
-    for (int n = 0; n < nb; n++) {
-        __m128 s = hsum4(acc[0][n], acc[1][n], acc[2][n], acc[3][n]);
-        if (wt == WT_Q8) s = _mm_mul_ps(s, _mm_loadu_ps(scale + m));
-        if (b) s = _mm_add_ps(s, _mm_loadu_ps(b + m));
-        _mm_storeu_ps(Y + (size_t)n * ldy + m, s);
-    }
+    return k;
 }
 
-/* One row m of W against rows 0..nb-1 of X. */
-AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
-              const float *scale, const float *b, float *Y, int ldy) {
-    __m512 acc[NB];
-    for (int n = 0; n < nb; n++)
-        acc[n] = _mm512_setzero_ps();
-    size_t row = (size_t)m * (size_t)K;
-    int k = 0;
-    for (; k + 16 <= K; k += 16) {
-        __m512 w = ldw(wt, W, row + k);
-        for (int n = 0; n < nb; n++)
-            acc[n] = _mm512_fmadd_ps(w, _mm512_loadu_ps(X + (size_t)n * ldx + k), acc[n]);
-    }
-    if (k < K) {
-        __mmask16 mk = tail_mask(K - k);
-        __m512 w = ldw_mask(wt, W, row + k, mk);
-        for (int n = 0; n < nb; n++)
-            acc[n] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mk, X + (size_t)n * ldx + k), acc[n]);
-    }
-    for (int n = 0; n < nb; n++) {
-        float s = _mm512_reduce_add_ps(acc[n]);
-        if (wt == WT_Q8) s *= scale[m];
-        if (b) s += b[m];
-        Y[(size_t)n * ldy + m] = s;
-    }
-}
-
-AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, const float *scale,
-                 const float *b, float *Y, int ldy, int m0, int m1) {
-    if (N <= 0 || m1 <= m0) return;
-    /* X panel of about 256 KiB (a multiple of NB rows) kept in L2 while W streams. */
-    int panel = K > 0 ? (int)((256u * 1024u) / ((unsigned)K * 4u)) : N;
-    panel = panel / NB * NB;
-    if (panel < NB) panel = NB;
-    for (int n0 = 0; n0 < N; n0 += panel) {
-        int n1 = N - n0 < panel ? N : n0 + panel;
-        int m = m0;
-        for (; m + 4 <= m1; m += 4) {
-            int n = n0;
-            for (; n + NB <= n1; n += NB)
-                tile4(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
-                      ldy);
-            const float *x = X + (size_t)n * ldx;
-            float *y = Y + (size_t)n * ldy;
-            switch (n1 - n) {
-            case 3: tile4(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
-            default: break;
-            }
-        }
-        for (; m < m1; m++) {
-            int n = n0;
-            for (; n + NB <= n1; n += NB)
-                tile1(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
-                      ldy);
-            const float *x = X + (size_t)n * ldx;
-            float *y = Y + (size_t)n * ldy;
-            switch (n1 - n) {
-            case 3: tile1(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
-            default: break;
-            }
-        }
-    }
-}
-
-static void gemm_f32_avx512(int N, int K, const float *X, int ldx, const float *W, const float *b,
-                            float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_F32, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
-}
-
-static void gemm_bf16_avx512(int N, int K, const float *X, int ldx, const uint16_t *W,
-                             const float *b, float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_BF16, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
-}
-
-static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
-                           const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
-}
+#include "vec_loop.h"
+#include "vec_tile.h"
 
 /* ---- q8q: X quantised to int8 per row, integer dot products (VNNI) ------------------------
  * vpdpbusd multiplies u8 by s8, so X is stored as q + 128 (u8) and 128 * sum_k W[m, k] is
@@ -244,20 +155,22 @@ static void gemm_q8_avx512(int N, int K, const float *X, int ldx, const int8_t *
  * nearbyintf) and ((float)dot * d) * scale + b. Results equal the reference bit for bit.
  * X is quantised in chunks of rows into a stack buffer (rows padded to 64 bytes with 128, i.e.
  * q = 0), W loads past K are masked to zero. */
-#define QBUF (64 * 1024)
 
-static float quant_row_avx512(int K, int Kp, const float *x, uint8_t *xu) {
+typedef uint8_t qx_t; /* q + 128 */
+#define QALIGN 64
+
+AI float quant_row(int K, int Kp, const float *x, uint8_t *xu) {
     __m512 mx = _mm512_setzero_ps();
     const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
     int k = 0;
     for (; k + 16 <= K; k += 16)
         mx = _mm512_max_ps(mx, _mm512_and_ps(_mm512_loadu_ps(x + k), absm));
     if (k < K)
-        mx = _mm512_max_ps(mx,
-                           _mm512_and_ps(_mm512_maskz_loadu_ps(tail_mask(K - k), x + k), absm));
+        mx = _mm512_max_ps(mx, _mm512_and_ps(_mm512_maskz_loadu_ps(tail_mask(K - k), x + k), absm));
     float amax = _mm512_reduce_max_ps(mx);
     if (!(amax > 0.f)) {
-        for (int i = 0; i < Kp; i++) xu[i] = 128;
+        for (int i = 0; i < Kp; i++)
+            xu[i] = 128;
         return 0.f;
     }
     const __m512 id = _mm512_set1_ps(127.f / amax);
@@ -280,27 +193,32 @@ AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, 
     __m512i a[4][NB], s[4];
     for (int r = 0; r < nr; r++) {
         s[r] = _mm512_setzero_si512();
-        for (int n = 0; n < nb; n++) a[r][n] = _mm512_setzero_si512();
+        for (int n = 0; n < nb; n++)
+            a[r][n] = _mm512_setzero_si512();
     }
     const int8_t *w0 = W + (size_t)m * (size_t)K;
     int k = 0;
     for (; k + 64 <= K; k += 64) { /* unmasked loads: masked byte loads are slow on Zen */
         __m512i x[NB];
-        for (int n = 0; n < nb; n++) x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
+        for (int n = 0; n < nb; n++)
+            x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
         for (int r = 0; r < nr; r++) {
             __m512i w = _mm512_loadu_si512(w0 + (size_t)r * K + k);
             s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
-            for (int n = 0; n < nb; n++) a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
+            for (int n = 0; n < nb; n++)
+                a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
         }
     }
     if (k < K) {
         __mmask64 mk = ((__mmask64)1 << (K - k)) - 1;
         __m512i x[NB];
-        for (int n = 0; n < nb; n++) x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
+        for (int n = 0; n < nb; n++)
+            x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
         for (int r = 0; r < nr; r++) {
             __m512i w = _mm512_maskz_loadu_epi8(mk, w0 + (size_t)r * K + k);
             s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
-            for (int n = 0; n < nb; n++) a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
+            for (int n = 0; n < nb; n++)
+                a[r][n] = _mm512_dpbusd_epi32(a[r][n], x[n], w);
         }
     }
     for (int r = 0; r < nr; r++) {
@@ -315,63 +233,6 @@ AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, 
     }
 }
 
-static void gemm_q8q_avx512(int N, int K, const float *X, int ldx, const int8_t *W,
-                            const float *scale, const float *b, float *Y, int ldy, int m0,
-                            int m1) {
-    if (N <= 0 || m1 <= m0) return;
-    if (K <= 0) { /* empty dot products, as the reference */
-        for (int n = 0; n < N; n++)
-            for (int m = m0; m < m1; m++)
-                Y[(size_t)n * ldy + m] = ((0.f * 0.f) * scale[m]) + (b ? b[m] : 0.f);
-        return;
-    }
-    const int Kp = (K + 63) / 64 * 64;
-    if (Kp > QBUF) { /* K < 2^16 in the contract; beyond the buffer, the reference */
-        ptts_kernels_ref()->gemm_q8q(N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
-        return;
-    }
-    _Alignas(64) uint8_t xu[QBUF];
-    float d[QBUF / 64];
-    int chunk = QBUF / Kp;
-    if (chunk > NB) chunk = chunk / NB * NB;
-    for (int n0 = 0; n0 < N; n0 += chunk) {
-        int n1 = N - n0 < chunk ? N : n0 + chunk;
-        for (int n = n0; n < n1; n++)
-            d[n - n0] = quant_row_avx512(K, Kp, X + (size_t)n * ldx, xu + (size_t)(n - n0) * Kp);
-        int m = m0;
-        for (; m < m1; m += 4) {
-            int nr = m1 - m >= 4 ? 4 : 1;
-            int n = n0;
-            for (; n + NB <= n1; n += NB) {
-                const uint8_t *x = xu + (size_t)(n - n0) * Kp;
-                if (nr == 4)
-                    qtile(4, NB, K, Kp, x, d + (n - n0), W, m, scale, b, Y + (size_t)n * ldy, ldy);
-                else
-                    qtile(1, NB, K, Kp, x, d + (n - n0), W, m, scale, b, Y + (size_t)n * ldy, ldy);
-            }
-            const uint8_t *x = xu + (size_t)(n - n0) * Kp;
-            const float *dd = d + (n - n0);
-            float *y = Y + (size_t)n * ldy;
-            if (nr == 4) {
-                switch (n1 - n) {
-                case 3: qtile(4, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 2: qtile(4, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 1: qtile(4, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                default: break;
-                }
-            } else {
-                switch (n1 - n) {
-                case 3: qtile(1, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 2: qtile(1, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                case 1: qtile(1, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-                default: break;
-                }
-                m -= 3; /* one row done */
-            }
-        }
-    }
-}
-
 /* ---- panel gemm (outer products) ---------------------------------------------------------
  * W^T packed in panels of 32 outputs ([K][32] contiguous per panel). A tile is R rows of X x
  * one panel: 2R accumulators, per k two W vectors and R broadcasts of X[r][k] for 2R FMAs. Each
@@ -379,10 +240,25 @@ static void gemm_q8q_avx512(int N, int K, const float *X, int ldx, const int8_t 
  * 32..768) costs nothing extra; the panel (K*128 bytes) stays in L1/L2 across the row tiles. */
 #define PR 8 /* rows per tile */
 
-AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, __m512 b0, __m512 b1,
-              __mmask16 mk0, __mmask16 mk1, float *Y, int ldy) {
+typedef struct {
+    __m512 b0, b1;      /* bias of outputs 0..15, 16..31 (0 without bias or past M) */
+    __mmask16 mk0, mk1; /* outputs of the panel below M */
+} panel_out;
+
+AI panel_out panel_setup(const float *b, int m, int left) {
+    panel_out o;
+    o.mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
+    o.mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
+    o.b0 = b ? _mm512_maskz_loadu_ps(o.mk0, b + m) : _mm512_setzero_ps();
+    o.b1 = b ? _mm512_maskz_loadu_ps(o.mk1, b + m + 16) : _mm512_setzero_ps();
+    return o;
+}
+
+AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
+              int ldy) {
     __m512 a0[PR], a1[PR];
-    for (int r = 0; r < nr; r++) a0[r] = a1[r] = _mm512_setzero_ps();
+    for (int r = 0; r < nr; r++)
+        a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k = 0; k < K; k++) {
         __m512 w0 = _mm512_loadu_ps(Wp + (size_t)k * 32);
         __m512 w1 = _mm512_loadu_ps(Wp + (size_t)k * 32 + 16);
@@ -393,37 +269,8 @@ AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, __m512 b0
         }
     }
     for (int r = 0; r < nr; r++) {
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, mk0, _mm512_add_ps(a0[r], b0));
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, mk1, _mm512_add_ps(a1[r], b1));
-    }
-}
-
-static void gemm_f32_panel_avx512(int K, const float *X, int ldx, const float *Wp, const float *b,
-                                  float *Y, int ldy, int M, int n0, int n1, int p0, int p1) {
-    for (int p = p0; p < p1; p++) {
-        const int m = p * 32, left = M - m;
-        if (left <= 0) break;
-        __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
-        __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
-        __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
-        __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
-        const float *W = Wp + (size_t)p * K * 32;
-        int n = n0;
-        for (; n + PR <= n1; n += PR)
-            ptile(PR, K, X + (size_t)n * ldx, ldx, W, b0, b1, mk0, mk1, Y + (size_t)n * ldy + m,
-                  ldy);
-        const float *x = X + (size_t)n * ldx;
-        float *y = Y + (size_t)n * ldy + m;
-        switch (n1 - n) {
-        case 7: ptile(7, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 6: ptile(6, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 5: ptile(5, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 4: ptile(4, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 3: ptile(3, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 2: ptile(2, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        case 1: ptile(1, K, x, ldx, W, b0, b1, mk0, mk1, y, ldy); break;
-        default: break;
-        }
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, o->mk0, _mm512_add_ps(a0[r], o->b0));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, o->mk1, _mm512_add_ps(a1[r], o->b1));
     }
 }
 
@@ -435,7 +282,6 @@ static void gemm_f32_panel_avx512(int K, const float *X, int ldx, const float *W
  * instruction) into a stack buffer, a chunk of rows at a time, and reused by every panel; the
  * panel (K*64 bytes) is then re-read from L1/L2 by the chunk's row tiles. Each output is one
  * vdpbf16ps chain in pair order, which is the reference's arithmetic (identical bits). */
-#define BXBUF (64 * 1024) /* bytes of bf16 X rows per chunk */
 
 /* rows x K floats (stride ldx) -> bf16 rows of Kp = K rounded up to even (zero-padded). */
 static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_t *xb) {
@@ -459,9 +305,11 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
     }
 }
 
-AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, __m512 b0, __m512 b1,
-              __mmask16 mk0, __mmask16 mk1, float *Y, int ldy) {
-    __m512 a0[PR], a1[PR];
+#define BPR 8 /* rows per bf16 tile */
+
+AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
+              float *Y, int ldy) {
+    __m512 a0[BPR], a1[BPR];
     for (int r = 0; r < nr; r++)
         a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k2 = 0; k2 < K2; k2++) {
@@ -476,255 +324,19 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, __
         }
     }
     for (int r = 0; r < nr; r++) {
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, mk0, _mm512_add_ps(a0[r], b0));
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, mk1, _mm512_add_ps(a1[r], b1));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, o->mk0, _mm512_add_ps(a0[r], o->b0));
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + 16, o->mk1, _mm512_add_ps(a1[r], o->b1));
     }
 }
 
-static void gemm_bf16_panel_avx512(int K, const float *X, int ldx, const uint16_t *Wp16,
-                                   const float *b, float *Y, int ldy, int M, int n0, int n1, int p0,
-                                   int p1) {
-    if (n1 <= n0 || K < 0 || K > PTTS_BF16_PANEL_KMAX) return;
-    const int Kp = (K + 1) & ~1, K2 = Kp / 2;
-    _Alignas(64) uint16_t xb[BXBUF / sizeof(uint16_t)];
-    int chunk = Kp ? BXBUF / (2 * Kp) : n1 - n0;
-    if (chunk >= PR) chunk -= chunk % PR;
-    for (int nc = n0; nc < n1; nc += chunk) {
-        const int rows = n1 - nc < chunk ? n1 - nc : chunk;
-        xrows_bf16(rows, K, Kp, X + (size_t)nc * ldx, ldx, xb);
-        for (int p = p0; p < p1; p++) {
-            const int m = p * 32, left = M - m;
-            if (left <= 0) break;
-            __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
-            __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
-            __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
-            __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
-            const uint16_t *W = Wp16 + (size_t)p * K2 * 64;
-            float *Yc = Y + (size_t)nc * ldy + m;
-            int r = 0;
-            for (; r + PR <= rows; r += PR)
-                btile(PR, K2, xb + (size_t)r * Kp, Kp, W, b0, b1, mk0, mk1, Yc + (size_t)r * ldy,
-                      ldy);
-            const uint16_t *x = xb + (size_t)r * Kp;
-            float *y = Yc + (size_t)r * ldy;
-            switch (rows - r) {
-            case 7: btile(7, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 6: btile(6, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 5: btile(5, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 4: btile(4, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 3: btile(3, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 2: btile(2, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            case 1: btile(1, K2, x, Kp, W, b0, b1, mk0, mk1, y, ldy); break;
-            default: break;
-            }
-        }
-    }
-}
+#include "gemm_loop.h"
 
-/* ---- elementwise ------------------------------------------------------------------------ */
-
-/* exp(x): NaN in -> NaN out, x > 88.73 -> inf, x < -103.98 -> 0, subnormal results kept. */
-AI __m512 exp16(__m512 x) {
-    /* max(lo, x) / min(hi, x) return x when x is NaN, so NaN propagates. */
-    x = _mm512_max_ps(_mm512_set1_ps(-104.f), x);
-    x = _mm512_min_ps(_mm512_set1_ps(89.f), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
-    p = _mm512_add_ps(p, _mm512_set1_ps(1.f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* expm1(x) for x <= 0 (elu's negative side): 2^n * expm1(r) + (2^n - 1), |r| <= ln2/2. */
-AI __m512 expm1_neg16(__m512 x) {
-    x = _mm512_max_ps(_mm512_set1_ps(-88.f), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    /* expm1(r) = r + r^2 (1/2 + r/6 + ... + r^6/40320) */
-    __m512 p = _mm512_set1_ps(2.48015873e-5f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.98412698e-4f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888889e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666667e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666667e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
-    __m512 s = _mm512_scalef_ps(_mm512_set1_ps(1.f), n); /* 2^n, n >= -127 */
-    return _mm512_fmadd_ps(s, p, _mm512_sub_ps(s, _mm512_set1_ps(1.f)));
-}
-
-/* tanh GELU as x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): the same function as
- * 0.5 x (1 + tanh u) without the cancellation of 1 + tanh for negative x; |x| large gives x or
- * -0 (exp saturates), NaN propagates. */
-AI __m512 gelu16(__m512 x) {
-    __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
-    __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
-                          _mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x));
-    __m512 e = exp16(_mm512_mul_ps(u, _mm512_set1_ps(-2.f)));
-    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
-}
-
-AI __m512 silu16(__m512 x) {
-    __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), x));
-    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
-}
-
-AI __m512 elu16(__m512 x) {
-    __m512 neg = expm1_neg16(_mm512_min_ps(_mm512_setzero_ps(), x));
-    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
-    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
-}
-
-static void gelu_avx512(float *x, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(x + i, gelu16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(x + i, mk, gelu16(_mm512_maskz_loadu_ps(mk, x + i)));
-    }
-}
-
-static void silu_avx512(float *y, const float *x, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, silu16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, mk, silu16(_mm512_maskz_loadu_ps(mk, x + i)));
-    }
-}
-
-static void elu_avx512(float *y, const float *x, int n) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, elu16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, mk, elu16(_mm512_maskz_loadu_ps(mk, x + i)));
-    }
-}
-
-static void softmax_avx512(float *x, int n) {
-    if (n <= 0) return;
-    __m512 mx = _mm512_set1_ps(-INFINITY);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, x + i));
-    }
-    float m = _mm512_reduce_max_ps(mx);
-    __m512 mv = _mm512_set1_ps(m);
-    __m512 s = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
-        _mm512_storeu_ps(x + i, e);
-        s = _mm512_add_ps(s, e);
-    }
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv));
-        _mm512_mask_storeu_ps(x + i, mk, e);
-        s = _mm512_mask_add_ps(s, mk, s, e);
-    }
-    __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(s));
-    for (i = 0; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        _mm512_mask_storeu_ps(x + i, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), inv));
-    }
-}
-
-static void layernorm_avx512(float *y, const float *x, const float *w, const float *b, int n,
-                             float eps) {
-    if (n <= 0) return;
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
-    }
-    for (; i + 16 <= n; i += 16)
-        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-    if (i < n) s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
-    float mean = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) / (float)n;
-    __m512 mv = _mm512_set1_ps(mean);
-    s0 = _mm512_setzero_ps();
-    s1 = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
-        s0 = _mm512_fmadd_ps(d, d, s0);
-    }
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        __m512 d = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + i), mv);
-        s1 = _mm512_fmadd_ps(d, d, s1);
-    }
-    float var = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) / (float)n;
-    __m512 inv = _mm512_set1_ps(1.f / sqrtf(var + eps));
-    for (i = 0; i < n; i += 16) {
-        __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
-        __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv), inv);
-        if (w) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, w + i));
-        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, b + i));
-        _mm512_mask_storeu_ps(y + i, mk, v);
-    }
-}
-
-static float dot_avx512(const float *a, const float *b, int n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(),
-           s3 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
-    }
-    for (; i + 16 <= n; i += 16)
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        s1 =
-            _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, a + i), _mm512_maskz_loadu_ps(mk, b + i), s1);
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
-static void axpy_avx512(float *y, float a, const float *x, int n) {
-    __m512 av = _mm512_set1_ps(a);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i,
-                         _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-    if (i < n) {
-        __mmask16 mk = tail_mask(n - i);
-        __m512 v =
-            _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, x + i), _mm512_maskz_loadu_ps(mk, y + i));
-        _mm512_mask_storeu_ps(y + i, mk, v);
-    }
-}
-
-/* dot_avx512 over consecutive rows with q loaded once: the same loads, FMAs and final sums in
- * the same order per row as dot_avx512 (identical results), without a call per row. */
+/* dot_isa over consecutive rows with q loaded once: the same loads, FMAs and final sums in
+ * the same order per row as dot_isa (identical results), without a call per row. */
 static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, int n, float scale,
                             float *out) {
     if (n != 64) { /* the head width of every shipped model; others take the plain loop */
-        for (int r = 0; r < rows; r++) out[r] = dot_avx512(q, K + (size_t)r * ldk, n) * scale;
+        dot_rows_isa(q, K, ldk, rows, n, scale, out);
         return;
     }
     const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16),
@@ -741,11 +353,11 @@ static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, i
     }
 }
 
-/* axpy_avx512 over rows with y held in registers: per element y = fma(p[r], x, y) for r in
- * order, exactly as `rows` axpy_avx512 calls. */
+/* axpy_isa over rows with y held in registers: per element y = fma(p[r], x, y) for r in
+ * order, exactly as `rows` axpy_isa calls. */
 static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, int rows, int n) {
     if (n != 64) {
-        for (int r = 0; r < rows; r++) axpy_avx512(y, p[r], V + (size_t)r * ldv, n);
+        axpy_rows_isa(y, p, V, ldv, rows, n);
         return;
     }
     __m512 y0 = _mm512_loadu_ps(y), y1 = _mm512_loadu_ps(y + 16), y2 = _mm512_loadu_ps(y + 32),
@@ -766,21 +378,21 @@ static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, 
 
 static const ptts_kernels k_avx512 = {
     .isa = "avx512",
-    .gemm_f32 = gemm_f32_avx512,
-    .gemm_f32_panel = gemm_f32_panel_avx512,
-    .gemm_bf16_panel = gemm_bf16_panel_avx512,
-    .gemm_bf16 = gemm_bf16_avx512,
-    .gemm_q8 = gemm_q8_avx512,
-    .gemm_q8q = gemm_q8q_avx512,
-    .layernorm = layernorm_avx512,
-    .softmax = softmax_avx512,
-    .gelu = gelu_avx512,
-    .silu = silu_avx512,
-    .elu = elu_avx512,
-    .dot = dot_avx512,
+    .gemm_f32 = gemm_f32_isa,
+    .gemm_f32_panel = gemm_f32_panel_isa,
+    .gemm_bf16_panel = gemm_bf16_panel_isa,
+    .gemm_bf16 = gemm_bf16_isa,
+    .gemm_q8 = gemm_q8_isa,
+    .gemm_q8q = gemm_q8q_isa,
+    .layernorm = layernorm_isa,
+    .softmax = softmax_isa,
+    .gelu = gelu_isa,
+    .silu = silu_isa,
+    .elu = elu_isa,
+    .dot = dot_isa,
     .dot_rows = dot_rows_avx512,
     .axpy_rows = axpy_rows_avx512,
-    .axpy = axpy_avx512,
+    .axpy = axpy_isa,
 };
 
 const ptts_kernels *ptts_kernels_avx512(void);

@@ -1,10 +1,8 @@
 /* kernels_ref.c - the scalar reference kernels: the specification every ISA variant is held to
  * (tests/test_kernels.c). Plain loops, float32 accumulation in index order. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "../safetensors.h"
 #include "kernels.h"
 
 static void gemm_f32_ref(int N, int K, const float *X, int ldx, const float *W, const float *b,
@@ -35,6 +33,23 @@ static void gemm_f32_panel_ref(int K, const float *X, int ldx, const float *Wp, 
 
 /* ---- bf16 panels (vdpbf16ps arithmetic, kernels.h) ---- */
 
+/* bf16 <-> f32 as the weight files define them (safetensors.c): widening is exact; narrowing
+ * rounds to nearest even, NaN stays a quiet NaN, overflow carries into inf. Defined here too so
+ * that the kernels depend on nothing above them. */
+static float bf16_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint16_t f32_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
+
 size_t ptts_bf16_panel_elems(int out, int in) {
     return (size_t)((out + PTTS_PANEL - 1) / PTTS_PANEL) * (size_t)((in + 1) / 2) * PTTS_PANEL * 2;
 }
@@ -47,21 +62,22 @@ void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16) {
                 for (int i = 0; i < 2; i++) {
                     int m = p * PTTS_PANEL + j, k = 2 * k2 + i;
                     float v = m < out && k < in ? w[(size_t)m * in + k] : 0.f;
-                    wp16[(((size_t)p * k2n + k2) * PTTS_PANEL + j) * 2 + i] = st_f32_to_bf16(v);
+                    uint16_t h = f32_bf16(v);
+                    if (!(h & 0x7f80)) h &= 0x8000; /* subnormal: read as a signed 0 */
+                    wp16[(((size_t)p * k2n + k2) * PTTS_PANEL + j) * 2 + i] = h;
                 }
 }
 
 /* A bf16 operand as vdpbf16ps reads it: subnormals are 0 (sign kept). */
 static float bf16_daz(uint16_t h) {
-    return (h & 0x7f80) ? st_bf16_to_f32(h) : st_bf16_to_f32((uint16_t)(h & 0x8000));
+    return (h & 0x7f80) ? bf16_f32(h) : bf16_f32((uint16_t)(h & 0x8000));
 }
 
-/* x rounded to bf16 as vcvtne2ps2bf16 does: nearest even, f32 subnormal input -> signed 0. */
-static uint16_t bf16_round(float x) {
+uint16_t ptts_bf16_round(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000);
-    return st_f32_to_bf16(x);
+    return f32_bf16(x);
 }
 
 static float ftz(float v) { return fabsf(v) < 0x1p-126f ? copysignf(0.f, v) : v; }
@@ -78,8 +94,8 @@ static void gemm_bf16_panel_ref(int K, const float *X, int ldx, const uint16_t *
             float acc = 0.f;
             for (int k2 = 0; k2 < k2n; k2++) {
                 const uint16_t *wk = w + (size_t)k2 * PTTS_PANEL * 2;
-                float xe = bf16_daz(bf16_round(x[2 * k2]));
-                float xo = 2 * k2 + 1 < K ? bf16_daz(bf16_round(x[2 * k2 + 1])) : 0.f;
+                float xe = bf16_daz(ptts_bf16_round(x[2 * k2]));
+                float xo = 2 * k2 + 1 < K ? bf16_daz(ptts_bf16_round(x[2 * k2 + 1])) : 0.f;
                 acc = ftz(fmaf(xo, bf16_daz(wk[1]), acc));
                 acc = ftz(fmaf(xe, bf16_daz(wk[0]), acc));
             }
@@ -95,7 +111,7 @@ static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t 
         for (int m = m0; m < m1; m++) {
             const uint16_t *w = W + (size_t)m * K;
             float acc = 0.f;
-            for (int k = 0; k < K; k++) acc += x[k] * st_bf16_to_f32(w[k]);
+            for (int k = 0; k < K; k++) acc += x[k] * bf16_f32(w[k]);
             Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
         }
     }
@@ -115,7 +131,7 @@ static void gemm_q8_ref(int N, int K, const float *X, int ldx, const int8_t *W,
 }
 
 /* The quantisation of one row of X for gemm_q8q (kernels.h): q[k] in [-127, 127], returns d. */
-static float quant_row_ref(int K, const float *x, int *q) {
+static float quant_row_ref(int K, const float *x, int8_t *q) {
     float amax = 0.f;
     for (int k = 0; k < K; k++) amax = fmaxf(amax, fabsf(x[k]));
     if (!(amax > 0.f)) {
@@ -125,15 +141,15 @@ static float quant_row_ref(int K, const float *x, int *q) {
     float id = 127.f / amax;
     for (int k = 0; k < K; k++) {
         float v = nearbyintf(x[k] * id); /* round to nearest even (default rounding mode) */
-        q[k] = v > 127.f ? 127 : v < -127.f ? -127 : (int)v;
+        q[k] = (int8_t)(v > 127.f ? 127 : v < -127.f ? -127 : (int)v);
     }
     return amax / 127.f;
 }
 
 static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W,
                          const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
-    int *q = malloc((size_t)(K > 0 ? K : 1) * sizeof(int));
-    if (!q) abort();
+    if (K > PTTS_Q8Q_KMAX) return; /* outside the contract (kernels.h) */
+    int8_t q[PTTS_Q8Q_KMAX];
     for (int n = 0; n < N; n++) {
         float d = quant_row_ref(K, X + (size_t)n * ldx, q);
         for (int m = m0; m < m1; m++) {
@@ -145,7 +161,6 @@ static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W,
             Y[(size_t)n * ldy + m] = y + (b ? b[m] : 0.f);
         }
     }
-    free(q);
 }
 
 static void layernorm_ref(float *y, const float *x, const float *w, const float *b, int n,

@@ -1,0 +1,235 @@
+/*
+ * gemm_loop.h - the ISA-independent driver loops of the SIMD kernel tables: blocking over
+ * rows of X and W, X panels, stack buffers of quantised / rounded X rows, panel stepping and
+ * the dispatch of tails to register tiles of constant size. Included by kernels_avx2.c,
+ * kernels_avx512.c and kernels_neon.c after they define their register-level code; every
+ * function here is static, so each table gets its own copy compiled with its own flags.
+ *
+ * The including file defines:
+ *   AI                       static inline always_inline
+ *   WT_F32, WT_BF16, WT_Q8   weight types of the widening gemm
+ *   NB                       X rows per widening / q8q tile (3 or 4)
+ *   tile4, tile1             (wt, nb, K, X, ldx, W, m, scale, b, Y, ldy): rows m..m+3 (or m) of
+ *                            W against rows 0..nb-1 of X, nb <= NB a constant after inlining
+ *   qx_t, QALIGN             element type of a quantised X row (q8q) and the multiple of K its
+ *                            rows are padded to (with the value of q = 0)
+ *   quant_row                (K, Kp, x, xq) -> d: row x quantised as kernels.h specifies
+ *   qtile                    (nr, nb, K, Kp, xq, d, W, m, scale, b, Y, ldy), nr 1 or 4
+ *   PR, BPR                  X rows per f32 / bf16 panel tile (2, 3, 4 or 8, as a literal: the
+ *                            tail dispatch is chosen by token pasting)
+ *   panel_out, panel_setup   (b, m, left): bias and store masks of one panel (left outputs)
+ *   ptile                    (nr, K, X, ldx, Wp, o, Y, ldy): f32 panel tile, nr <= PR
+ *   xrows_bf16               (rows, K, Kp, X, ldx, xb): rows of X rounded to bf16 as
+ *                            kernels.h specifies (DAZ), zero-padded to Kp = K rounded up to even
+ *   btile                    (nr, K2, xb, Kp, Wp16, o, Y, ldy): bf16 panel tile, nr <= BPR
+ */
+#ifndef PTTS_GEMM_LOOP_H
+#define PTTS_GEMM_LOOP_H
+
+#if NB != 3 && NB != 4
+#error "gemm_loop.h: NB must be 3 or 4"
+#endif
+
+/* ---- widening gemm (f32 / bf16 / q8 weights, f32 accumulation) ---------------------------
+ * m blocks of 4 rows of W outside, chunks of NB rows of X inside, so a 4-row W block is read
+ * from memory once and re-read from L1/L2 by every chunk; X in panels of about 256 KiB (a
+ * multiple of NB rows) kept in L2 while W streams past: W is read once per panel. */
+AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, const float *scale,
+                 const float *b, float *Y, int ldy, int m0, int m1) {
+    if (N <= 0 || m1 <= m0) return;
+    int panel = K > 0 ? (int)((256u * 1024u) / ((unsigned)K * 4u)) : N;
+    panel = panel / NB * NB;
+    if (panel < NB) panel = NB;
+    for (int n0 = 0; n0 < N; n0 += panel) {
+        const int n1 = N - n0 < panel ? N : n0 + panel;
+        int m = m0;
+        for (; m + 4 <= m1; m += 4) {
+            int n = n0;
+            for (; n + NB <= n1; n += NB)
+                tile4(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
+                      ldy);
+            const float *x = X + (size_t)n * ldx;
+            float *y = Y + (size_t)n * ldy;
+            switch (n1 - n) {
+#if NB > 3
+            case 3: tile4(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+#endif
+            case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
+            default: break;
+            }
+        }
+        for (; m < m1; m++) {
+            int n = n0;
+            for (; n + NB <= n1; n += NB)
+                tile1(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
+                      ldy);
+            const float *x = X + (size_t)n * ldx;
+            float *y = Y + (size_t)n * ldy;
+            switch (n1 - n) {
+#if NB > 3
+            case 3: tile1(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+#endif
+            case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
+            default: break;
+            }
+        }
+    }
+}
+
+static void gemm_f32_isa(int N, int K, const float *X, int ldx, const float *W, const float *b,
+                         float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_F32, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+}
+
+static void gemm_bf16_isa(int N, int K, const float *X, int ldx, const uint16_t *W, const float *b,
+                          float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_BF16, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+}
+
+static void gemm_q8_isa(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                        const float *b, float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
+/* ---- q8q: X quantised per row into a stack buffer, integer dot products ------------------
+ * Chunks of rows of X are quantised once (QBUF bytes) and reused by every W block; m blocks of
+ * 4 rows (the last ones 1 row), chunks of NB rows of X inside. */
+#define QBUF (64 * 1024)
+
+static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                         const float *b, float *Y, int ldy, int m0, int m1) {
+    if (N <= 0 || m1 <= m0 || K > PTTS_Q8Q_KMAX) return;
+    if (K <= 0) { /* empty dot products: d = 0, dot = 0, as the reference */
+        for (int n = 0; n < N; n++)
+            for (int m = m0; m < m1; m++)
+                Y[(size_t)n * ldy + m] = ((0.f * 0.f) * scale[m]) + (b ? b[m] : 0.f);
+        return;
+    }
+    const int Kp = (K + QALIGN - 1) / QALIGN * QALIGN;
+    _Alignas(64) qx_t xq[QBUF / sizeof(qx_t)];
+    float d[QBUF / QALIGN];
+    int chunk = (int)(QBUF / sizeof(qx_t)) / Kp;
+    if (chunk > NB) chunk = chunk / NB * NB;
+    for (int n0 = 0; n0 < N; n0 += chunk) {
+        const int n1 = N - n0 < chunk ? N : n0 + chunk;
+        for (int n = n0; n < n1; n++)
+            d[n - n0] = quant_row(K, Kp, X + (size_t)n * ldx, xq + (size_t)(n - n0) * Kp);
+        for (int m = m0; m < m1;) {
+            const int four = m1 - m >= 4;
+            int n = n0;
+            for (; n + NB <= n1; n += NB) {
+                const qx_t *x = xq + (size_t)(n - n0) * Kp;
+                float *y = Y + (size_t)n * ldy;
+                if (four)
+                    qtile(4, NB, K, Kp, x, d + (n - n0), W, m, scale, b, y, ldy);
+                else
+                    qtile(1, NB, K, Kp, x, d + (n - n0), W, m, scale, b, y, ldy);
+            }
+            const qx_t *x = xq + (size_t)(n - n0) * Kp;
+            const float *dd = d + (n - n0);
+            float *y = Y + (size_t)n * ldy;
+            switch ((n1 - n) * 2 + four) {
+#if NB > 3
+            case 7: qtile(4, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 6: qtile(1, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+#endif
+            case 5: qtile(4, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 3: qtile(4, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 4: qtile(1, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 2: qtile(1, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            default: break;
+            }
+            m += four ? 4 : 1;
+        }
+    }
+}
+
+/* ---- panels (outer products) --------------------------------------------------------------
+ * Rows [n0, n1) of X in tiles of PR rows against one panel of 32 outputs at a time. */
+
+/* The tails of PANEL_ROWS: TILE(t, r) for the t < P rows left, t a constant. */
+#define PANEL_TAIL_8(TILE, r)                                                                      \
+    case 7: TILE(7, r); break;                                                                     \
+    case 6: TILE(6, r); break;                                                                     \
+    case 5: TILE(5, r); break;                                                                     \
+    case 4:                                                                                        \
+        TILE(4, r);                                                                                \
+        break;                                                                                     \
+        PANEL_TAIL_4(TILE, r)
+#define PANEL_TAIL_4(TILE, r)                                                                      \
+    case 3:                                                                                        \
+        TILE(3, r);                                                                                \
+        break;                                                                                     \
+        PANEL_TAIL_3(TILE, r)
+#define PANEL_TAIL_3(TILE, r)                                                                      \
+    case 2:                                                                                        \
+        TILE(2, r);                                                                                \
+        break;                                                                                     \
+        PANEL_TAIL_2(TILE, r)
+#define PANEL_TAIL_2(TILE, r)                                                                      \
+    case 1:                                                                                        \
+        TILE(1, r);                                                                                \
+        break;
+#define PANEL_TAIL(P, TILE, r) PANEL_TAIL_EXPAND(P, TILE, r)
+#define PANEL_TAIL_EXPAND(P, TILE, r) PANEL_TAIL_##P(TILE, r)
+
+/* Calls TILE(nr, r) over the rows [0, rows) in tiles of P rows (a macro: 2, 3, 4 or 8), then
+ * the tail. */
+#define PANEL_ROWS(rows, P, TILE)                                                                  \
+    do {                                                                                           \
+        int r_ = 0;                                                                                \
+        for (; r_ + (P) <= (rows); r_ += (P))                                                      \
+            TILE(P, r_);                                                                           \
+        switch ((rows)-r_) {                                                                       \
+            PANEL_TAIL(P, TILE, r_)                                                                \
+        default: break;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static void gemm_f32_panel_isa(int K, const float *X, int ldx, const float *Wp, const float *b,
+                               float *Y, int ldy, int M, int n0, int n1, int p0, int p1) {
+    if (n1 <= n0) return;
+    const float *Xn = X + (size_t)n0 * ldx;
+    for (int p = p0; p < p1; p++) {
+        const int m = p * PTTS_PANEL, left = M - m;
+        if (left <= 0) break;
+        const panel_out o = panel_setup(b, m, left);
+        const float *W = Wp + (size_t)p * K * PTTS_PANEL;
+        float *Ym = Y + (size_t)n0 * ldy + m;
+#define PTILE(nr, r) ptile(nr, K, Xn + (size_t)(r)*ldx, ldx, W, &o, Ym + (size_t)(r)*ldy, ldy)
+        PANEL_ROWS(n1 - n0, PR, PTILE);
+#undef PTILE
+    }
+}
+
+/* X rows rounded to bf16 once per chunk (BXBUF bytes) and reused by every panel; the panel
+ * (K * 64 bytes) is re-read from L1/L2 by the chunk's row tiles. */
+#define BXBUF (64 * 1024)
+
+static void gemm_bf16_panel_isa(int K, const float *X, int ldx, const uint16_t *Wp16,
+                                const float *b, float *Y, int ldy, int M, int n0, int n1, int p0,
+                                int p1) {
+    if (n1 <= n0 || K < 0 || K > PTTS_BF16_PANEL_KMAX) return;
+    const int Kp = (K + 1) & ~1, K2 = Kp / 2;
+    _Alignas(64) uint16_t xb[BXBUF / sizeof(uint16_t)];
+    int chunk = Kp ? BXBUF / (2 * Kp) : n1 - n0;
+    if (chunk >= BPR) chunk -= chunk % BPR;
+    for (int nc = n0; nc < n1; nc += chunk) {
+        const int rows = n1 - nc < chunk ? n1 - nc : chunk;
+        xrows_bf16(rows, K, Kp, X + (size_t)nc * ldx, ldx, xb);
+        for (int p = p0; p < p1; p++) {
+            const int m = p * PTTS_PANEL, left = M - m;
+            if (left <= 0) break;
+            const panel_out o = panel_setup(b, m, left);
+            const uint16_t *W = Wp16 + (size_t)p * K2 * 2 * PTTS_PANEL;
+            float *Yc = Y + (size_t)nc * ldy + m;
+#define BTILE(nr, r) btile(nr, K2, xb + (size_t)(r)*Kp, Kp, W, &o, Yc + (size_t)(r)*ldy, ldy)
+            PANEL_ROWS(rows, BPR, BTILE);
+#undef BTILE
+        }
+    }
+}
+
+#endif
