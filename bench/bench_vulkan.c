@@ -19,12 +19,55 @@
 #include <time.h>
 
 #include "engine_vulkan.h"
-#include "model.h"
+#include "vulkan/vk.h"
+#include "ops.h"
+#include "weights.h"
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The device's copy bandwidth: reps copies of `bytes` between two device-local buffers in one
+ * submit, timed on the host; GB/s counted as bytes read + written. A roofline for the engine's
+ * memory-bound kernels. */
+static int copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
+    *gbs = 0;
+    if (bytes == 0 || reps < 1) return ptts_fail(e, PTTS_E_INVALID, "bandwidth: nothing to copy");
+    pvk_ctx c;
+    int rc = pvk_create(&c, NULL, e);
+    if (rc) return rc;
+    pvk_buffer a = {0}, b = {0};
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    rc = pvk_buffer_create(&c, &a, bytes, 0, e);
+    if (!rc) rc = pvk_buffer_create(&c, &b, bytes, 0, e);
+    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
+    if (!rc) {
+        pvk_fill(cb, &a, 0, bytes, 0x3f800000u);
+        rc = pvk_cmd_end(&c, cb, e);
+    }
+    if (!rc) rc = pvk_submit_wait(&c, cb, e); /* first touch of both buffers */
+    if (cb) pvk_cmd_free(&c, cb);
+    cb = VK_NULL_HANDLE;
+    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
+    if (!rc) {
+        for (int i = 0; i < reps; i++) pvk_copy(cb, i % 2 ? &b : &a, 0, i % 2 ? &a : &b, 0, bytes);
+        rc = pvk_cmd_end(&c, cb, e);
+    }
+    if (!rc) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = pvk_submit_wait(&c, cb, e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (!rc && s > 0) *gbs = 2.0 * (double)bytes * reps / s * 1e-9;
+    }
+    if (cb) pvk_cmd_free(&c, cb);
+    pvk_buffer_destroy(&c, &a);
+    pvk_buffer_destroy(&c, &b);
+    pvk_destroy(&c);
+    return rc;
 }
 
 static void die(const char *what, const ptts_error *e) {
@@ -50,7 +93,7 @@ int main(int argc, char **argv) {
     if (!ops || ptts_vulkan_probe(NULL, dev, sizeof dev, &discrete, &e)) die("no Vulkan", &e);
     if (bw > 0) {
         double gbs;
-        if (ptts_vulkan_copy_bandwidth((size_t)bw << 20, 20, &gbs, &e)) die("bandwidth", &e);
+        if (copy_bandwidth((size_t)bw << 20, 20, &gbs, &e)) die("bandwidth", &e);
         printf("device copy bandwidth (%d MiB buffers, 20 copies, read + write): %.0f GB/s\n", bw,
                gbs);
     }
@@ -63,11 +106,9 @@ int main(int argc, char **argv) {
     ptts_weights_options wo = {0};
     if (bf16) wo.mode = PTTS_WMODE_BF16; /* bf16 backbone/codec storage (stepk streams it) */
     if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
-    /* the engine needs only the weights (and the arch): a model shell around them */
-    ptts_model m;
-    memset(&m, 0, sizeof m);
-    m.w = w;
-    m.ctx.k = ptts_kernels_ref();
+    /* the engine needs only the weights */
+    const ptts_ctx ctx = {ptts_kernels_ref(), NULL};
+    const ptts_engine_args args = {.w = w, .ctx = &ctx};
     a = w->arch;
     const int P = 125, n_ids = 40; /* a 10 s voice, a 40-token chunk */
     ptts_voice_state *v;
@@ -93,7 +134,7 @@ int main(int argc, char **argv) {
         if (S < 1) continue;
         void *eng;
         double t0 = now();
-        if (ops->create(&eng, &m, S, &e)) die("create", &e);
+        if (ops->create(&eng, &args, S, &e)) die("create", &e);
         double t_create = now() - t0;
         int *slots = malloc((size_t)S * sizeof(int)), *counts = malloc((size_t)S * sizeof(int));
         float *noise = malloc((size_t)S * kk * a.ld * sizeof(float));

@@ -50,7 +50,7 @@ typedef struct ptts_engine_args {
 
 typedef struct ptts_engine_ops {
     const char *name;
-    int (*create)(void **eng, const ptts_model *m, int slots, ptts_error *e);
+    int (*create)(void **eng, const ptts_engine_args *a, int slots, ptts_error *e);
     void (*destroy)(void *eng);
     /* The largest k this engine takes in one step call (1 for the CPU). */
     int (*max_steps_per_call)(void *eng);

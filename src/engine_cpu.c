@@ -57,7 +57,8 @@ typedef struct cpu_slot {
 } cpu_slot;
 
 typedef struct cpu_engine {
-    const ptts_model *m;
+    const ptts_weights *w;
+    ptts_ctx ctx;
     int n_slots;
     cpu_slot *slot;
     ptts_flow *flow;
@@ -127,12 +128,13 @@ static void cpu_destroy(void *p) {
     free(g);
 }
 
-static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
+static int cpu_create(void **out, const ptts_engine_args *m, int slots, ptts_error *e) {
     *out = NULL;
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
     cpu_engine *g = calloc(1, sizeof *g);
     if (!g) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    g->m = m;
+    g->w = m->w;
+    g->ctx = *m->ctx;
     const ptts_arch *a = &m->w->arch;
     g->slot = calloc((size_t)slots, sizeof *g->slot);
     g->h = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
@@ -148,16 +150,16 @@ static int cpu_create(void **out, const ptts_model *m, int slots, ptts_error *e)
     g->eos_pre = ptts_calloc_aligned((size_t)slots * sizeof(float));
     g->pick = calloc((size_t)slots, sizeof *g->pick);
     g->overlap = m->overlap;
-    g->solo.k = m->ctx.k;
+    g->solo.k = m->ctx->k;
     g->solo.pool = NULL;
-    int threads = ptts_pool_threads(m->ctx.pool);
+    int threads = ptts_pool_threads(m->ctx->pool);
     if (threads > 1) g->sub = ptts_pool_create_borrowed(threads);
-    g->bbctx.k = m->ctx.k;
+    g->bbctx.k = m->ctx->k;
     g->bbctx.pool = g->sub;
     g->decs = calloc((size_t)slots, sizeof *g->decs);
     g->lats = calloc((size_t)slots, sizeof *g->lats);
     if (threads > 1) g->csub = ptts_pool_create_borrowed(threads);
-    g->cctx.k = m->ctx.k;
+    g->cctx.k = m->ctx->k;
     g->cctx.pool = g->csub;
     int rc = 0;
     if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs ||
@@ -188,7 +190,7 @@ static int cpu_set_sampler_steps(void *p, int steps, ptts_error *e) {
     cpu_engine *g = p;
     if (ptts_flow_steps(g->flow) == steps) return 0;
     ptts_flow *f;
-    int rc = ptts_flow_create(&f, g->m->w, steps, g->n_slots, e);
+    int rc = ptts_flow_create(&f, g->w, steps, g->n_slots, e);
     if (rc) return rc;
     ptts_flow_free(g->flow);
     g->flow = f;
@@ -204,14 +206,14 @@ static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const i
     if (rc) return rc;
     /* the batched step's scratch covers the largest cache of any slot */
     if (s->bb.kv.cap > g->scratch_cap) {
-        size_t n = ptts_transformer_step_scratch(&g->m->w->backbone, g->n_slots, s->bb.kv.cap);
+        size_t n = ptts_transformer_step_scratch(&g->w->backbone, g->n_slots, s->bb.kv.cap);
         float *sc = ptts_calloc_aligned(n * sizeof(float));
         if (!sc) return ptts_fail(e, PTTS_E_NOMEM, "out of memory (step scratch)");
         ptts_free_aligned(g->scratch);
         g->scratch = sc;
         g->scratch_cap = s->bb.kv.cap;
     }
-    ptts_backbone_prompt_tokens(&s->bb, &g->m->ctx, ids, n_ids);
+    ptts_backbone_prompt_tokens(&s->bb, &g->ctx, ids, n_ids);
     ptts_codec_dec_reset(s->dec);
     s->have_latent = 0;
     s->pre = 0;
@@ -221,7 +223,7 @@ static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const i
 
 /* The backbone step of the slots at call positions pick[0..m) of `slots` (hb, eb rows 0..m). */
 static void backbone_pass(cpu_engine *g, const ptts_ctx *c, const int *slots, int m) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     for (int j = 0; j < m; j++) {
         int slot = slots[g->pick[j]];
         cpu_slot *s = &g->slot[slot];
@@ -235,13 +237,13 @@ static void backbone_pass(cpu_engine *g, const ptts_ctx *c, const int *slots, in
 static int cpu_step(void *p, const int *slots, int n, int k, const float *noise, float *eos,
                     float *latents, ptts_error *e) {
     cpu_engine *g = p;
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     if (k != 1) return ptts_fail(e, PTTS_E_INTERNAL, "the CPU engine runs one step per call");
     /* the backbone for the slots whose step did not run in the last decode, all threads */
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!g->slot[slots[i]].pre) g->pick[m++] = i;
-    if (m > 0) backbone_pass(g, &g->m->ctx, slots, m);
+    if (m > 0) backbone_pass(g, &g->ctx, slots, m);
     /* h [n, d], eos [n] in call order: pre-computed rows, then this pass's */
     for (int i = 0, j = 0; i < n; i++) {
         cpu_slot *s = &g->slot[slots[i]];
@@ -252,7 +254,7 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
         memcpy(g->h + (size_t)i * a->d, hi, (size_t)a->d * sizeof(float));
     }
     /* the flow head over every slot's row at once */
-    ptts_flow_sample(g->flow, &g->m->ctx, g->h, noise, n, latents);
+    ptts_flow_sample(g->flow, &g->ctx, g->h, noise, n, latents);
     for (int i = 0; i < n; i++) {
         memcpy(g->latent + (size_t)slots[i] * a->ld, latents + (size_t)i * a->ld,
                (size_t)a->ld * sizeof(float));
@@ -266,7 +268,7 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
  * codec gets every thread, so the time to first audio stays as without overlap (+2.5-3.5 ms
  * measured otherwise, int8); the chunk's second step then runs its backbone on every thread. */
 static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
-    int threads = ptts_pool_threads(g->m->ctx.pool);
+    int threads = ptts_pool_threads(g->ctx.pool);
     if (threads < 2 || n_codec < 1 || fresh) return 0;
     return g->overlap != PTTS_OVERLAP_OFF;
 }
@@ -279,7 +281,7 @@ static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
 static void overlap_task(void *ctx, int task, int tid) {
     (void)tid;
     cpu_engine *g = ctx;
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     if (task == 0) {
         backbone_pass(g, &g->bbctx, g->r_slots, g->r_n_codec);
         for (int j = 0; j < g->r_n_codec; j++) {
@@ -309,7 +311,7 @@ static void overlap_task(void *ctx, int task, int tid) {
  * a high task runs, task 1 is running or done (no wait on an unclaimed task). */
 static void overlap_task_batched(void *ctx, int task, int tid) {
     cpu_engine *g = ctx;
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const int nc = g->r_n_codec;
     if (task == 0) {
         overlap_task(ctx, 0, tid);
@@ -332,7 +334,7 @@ static void overlap_task_batched(void *ctx, int task, int tid) {
 
 /* decs, lats for the n_codec slots at call positions pick[0..nc) of `slots`. */
 static void gather_codecs(cpu_engine *g, const int *slots, int nc) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     for (int j = 0; j < nc; j++) {
         int slot = slots[g->pick[j]];
         g->decs[j] = g->slot[slot].dec;
@@ -345,7 +347,7 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
     (void)e;
     (void)k;
     cpu_engine *g = p;
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     int nc = 0, fresh = 0;
     for (int i = 0; i < n; i++)
         if (counts[i] > 0) {
@@ -359,13 +361,13 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         g->r_pcm = pcm;
         g->r_n_codec = nc;
         g->help_stop = 0;
-        int threads = ptts_pool_threads(g->m->ctx.pool);
+        int threads = ptts_pool_threads(g->ctx.pool);
         if (g->cb && nc >= 2) {
             gather_codecs(g, slots, nc);
             g->low_done = 0;
-            ptts_pool_run(g->m->ctx.pool, 2 + nc + threads - 1, overlap_task_batched, g);
+            ptts_pool_run(g->ctx.pool, 2 + nc + threads - 1, overlap_task_batched, g);
         } else {
-            ptts_pool_run(g->m->ctx.pool, 1 + nc + threads - 1, overlap_task, g);
+            ptts_pool_run(g->ctx.pool, 1 + nc + threads - 1, overlap_task, g);
         }
         for (int j = 0; j < nc; j++) g->slot[slots[g->pick[j]]].pre = 1;
         return 0;
@@ -373,15 +375,15 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
     if (g->cb && nc >= 2) {
         /* batched low-rate stages on every thread, then each stream's high-rate stages */
         gather_codecs(g, slots, nc);
-        ptts_codec_dec_frames_low(g->cb, g->decs, nc, &g->m->ctx, g->lats);
+        ptts_codec_dec_frames_low(g->cb, g->decs, nc, &g->ctx, g->lats);
         for (int j = 0; j < nc; j++)
-            ptts_codec_dec_frame_high(g->decs[j], &g->m->ctx,
+            ptts_codec_dec_frame_high(g->decs[j], &g->ctx,
                                       pcm + (size_t)g->pick[j] * a->frame_samples);
         return 0;
     }
     for (int i = 0; i < n; i++)
         if (counts[i] > 0)
-            ptts_codec_dec_frame(g->slot[slots[i]].dec, &g->m->ctx,
+            ptts_codec_dec_frame(g->slot[slots[i]].dec, &g->ctx,
                                  g->latent + (size_t)slots[i] * a->ld,
                                  pcm + (size_t)i * a->frame_samples, NULL);
     return 0;

@@ -16,7 +16,7 @@
 #include "model.h"
 
 typedef struct hy_engine {
-    const ptts_model *m;
+    const ptts_weights *w;
     const ptts_engine_ops *vk;
     void *cpu, *gpu;
     float *lat; /* [slots][ld]: the latents of the last step call, in call order */
@@ -32,14 +32,14 @@ static void hy_destroy(void *p) {
     free(h);
 }
 
-static int hy_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
+static int hy_create(void **out, const ptts_engine_args *m, int slots, ptts_error *e) {
     *out = NULL;
     const ptts_engine_ops *vk = ptts_vulkan_engine();
     if (!vk) return ptts_fail(e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
     hy_engine *h = calloc(1, sizeof *h);
     if (!h) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    h->m = m;
+    h->w = m->w;
     h->vk = vk;
     h->S = slots;
     h->lat = malloc((size_t)slots * m->w->arch.ld * sizeof(float));
@@ -75,7 +75,7 @@ static int hy_step(void *p, const int *slots, int n, int k, const float *noise, 
                    float *latents, ptts_error *e) {
     hy_engine *h = p;
     int rc = ptts_engine_cpu.step(h->cpu, slots, n, k, noise, eos, latents, e);
-    if (!rc) memcpy(h->lat, latents, (size_t)n * k * h->m->w->arch.ld * sizeof(float));
+    if (!rc) memcpy(h->lat, latents, (size_t)n * k * h->w->arch.ld * sizeof(float));
     return rc;
 }
 

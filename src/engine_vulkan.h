@@ -26,6 +26,18 @@ int ptts_vulkan_engine_stepk(void *eng);
  * reduced-precision modes, where the device has cooperative matrices), else 0. */
 int ptts_vulkan_engine_tc(void *eng);
 
+/* What an engine instance ran since it was created, so that a test forcing a path
+ * (ptts_vk_tuning) can check that the path was taken. */
+typedef struct ptts_vk_counts {
+    unsigned long long stepk_frames; /* frames computed by the one-dispatch step */
+    unsigned long long conv_copies;  /* codec convs recorded with their window copied first */
+    unsigned long long paired;       /* decode + next step submitted together (step_decode) */
+} ptts_vk_counts;
+void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out);
+/* Dispatches recorded with the gemm tile `name` (tc: of the tensor-core tiles, else of the
+ * register-tiled ones; the names ptts_vk_tuning takes), -1 when there is no such tile. */
+long long ptts_vulkan_engine_tile_uses(void *eng, int tc, const char *name);
+
 /* Codec-only use of an engine instance (the hybrid engine: backbone and flow head on the CPU,
  * the codec on the GPU): a slot's codec state made fresh, and the codec run on host latents
  * [n][k][ld] (then as the engine's decode: counts[i] frames of slot i -> pcm [n][k][1920]). */
@@ -35,11 +47,6 @@ int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const 
 
 /* The hybrid engine's operations (engine_hybrid.c), or NULL without Vulkan. */
 const ptts_engine_ops *ptts_hybrid_engine(void);
-
-/* The device's copy bandwidth: reps copies of `bytes` between two device-local buffers in one
- * submit, timed on the host; GB/s counted as bytes read + written. A roofline for the engine's
- * memory-bound kernels (bench_vulkan --bandwidth). */
-int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e);
 
 /* Bytes of GPU buffers an engine instance holds (weights, caches, scratch, I/O). */
 size_t ptts_vulkan_engine_bytes(void *eng);

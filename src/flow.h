@@ -14,8 +14,9 @@ typedef struct ptts_flow ptts_flow;
 int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_rows,
                      ptts_error *e);
 void ptts_flow_free(ptts_flow *f);
-/* The combined time embeddings (T0(s) + T1(t)) / 2 of each of `steps` LSD steps -> te
- * [steps, fd]; computed with the reference kernels, so every backend uses the same values. */
+/* The combined time embeddings of each of `steps` sampler steps -> te [steps, fd]: lsd
+ * (T0(i/N) + T1((i+1)/N)) / 2, flow_matching T0(i/N), drifting zeros (arch.flow_type); computed
+ * with the reference kernels, so every backend uses the same values. */
 int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error *e);
 int ptts_flow_steps(const ptts_flow *f);
 

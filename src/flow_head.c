@@ -68,9 +68,15 @@ int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error
     float *emb = tmp, *ta = emb + 2 * a->nfreq, *tb = ta + fd, *t0 = tb + fd, *t1 = t0 + fd;
     for (int i = 0; i < steps; i++) {
         float s = (float)((double)i / steps), t = (float)((double)(i + 1) / steps);
-        time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, t0);
-        time_embed(&c, &w->flow.time[1], a->nfreq, a->fd, t, emb, ta, tb, t1);
-        for (size_t j = 0; j < fd; j++) te[(size_t)i * fd + j] = (t0[j] + t1[j]) / 2.0f;
+        if (a->flow_type == PTTS_FLOW_DRIFTING) { /* no time input */
+            memset(te + (size_t)i * fd, 0, fd * sizeof(float));
+        } else if (a->flow_type == PTTS_FLOW_MATCHING) { /* T0(i/N) */
+            time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, te + (size_t)i * fd);
+        } else {
+            time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, t0);
+            time_embed(&c, &w->flow.time[1], a->nfreq, a->fd, t, emb, ta, tb, t1);
+            for (size_t j = 0; j < fd; j++) te[(size_t)i * fd + j] = (t0[j] + t1[j]) / 2.0f;
+        }
     }
     ptts_free_aligned(tmp);
     return 0;

@@ -10,6 +10,7 @@
 
 #include "audio.h"
 #include "backbone.h"
+#include "backend.h"
 #include "codec.h"
 #include "download.h"
 #include "engine_vulkan.h"
@@ -205,6 +206,8 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     }
     if ((rc = select_engine(m, o.backend, e))) goto fail;
     m->overlap = o.overlap;
+    m->tensor_cores = o.tensor_cores;
+    m->fence_spin_us = o.fence_spin_us;
     model_files_free(&f);
     *out = m;
     return 0;
@@ -246,7 +249,9 @@ int ptts_engine_acquire(const ptts_model *cm, const ptts_engine_ops *ops, int sl
             }
         pthread_mutex_unlock(&m->engine_mu);
     }
-    return *eng ? 0 : ops->create(eng, m, slots, e);
+    const ptts_engine_args a = {m->w,           &m->ctx,          m->device, m->overlap,
+                                m->tensor_cores, m->fence_spin_us, &m->vk};
+    return *eng ? 0 : ops->create(eng, &a, slots, e);
 }
 
 void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void *eng,
@@ -264,6 +269,11 @@ void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int s
         pthread_mutex_unlock(&m->engine_mu);
     }
     if (eng) drop_ops->destroy(eng);
+}
+
+void ptts_model_set_vk_tuning(ptts_model *m, const ptts_vk_tuning *t) {
+    ptts_engine_cache_clear(m); /* idle engines were made with the old hooks */
+    m->vk = t ? *t : (ptts_vk_tuning){0};
 }
 
 void ptts_engine_cache_clear(const ptts_model *cm) {

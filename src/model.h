@@ -26,6 +26,8 @@ struct ptts_model {
     const ptts_engine_ops *engine;    /* NULL: the CPU engine */
     int overlap;                      /* PTTS_OVERLAP_*: read when an engine is created */
     char *device;                     /* ptts_model_options.device (owned), NULL: pick one */
+    int tensor_cores, fence_spin_us;  /* ptts_model_options: read when an engine is created */
+    ptts_vk_tuning vk;                /* GPU test hooks (backend.h); zero: none */
     /* Idle engines kept for the next stream or batch: creating one allocates its caches and,
      * on a GPU, uploads the weights (0.5-1.5 s for the full model on the H200), which a
      * library creating a stream per utterance would otherwise pay every time. Keyed by

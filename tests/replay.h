@@ -97,7 +97,7 @@ static void replay(ptts_model *m, const char *size, const char *cname, const cha
     o.eos_threshold = eos_threshold;
     o.eos_threshold_set = 1;
     o.max_tokens = max_tokens;
-    o.sampler_steps = cJSON_GetObjectItem(cs, "lsd_decode_steps")->valueint;
+    o.sampler_steps = cJSON_GetObjectItem(cs, "sampler_decode_steps")->valueint;
     o.noise = noise;
     o.noise_rows = (int)(n_noise / ld);
     ptts_stream *s;

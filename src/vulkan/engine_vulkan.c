@@ -23,18 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine_vulkan.h"
 #include "flow.h"
-#include "model.h"
 #include "vk.h"
 
-/* Steps per call. Raised to 12 (2026-11-30, lavapipe), stepk's replays failed from the 9th
- * frame of a call (the 3-stream batch) and the 12th (one stream) while the multi-dispatch step
- * and the codec passed: lavapipe broke under stepk's seven-barrier lane sums (lg_sum in
- * stepk.glsl); with the two-barrier sums now there the 3-stream batch passes at 12. Larger
- * values were not measured on a GPU. */
+/* Steps per call (frames one step command buffer computes). Larger k amortizes a submission
+ * over more frames, but delays the first audio and grows the per-k caches (step_cb, dec_cb,
+ * the stepk programs); 8 is the value checked on lavapipe and the H200 (the tests' 3-stream
+ * batch replays 8-frame calls; bench/RESULTS.md has the per-frame times). */
 #define KMAX 8
 #define PBLOCK 64       /* prompt rows per pass */
 #define IDS_MAX 4096    /* prompt ids per submit */
@@ -50,6 +47,14 @@
 #define STEPK_N 2
 #define STEPK_LSD 4
 #define PH_WORDS 64 /* stepk.glsl phb[][] */
+/* Fewest rows a tensor-core gemm takes (fewer: the float32 kernels, latency-bound anyway). */
+#define TC_ROWS 16
+/* SMs the persistent stepk grid leaves to the codec when a second queue runs it beside the next
+ * step (vk_step_decode); the best of 0-32 on the H200 (bench/RESULTS.md). */
+#define STEPK_SPARE 24
+/* Default fence polling on a discrete GPU (us): longer than a step call lasts there; 0
+ * elsewhere, where the polling core is one the device computes with (bench/RESULTS.md). */
+#define SPIN_DISCRETE_US 20000
 #define NONE 0xffffffffu
 #define COMPACT 0x7fffffffu
 
@@ -75,6 +80,10 @@ typedef struct gconv {
     uint32_t ust;
 } gconv;
 
+/* The gemm_tile.glsl tiles and the gemm_tc.glsl (tensor-core) tiles: gemm_tiles, tc_tiles. */
+enum { GT_L, GT_R64, GT_R32, GT_N };
+enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_N };
+
 typedef struct cached {
     VkCommandBuffer cb;
     int n, k;
@@ -84,7 +93,7 @@ typedef struct cached {
 } cached;
 
 typedef struct vk_engine {
-    const ptts_model *m;
+    const ptts_weights *w;
     int S, steps;
     pvk_ctx c;
     pvk_buffer wbuf, arena, kbuf, vbuf, ints, io, stage;
@@ -113,9 +122,8 @@ typedef struct vk_engine {
     uint32_t w_in, h0, acc[3], rh[3], pcmc; /* SEANet scratch */
     /* conv_copy: the convs after dec_in ELU their window into these work buffers (NONE
      * otherwise) and the gemm reads them, instead of ELU on load (rec_wconv). On with the
-     * tensor-core gemms: there the ELU on load cost the 64 x 128 tile 117 -> 136 us on the
-     * H200 (bf16, 128 streams: 1985-2006x with ELU on load, 2079-2082x with the copies); off
-     * for float32 (1564x -> 1674x with ELU on load). PTTS_VK_CONV_COPY=0|1 overrides. */
+     * tensor-core gemms, where it measured faster; off for float32, where ELU on load did
+     * (bench/RESULTS.md, the H200 codec); ptts_vk_tuning.conv_copy overrides. */
     int conv_copy;
     uint32_t U[3], R[3], O;
     /* h0 and acc[s] are fronted ([group][front + T][width], rec_wconv): their front rows, the
@@ -134,39 +142,20 @@ typedef struct vk_engine {
     cached lat_cb; /* codec-only mode: host latents into the slots' step rows */
     int *sorted, *orig, *scount;
     int *dkey; /* [3 * S]: a decode call's key (sorted slots, counts, caller order) */
-    /* the register-tiled gemm_*.comp (rec_linear), knobs read once at creation:
-     * by default the large tiles (l, r64, r32) where their grid fills the GPU (the H200
-     * timing in bench/RESULTS.md: the K-split sk lost to gemm.comp / mgemm.comp there);
-     * PTTS_VK_GEMM_NEW=1 adds sk, PTTS_VK_GEMM_NEW=0 or PTTS_VK_GEMM_OLD=1 turns them off;
-     * PTTS_VK_GEMM_FORCE=
-     * l|r64|r32|sk|s16|s32 (that tile for every linear with vec4 operands but the skinny ones:
-     * tests), PTTS_VK_GEMM_SMALL=1 (the few-row tiles s16 / s32 where mgemm.comp would run),
-     * PTTS_VK_GEMM_UNITS=N (the compute units a grid should fill; default the SM count, else
-     * 8), PTTS_VK_GEMM_MINWG=N (the fewest workgroups a large tile may have; default 2 per
-     * unit) */
-    int gemm_old, gemm_force, gemm_new; /* gemm_new: 0 off, 1 all tiles, 2 no sk */
-    int gemm_small;
-    uint32_t gemm_units, gemm_minwg;
-    /* tensor-core GEMMs (gemm_tc.glsl; float16 operands, float32 sums) for every linear with
-     * vec4 operands of at least TC_ROWS rows: on where the device has them (pvk_ctx.coop) and
-     * the model runs in reduced precision (bf16 / int8 backbone weights: the CPU path rounds
-     * the codec's operands to bf16 there too); PTTS_VK_TC=0|1 overrides, PTTS_VK_TC_FORCE=
-     * l|m|s|w|t picks one tile (tests), PTTS_VK_TC_ROWS=N the fewest rows (default 16) */
-    int tc, tc_force;
-    uint32_t tc_rows;
+    /* The kernel choice (rec_linear): gemm_force / tc_force a tile of gemm_tiles / tc_tiles
+     * for every linear they can run (ptts_vk_tuning, tests), -1: gemm_pick / tc_pick decide;
+     * gemm_units the compute units a grid should fill (the SM count, else 8); tc: tensor-core
+     * gemms on (the device has them and ptts_engine_args.tensor_cores or the precision asks). */
+    int gemm_force, tc, tc_force;
+    uint32_t gemm_units;
     int FG; /* slot-frames per codec pass (scratch rows) */
     /* stepk: workgroups of the persistent grid (0: off), program per k (arena word offsets),
      * its phase count, the grid barrier's counter */
     int stepk_G;
-    int stepk_pipe; /* PVK_STEPK512 where it exists, else PVK_STEPK (256 invocations);
-                     * PTTS_VK_STEPK_WGS=256|512 chooses */
-    /* benchmark knobs, read once at creation: PTTS_VK_STEPK_EMPTY (stepk phases skip their work:
-     * 1 matrix-vector, 2 attention, 3 both), PTTS_VK_STEPK_F32 (stepk ignores bf16 copies),
-     * PTTS_VK_STEPK_WGS=256|512 (stepk / stepk512), PTTS_VK_NO_GROUP_ATTN (attention.comp
-     * for grouped rows too) */
-    uint32_t stepk_empty;
-    int stepk_f32, no_group_attn;
-    int pipe; /* vk_step_decode submits both at once (PTTS_VK_PIPE=0: one after the other) */
+    int stepk_pipe; /* PVK_STEPK512 where the device has it, else PVK_STEPK (256 invocations) */
+    int pipe;       /* vk_step_decode submits both at once (0: one after the other, a test hook) */
+    ptts_vk_counts counts; /* what ran (ptts_vulkan_engine_counts) */
+    uint64_t gemm_n[GT_N], tc_n[TC_N]; /* dispatches recorded per tile */
     uint32_t prog[KMAX + 1][2], prog_n[KMAX + 1], sync_off;
     int prog_ok[KMAX + 1][2]; /* prog[k][par] is uploaded for the current caches and LSD steps */
     int prog_ph;
@@ -418,65 +407,38 @@ typedef struct gtile {
     uint32_t bm, bn;
 } gtile;
 
-/* The gemm_tile.glsl variants. */
-enum { GT_L, GT_R64, GT_R32, GT_SK, GT_S16, GT_S32, GT_N };
-static const gtile gemm_tiles[GT_N] = {{"l", PVK_GEMM_L, 128, 128},
-                      {"r64", PVK_GEMM_R64, 256, 64},
-                      {"r32", PVK_GEMM_R32, 256, 32},
-                      {"sk", PVK_GEMM_SK, 64, 64},
-                      {"s16", PVK_GEMM_S16, 16, 32},
-                      {"s32", PVK_GEMM_S32, 32, 64}};
+static const gtile gemm_tiles[GT_N] = {
+    {"l", PVK_GEMM_L, 128, 128}, {"r64", PVK_GEMM_R64, 256, 64}, {"r32", PVK_GEMM_R32, 256, 32}};
 
 /* Workgroups of tile t's grid for N rows -> M outputs. */
 static uint32_t tile_wgs(const gtile *t, uint32_t N, uint32_t M) {
     return ((M + t->bn - 1) / t->bn) * ((N + t->bm - 1) / t->bm);
 }
 
-/* The tile for N rows of K inputs -> M outputs (vec4 operands), -1: none (gemm.comp and
- * mgemm.comp decide). The largest tile whose outputs fit (128, 64 or 32: few outputs get tall
- * tiles) while its grid has gemm_minwg workgroups; else, for K >= 64, 64x64 tiles with K split
- * inside the workgroup (8x8 sums an invocation however long K is) for more than 32 outputs
- * (fewer would leave half a tile idle) while that grid has a workgroup per unit (not with
- * PTTS_VK_GEMM_NEW=1 only: on the H200 it took 180 us where gemm.comp / mgemm took 160); else
- * none. On the H200 the large tile takes 229 us where gemm.comp took 338 on the codec's 512 x
- * 61440-row case; 128 streams 1440x -> 1462x, fewer streams unchanged.
- * With PTTS_VK_GEMM_SMALL=1, where rec_linear would take mgemm.comp (16 rows or more, 32
- * outputs or more, fewer than 256 64x64 tiles: the 1-stream codec, where mgemm is
- * latency-bound), the few-row tiles: 32x64 with K in 2 slices (more than 32 outputs) while its
- * grid has a workgroup per unit (768 x 1280, 3840 x 128, 15360 x 64), else 16x32 with K in 8
- * slices (128 x 512: 128 workgroups where mgemm has 256 of 8 rows that each read all K). */
-static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t K, uint32_t M) {
+/* The tile for N rows -> M outputs (vec4 operands), -1: none (gemm.comp and mgemm.comp
+ * decide). The largest tile whose outputs fit (128, 64 or 32: few outputs get tall tiles) while
+ * its grid has two workgroups per compute unit; smaller grids are latency-bound, and there
+ * gemm.comp / mgemm.comp won, as they did against a K-split tile and few-row tiles (removed;
+ * the H200 measurements are in bench/RESULTS.md). */
+static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (g->gemm_force >= 0) return g->gemm_force;
-    if (g->gemm_old) return -1;
-    if (g->gemm_new && N >= 32 && M >= 16) {
-        const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
-        if (tile_wgs(&gemm_tiles[big], N, M) >= g->gemm_minwg) return big;
-        if (g->gemm_new == 1 && K >= 64 && M > 32 && tile_wgs(&gemm_tiles[GT_SK], N, M) >= g->gemm_units)
-            return GT_SK;
-    }
-    if (g->gemm_small && N >= 16 && M >= 32 && ((M + 63) / 64) * ((N + 63) / 64) < 256) {
-        if (M > 32 && tile_wgs(&gemm_tiles[GT_S32], N, M) >= g->gemm_units) return GT_S32;
-        return GT_S16;
-    }
-    return -1;
+    if (N < 32 || M < 16) return -1;
+    const int big = M > 64 ? GT_L : M > 32 ? GT_R64 : GT_R32;
+    return tile_wgs(&gemm_tiles[big], N, M) >= 2 * g->gemm_units ? big : -1;
 }
 
-/* The gemm_tc.glsl tiles. */
-enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_N };
-static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
-                    {"m", PVK_GEMM_TC_M, 64, 64},
-                    {"s", PVK_GEMM_TC_S, 32, 32},
-                    {"w", PVK_GEMM_TC_W, 64, 128},
-                    {"t", PVK_GEMM_TC_T, 128, 64}};
+static const gtile tc_tiles[TC_N] = {
+    {"l", PVK_GEMM_TC_L, 128, 128}, {"m", PVK_GEMM_TC_M, 64, 64}, {"s", PVK_GEMM_TC_S, 32, 32},
+    {"w", PVK_GEMM_TC_W, 64, 128},  {"t", PVK_GEMM_TC_T, 128, 64}};
 
-/* The tensor-core tile for N rows -> M outputs, -1: none. The 32 x 32 tile by default: on the
- * H200 it beat the square 64 and 128 tiles at every stream count (128 streams: 5.39 ms a frame
- * against 6.98 and 8.25; the step's few-row gemms are bound by K-step latency, and the most
+/* The tensor-core tile for N rows -> M outputs, -1: none (fewer than TC_ROWS rows stay on the
+ * float32 kernels). The 32 x 32 tile by default: it beat the square 64 and 128 tiles at every
+ * stream count on the H200 (the step's few-row gemms are bound by K-step latency, and the most
  * workgroups in flight win). Where a wide (64 x 128) or tall (128 x 64) tile fits the outputs
  * and its grid fills the GPU twice (the codec's large gemms), that tile: each reads its X rows
- * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do. PTTS_VK_TC_FORCE picks one. */
+ * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). */
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
-    if (!g->tc || N < g->tc_rows || M < 16) return -1;
+    if (!g->tc || N < TC_ROWS || M < 16) return -1;
     if (g->tc_force >= 0) return g->tc_force;
     const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
     if (t != TC_S && tile_wgs(&tc_tiles[t], N, M) >= 2 * g->gemm_units) return t;
@@ -516,8 +478,10 @@ static void rec_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32
     const uint32_t tiles = ((L->out + 63) / 64) * ((N + 63) / 64);
     const int tiled = p.v4 && !(L->out <= 8 && N >= 256);
     const int tc = tiled ? tc_pick(g, N, L->out) : -1;
-    const int gt = tiled && tc < 0 ? gemm_pick(g, N, L->in, L->out) : -1;
+    const int gt = tiled && tc < 0 ? gemm_pick(g, N, L->out) : -1;
     const gtile *t = tc >= 0 ? &tc_tiles[tc] : gt >= 0 ? &gemm_tiles[gt] : NULL;
+    if (tc >= 0) g->tc_n[tc]++;
+    else if (gt >= 0) g->gemm_n[gt]++;
     if (t)
         pvk_dispatch(&g->c, cb, t->pipe | xv, &p, sizeof p, (L->out + t->bn - 1) / t->bn,
                      (N + t->bm - 1) / t->bm, 1);
@@ -653,7 +617,7 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
                      1.0f / sqrtf((float)dh), 0};
         pa.v4 = d % 4 == 0 && dh % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
                 kvlayer % 4 == 0;
-        if (rps > 1 && dh <= 64 && pa.v4 && !g->no_group_attn) {
+        if (rps > 1 && dh <= 64 && pa.v4) {
             /* groups of rows of one slot: keys and values read once per 16 query rows */
             pc_attg pg = {rps,     d,      dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
                           kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att, pa.scale,
@@ -674,19 +638,30 @@ static void rec_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, ui
 }
 
 static tspec bb_spec(vk_engine *g, uint32_t list) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     tspec t = {g->bb,   w->arch.layers, w->arch.d, w->arch.heads, w->arch.ffn,
                w->backbone.window, list, g->i_bblen, 0, (uint32_t)g->cap, g->bb_freq,
                g->bb_kv_slot, g->bx, g->bh, g->bqkv, g->batt, g->bff};
     return t;
 }
 
+/* The sampler's evaluations of the flow head per latent, and how each one's output lands in
+ * x (MODEL.md 5): lsd and flow_matching x += flow(h, time row i, x) / N for i < N; drifting
+ * x = flow(h, x), once (its time row is zeros: y = cond_embed(h) alone). */
+static int flow_evals(const vk_engine *g) {
+    return g->w->arch.flow_type == PTTS_FLOW_DRIFTING ? 1 : g->steps;
+}
+static int flow_accum(const vk_engine *g) { return g->w->arch.flow_type != PTTS_FLOW_DRIFTING; }
+static float flow_alpha(const vk_engine *g) {
+    return flow_accum(g) ? 1.0f / (float)g->steps : 1.0f;
+}
+
 /* The flow head on n rows: h [n][d] (compact), x [n][ld] holds the noise -> the latent. */
 static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const uint32_t fd = (uint32_t)a->fd, ld = (uint32_t)a->ld;
     lin(g, cb, &g->cond, n, RC(h, (uint32_t)a->d), RC(g->ce, fd), ACT_NONE);
-    for (int i = 0; i < g->steps; i++) {
+    for (int i = 0; i < flow_evals(g); i++) {
         pvk_skip_barrier(&g->c); /* sy and the input projection are independent */
         rec_rowop(g, cb, n, fd, OP_SILU_ADDV, 0, SA(RC(g->ce, fd)), SA(RC(g->sy, fd)),
                   g->te + (uint32_t)i * fd, 0);
@@ -702,8 +677,8 @@ static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, u
         }
         rec_ln(g, cb, n, fd, g->xh, g->hb, NONE, NONE, g->mod + (uint32_t)a->flow_depth * 3 * fd,
                mld, 1e-6f);
-        rec_linear(g, cb, &g->final_linear, n, RC(g->hb, fd), RC(x, ld), ACT_NONE, 1,
-                   1.0f / (float)g->steps, NONE, RC(0, 0), 0);
+        rec_linear(g, cb, &g->final_linear, n, RC(g->hb, fd), RC(x, ld), ACT_NONE, flow_accum(g),
+                   flow_alpha(g), NONE, RC(0, 0), 0);
     }
 }
 
@@ -720,7 +695,7 @@ static uint32_t fbits(float f) {
 
 /* y (=|+=) gate * alpha * act(stage(x) W^T + b): x rows at xoff (stride xld, buffer 0 arena /
  * 2 io), y rows at yoff (stride yld) in the arena. */
-static uint32_t *ph_job(const vk_engine *g, uint32_t *w, const glin *L, uint32_t xbuf,
+static uint32_t *ph_job(uint32_t *w, const glin *L, uint32_t xbuf,
                         uint32_t xoff, uint32_t xld, uint32_t yoff, uint32_t yld, int act,
                         int accum, float alpha) {
     w[1] = L->in;
@@ -738,14 +713,14 @@ static uint32_t *ph_job(const vk_engine *g, uint32_t *w, const glin *L, uint32_t
     w[20] = yoff;
     w[21] = yld;
     w[22] = (uint32_t)accum;
-    w[23] = g->stepk_f32 ? NONE : L->h; /* the bf16 copy, if any */
+    w[23] = L->h; /* the bf16 copy, if any */
     return w;
 }
-static uint32_t *ph_mv(const vk_engine *g, uint32_t *w, const glin *L, uint32_t xbuf,
+static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf,
                        uint32_t xoff, uint32_t xld, uint32_t yoff, uint32_t yld, int act,
                        int accum, float alpha) {
     memset(w, 0, PH_WORDS * 4);
-    ph_job(g, w, L, xbuf, xoff, xld, yoff, yld, act, accum, alpha);
+    ph_job(w, L, xbuf, xoff, xld, yoff, yld, act, accum, alpha);
     w[0] = PH_MATVEC;
     return w;
 }
@@ -779,9 +754,9 @@ static void ph_copy(uint32_t *w, int j, uint32_t sbuf, uint32_t soff, uint32_t s
 
 /* Can this step (n rows) run as stepk? */
 static int stepk_ok(const vk_engine *g, int n) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const int dh = a->d / a->heads, big = a->ffn > a->d ? a->ffn : a->d;
-    return g->stepk_G > 0 && n <= STEPK_N && g->steps <= STEPK_LSD &&
+    return g->stepk_G > 0 && n <= STEPK_N && flow_evals(g) <= STEPK_LSD &&
            g->c.wrange >= g->c.wsize && /* every layer's weights visible at once */
            n * big <= 6144 && n * a->fd <= 6144 && dh <= 256 /* stepk.comp XS4 */ && dh % 2 == 0 &&
            a->d % 4 == 0 && a->ffn % 4 == 0 && a->fd % 4 == 0 && a->ld % 4 == 0 &&
@@ -791,7 +766,7 @@ static int stepk_ok(const vk_engine *g, int n) {
 /* The program of k frames (the rows and their slots come with the dispatch: push constants and
  * the step list), so one program per k serves any slot list: returns the phase count. */
 static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, fd = (uint32_t)a->fd;
     const uint32_t ffn = (uint32_t)a->ffn, dh = d / (uint32_t)a->heads;
@@ -799,14 +774,14 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
     uint32_t np = 0;
 #define NEXT (P + (size_t)(np++) * PH_WORDS)
     for (uint32_t j = 0; j < k; j++) {
-        uint32_t *q = ph_mv(g, NEXT, &g->input_linear, 0, g->latc, ld, g->bx, d, ACT_NONE, 0, 1.f);
+        uint32_t *q = ph_mv(NEXT, &g->input_linear, 0, g->latc, ld, g->bx, d, ACT_NONE, 0, 1.f);
         if (j > 0) { /* the previous frame's latent out */
             ph_copy(q, 0, 0, g->latc, ld, 2, g->o_lat + (j - 1) * ld, k * ld, 0, ld);
             ph_copy(q, 1, 0, g->latc, ld, 0, g->steplat + (j - 1) * ld, KMAX * ld, 1, ld);
         }
         for (int l = 0; l < a->layers; l++) {
             const gtl *L = &g->bb[l];
-            q = ph_mv(g, NEXT, &L->qkv, 0, g->bx, d, g->bqkv, 3 * d, ACT_NONE, 0, 1.f);
+            q = ph_mv(NEXT, &L->qkv, 0, g->bx, d, g->bqkv, 3 * d, ACT_NONE, 0, 1.f);
             ph_ln(q, L->n1w, L->n1b, 1e-5f, NONE, 0);
             q = NEXT;
             memset(q, 0, PH_WORDS * 4);
@@ -824,33 +799,33 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
             q[11] = g->bb_freq;
             q[12] = j;
             q[13] = fbits(1.0f / sqrtf((float)dh));
-            q = ph_mv(g, NEXT, &L->out, 0, g->batt, d, g->bx, d, ACT_NONE, 1, 1.f);
+            q = ph_mv(NEXT, &L->out, 0, g->batt, d, g->bx, d, ACT_NONE, 1, 1.f);
             if (L->ls1 != NONE) ph_gate(q, L->ls1, 1, 0);
-            q = ph_mv(g, NEXT, &L->l1, 0, g->bx, d, g->bff, ffn, ACT_GELU, 0, 1.f);
+            q = ph_mv(NEXT, &L->l1, 0, g->bx, d, g->bff, ffn, ACT_GELU, 0, 1.f);
             ph_ln(q, L->n2w, L->n2b, 1e-5f, NONE, 0);
-            q = ph_mv(g, NEXT, &L->l2, 0, g->bff, ffn, g->bx, d, ACT_NONE, 1, 1.f);
+            q = ph_mv(NEXT, &L->l2, 0, g->bff, ffn, g->bx, d, ACT_NONE, 1, 1.f);
             if (L->ls2 != NONE) ph_gate(q, L->ls2, 1, 0);
         }
         /* EOS logit; the frame's noise into latc (input_linear read it two phases ago) */
-        q = ph_mv(g, NEXT, &g->out_eos, 0, g->bx, d, g->eosc + j, KMAX, ACT_NONE, 0, 1.f);
+        q = ph_mv(NEXT, &g->out_eos, 0, g->bx, d, g->eosc + j, KMAX, ACT_NONE, 0, 1.f);
         ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
         ph_copy(q, 0, 2, g->o_noise + j * ld, k * ld, 0, g->latc, ld, 0, ld);
-        q = ph_mv(g, NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
+        q = ph_mv(NEXT, &g->cond, 0, g->bx, d, g->ce, fd, ACT_NONE, 0, 1.f);
         ph_ln(q, g->out_nw, g->out_nb, 1e-5f, NONE, 0);
-        for (int i = 0; i < g->steps; i++) {
-            ph_mv(g, NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
-            q = ph_mv(g, NEXT, &g->ada_all, 0, g->ce, fd, g->mod, mld, ACT_NONE, 0, 1.f);
+        for (int i = 0; i < flow_evals(g); i++) {
+            ph_mv(NEXT, &g->input_proj, 0, g->latc, ld, g->xh, fd, ACT_NONE, 0, 1.f);
+            q = ph_mv(NEXT, &g->ada_all, 0, g->ce, fd, g->mod, mld, ACT_NONE, 0, 1.f);
             q[6] = ST_SILU_ADD;
             q[12] = g->te + (uint32_t)i * fd;
             for (int b = 0; b < a->flow_depth; b++) {
                 const uint32_t mb = g->mod + (uint32_t)b * 3 * fd;
-                q = ph_mv(g, NEXT, &g->fb[b].mlp0, 0, g->xh, fd, g->ub, fd, ACT_SILU, 0, 1.f);
+                q = ph_mv(NEXT, &g->fb[b].mlp0, 0, g->xh, fd, g->ub, fd, ACT_SILU, 0, 1.f);
                 ph_ln(q, g->fb[b].ln_w, g->fb[b].ln_b, 1e-6f, mb, mld);
-                q = ph_mv(g, NEXT, &g->fb[b].mlp2, 0, g->ub, fd, g->xh, fd, ACT_NONE, 1, 1.f);
+                q = ph_mv(NEXT, &g->fb[b].mlp2, 0, g->ub, fd, g->xh, fd, ACT_NONE, 1, 1.f);
                 ph_gate(q, mb + 2 * fd, 0, mld);
             }
-            q = ph_mv(g, NEXT, &g->final_linear, 0, g->xh, fd, g->latc, ld, ACT_NONE, 1,
-                      1.0f / (float)g->steps);
+            q = ph_mv(NEXT, &g->final_linear, 0, g->xh, fd, g->latc, ld, ACT_NONE, flow_accum(g),
+                      flow_alpha(g));
             ph_ln(q, NONE, NONE, 1e-6f, g->mod + (uint32_t)a->flow_depth * 3 * fd, mld);
         }
     }
@@ -868,18 +843,17 @@ static uint32_t stepk_program(const vk_engine *g, uint32_t k, uint32_t *P) {
 }
 
 typedef struct pc_stepk {
-    uint32_t prog, nph, sync, n, list, len, empty;
+    uint32_t prog, nph, sync, n, list, len;
 } pc_stepk;
 
 /* Record the step as stepk (the program for k already uploaded to prog[k]). */
 static void rec_stepk(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
-    const uint32_t ld = (uint32_t)g->m->w->arch.ld;
+    const uint32_t ld = (uint32_t)g->w->arch.ld;
     rec_rowop(g, cb, n, ld, OP_COPY, g->i_step, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)),
               SA(RC(g->latc, ld)), 0, 0);
     pvk_fill(cb, &g->arena, (size_t)g->sync_off * 4, 8, 0); /* the barrier's count and epoch */
     pvk_weights_window(&g->c, 0, g->c.wsize);
-    pc_stepk p = {g->prog[k][g->rpar], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen,
-                  g->stepk_empty};
+    pc_stepk p = {g->prog[k][g->rpar], g->prog_n[k], g->sync_off, n, g->i_step, g->i_bblen};
     pvk_dispatch(&g->c, cb, g->stepk_pipe, &p, sizeof p, (uint32_t)g->stepk_G, 1, 1);
 }
 
@@ -889,7 +863,7 @@ static void rec_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
         rec_stepk(g, cb, n, k);
         return;
     }
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, L = g->i_step;
     rec_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->lat, 1, ld, 0)), SA(RC(g->latc, ld)), 0, 0);
     tspec t = bb_spec(g, L);
@@ -967,6 +941,7 @@ static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
     }
     if (W != NONE) {
         const uint32_t gw = (hist + T) * cin;
+        g->counts.conv_copies++;
         rec_rowop(g, cb, groups * (hist + T), cin, xact == ACT_ELU ? OP_ELU : OP_COPY, 0,
                   SA(RG(win, hist + T, gs, cin)), SA(RG(W, hist + T, gw, cin)), 0, 0);
         rec_linear(g, cb, &cv->w, groups * T / cv->st, RG(W, T / cv->st, gw, cv->st * cin), Y,
@@ -987,7 +962,7 @@ typedef struct pc_up {
  * group causally; convolutions carry state per group). */
 static void rec_codec_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0,
                            uint32_t kc, uint32_t k) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->i_dec;
     const uint32_t us = (uint32_t)w->codec.upsample_stride, uk = (uint32_t)w->codec.upsample_k;
@@ -1054,7 +1029,7 @@ static void drop_all_cached(vk_engine *g) {
 
 /* (Re)allocate the K and V caches for `cap` backbone positions per slot, keeping contents. */
 static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const size_t d = (size_t)a->d, S = (size_t)g->S;
     size_t bb_slot = (size_t)a->layers * cap * d;
     size_t cd_total = S * g->cd_kv_slot;
@@ -1125,7 +1100,7 @@ static void vk_destroy(void *p) {
 }
 
 static int upload_weights(vk_engine *g, ptts_error *e) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const ptts_codec_weights *cw = &w->codec;
     wbuild b = {0};
@@ -1187,7 +1162,7 @@ static uint32_t A(size_t *top, size_t n) {
 }
 
 static int layout_arena(vk_engine *g, ptts_error *e) {
-    const ptts_weights *w = g->m->w;
+    const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const ptts_codec_weights *cw = &w->codec;
     const size_t S = (size_t)g->S, d = (size_t)a->d, ld = (size_t)a->ld, fd = (size_t)a->fd;
@@ -1299,23 +1274,68 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
 
 static int vk_set_sampler_steps(void *p, int steps, ptts_error *e);
 
-static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) {
+/* A tile by name (ptts_vk_tuning), -1 for none named, < -1 for an unknown name. */
+static int tile_named(const gtile *t, int n, const char *name) {
+    if (!name) return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(name, t[i].name)) return i;
+    return -2;
+}
+
+/* The kernel and path choices of a new engine: the device's capabilities, the model's options
+ * and the test hooks (ptts_vk_tuning, every field zero for users). */
+static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) {
+    static const ptts_vk_tuning none = {0};
+    const ptts_vk_tuning *t = a->vk ? a->vk : &none;
+    g->gemm_units = g->c.sm_count > 0 ? (uint32_t)g->c.sm_count : 8;
+    g->gemm_force = tile_named(gemm_tiles, GT_N, t->gemm_force);
+    g->tc_force = tile_named(tc_tiles, TC_N, t->tc_force);
+    if (g->gemm_force < -1 || g->tc_force < -1)
+        return ptts_fail(e, PTTS_E_INVALID, "Vulkan: no %s gemm tile '%s'",
+                         g->gemm_force < -1 ? "register-tiled" : "tensor-core",
+                         g->gemm_force < -1 ? t->gemm_force : t->tc_force);
+    /* tensor cores by default where the model runs in reduced precision (bf16 / int8 backbone
+     * weights: the CPU path rounds the codec's operands to bf16 there too) */
+    const int half = g->w->backbone.layer[0].in_proj.type != PTTS_W_F32;
+    g->tc = g->c.coop && (a->tensor_cores ? a->tensor_cores > 0 : half);
+    g->conv_copy = t->conv_copy ? t->conv_copy > 0 : g->tc;
+    /* stepk's grid must be resident at once: one workgroup per SM where the device says how
+     * many it has (NVIDIA), less STEPK_SPARE for the codec beside it on a second queue;
+     * elsewhere off unless the hook asks for N workgroups (the tests run 1 on lavapipe) */
+    int spare = g->c.pool2 && g->c.sm_count >= 2 * STEPK_SPARE ? STEPK_SPARE : 0;
+    g->stepk_G = t->stepk > 0 ? t->stepk : t->stepk < 0 ? 0 : g->c.sm_count - spare;
+    if (g->stepk_G < 0) g->stepk_G = 0;
+    /* 512 invocations where the device has the shared memory (faster on the H200) */
+    g->stepk_pipe = g->c.pipe[PVK_STEPK512] ? PVK_STEPK512 : PVK_STEPK;
+    g->pipe = t->pipe >= 0;
+    const int discrete = g->c.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    g->c.spin_us = a->fence_spin_us > 0   ? a->fence_spin_us
+                   : a->fence_spin_us < 0 ? 0
+                   : discrete             ? SPIN_DISCRETE_US
+                                          : 0;
+    return 0;
+}
+
+static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_error *e) {
     *out = NULL;
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
-    const ptts_weights *w = m->w;
+    const ptts_weights *w = args->w;
     const ptts_codec_weights *cw = &w->codec;
     if (w->arch.d / w->arch.heads > 256 || w->arch.flow_depth > 64 ||
         cw->dec_tr.d / cw->dec_tr.heads > 256 || cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
         return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: this architecture is not supported "
                                                 "(head width over 256, over 64 flow blocks "
                                                 "or unusual upsampling)");
+    if (w->arch.flow_type < PTTS_FLOW_LSD || w->arch.flow_type > PTTS_FLOW_DRIFTING)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: unknown sampler type %d",
+                         w->arch.flow_type);
     for (int s = 0; s < 3; s++)
         if (cw->dec_up[s].k < cw->dec_up[s].stride || cw->dec_res[s].c1.stride != 1 ||
             cw->dec_res[s].c2.k != 1)
             return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: unsupported SEANet layer shapes");
     vk_engine *g = calloc(1, sizeof *g);
     if (!g) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    g->m = m;
+    g->w = w;
     g->S = slots;
     g->sorted = calloc((size_t)slots, sizeof(int));
     g->orig = calloc((size_t)slots, sizeof(int));
@@ -1324,62 +1344,8 @@ static int vk_create(void **out, const ptts_model *m, int slots, ptts_error *e) 
     int rc = (!g->sorted || !g->orig || !g->scount || !g->dkey)
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
-    if (!rc) rc = pvk_create(&g->c, m->device, e);
-    if (!rc) { /* gemm knobs (vk_engine) */
-        const char *gf = getenv("PTTS_VK_GEMM_FORCE"), *go = getenv("PTTS_VK_GEMM_OLD");
-        const char *gu = getenv("PTTS_VK_GEMM_UNITS"), *gm = getenv("PTTS_VK_GEMM_MINWG");
-        g->gemm_force = -1;
-        for (int i = 0; gf && i < GT_N; i++)
-            if (!strcmp(gf, gemm_tiles[i].name)) g->gemm_force = i;
-        g->gemm_old = go && *go && strcmp(go, "0") != 0;
-        const char *gs = getenv("PTTS_VK_GEMM_SMALL");
-        g->gemm_small = gs && *gs && strcmp(gs, "0") != 0;
-        const char *gn = getenv("PTTS_VK_GEMM_NEW");
-        g->gemm_new = !gn || !*gn || !strcmp(gn, "big") ? 2 : !strcmp(gn, "0") ? 0 : 1;
-        g->gemm_units = gu && atoi(gu) > 0 ? (uint32_t)atoi(gu)
-                        : g->c.sm_count > 0 ? (uint32_t)g->c.sm_count
-                                            : 8;
-        g->gemm_minwg = gm && atoi(gm) > 0 ? (uint32_t)atoi(gm) : 2 * g->gemm_units;
-        const char *te = getenv("PTTS_VK_TC"), *tf = getenv("PTTS_VK_TC_FORCE");
-        const char *tr = getenv("PTTS_VK_TC_ROWS");
-        const int half = w->backbone.layer[0].in_proj.type != PTTS_W_F32;
-        g->tc = g->c.coop && (te && *te ? strcmp(te, "0") != 0 : half);
-        g->tc_force = -1;
-        for (int i = 0; tf && i < TC_N; i++)
-            if (!strcmp(tf, tc_tiles[i].name)) g->tc_force = i;
-        g->tc_rows = tr && atoi(tr) > 0 ? (uint32_t)atoi(tr) : 16;
-        const char *cc = getenv("PTTS_VK_CONV_COPY");
-        g->conv_copy = cc && *cc ? strcmp(cc, "0") != 0 : g->tc;
-    }
-    /* stepk's grid must be resident at once: one workgroup per SM where the device says how
-     * many it has (NVIDIA); elsewhere off unless PTTS_VK_STEPK=N asks for N workgroups (the
-     * tests run it with 1 on lavapipe) or 0 turns it off */
-    if (!rc) {
-        const char *ev = getenv("PTTS_VK_STEPK");
-        /* With a second queue of another family the codec of one call runs beside the next
-         * call's step (vk_step_decode), on the SMs the persistent grid leaves it: spare of them
-         * (PTTS_VK_STEPK_SPARE, default 24). H200, one stream, 400 frames, decode + step in
-         * bench_vulkan: bf16 0.460-0.464 ms a frame with the grid on all 132 SMs, 0.414-0.415
-         * with 8 spare, 0.405-0.408 with 16, 0.404-0.405 with 24 or 32; float32 (a slower
-         * codec) 0.544 / 0.479 / 0.443 with 0 / 16 / 24 (bench/RESULTS.md). PTTS_VK_STEPK=N
-         * sets the grid outright. */
-        const char *es = getenv("PTTS_VK_STEPK_SPARE");
-        int spare = g->c.pool2 ? (es && *es ? atoi(es) : 24) : 0;
-        if (spare < 0 || g->c.sm_count < 2 * spare) spare = 0;
-        g->stepk_G = ev && *ev ? atoi(ev) : g->c.sm_count - spare;
-        if (g->stepk_G < 0) g->stepk_G = 0;
-        const char *em = getenv("PTTS_VK_STEPK_EMPTY");
-        g->stepk_empty = em ? (uint32_t)atoi(em) & 3u : 0;
-        const char *ew = getenv("PTTS_VK_STEPK_WGS");
-        /* 512 invocations where the device has the shared memory: H200, one stream, step 0.527
-         * -> 0.432 ms (768 no better; 1024: 0.470, the registers a thread drop to 64 and spill) */
-        const int wgs = ew && *ew ? atoi(ew) : 512;
-        g->stepk_pipe = wgs == 512 && g->c.pipe[PVK_STEPK512] ? PVK_STEPK512 : PVK_STEPK;
-        g->stepk_f32 = getenv("PTTS_VK_STEPK_F32") != NULL;
-        const char *pe = getenv("PTTS_VK_PIPE");
-        g->pipe = !(pe && !strcmp(pe, "0"));
-        g->no_group_attn = getenv("PTTS_VK_NO_GROUP_ATTN") != NULL;
-    }
+    if (!rc) rc = pvk_create(&g->c, args->device, e);
+    if (!rc) rc = choose_paths(g, args, e);
     if (!rc) rc = upload_weights(g, e);
     if (!rc) rc = layout_arena(g, e);
     if (!rc) rc = vk_set_sampler_steps(g, 1, e);
@@ -1400,11 +1366,12 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     vk_engine *g = p;
     if (steps == g->steps) return 0;
     if (steps < 1 || steps > TE_MAX)
-        return ptts_fail(e, PTTS_E_INVALID, "LSD steps must be in [1, %d], got %d", TE_MAX, steps);
-    const int fd = g->m->w->arch.fd;
+        return ptts_fail(e, PTTS_E_INVALID, "sampler steps must be in [1, %d], got %d", TE_MAX,
+                         steps);
+    const int fd = g->w->arch.fd;
     float *te = malloc((size_t)steps * fd * sizeof(float));
     if (!te) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    int rc = ptts_flow_time_table(g->m->w, steps, te, e);
+    int rc = ptts_flow_time_table(g->w, steps, te, e);
     if (rc) {
         free(te);
         return rc;
@@ -1425,8 +1392,8 @@ typedef struct state_region {
 /* Fresh codec state for a slot (every state region's rows of it; the ring's position is the
  * caller's: iv[i_cdlen + slot] = 0). Recorded into cb; the caller orders what follows. */
 static void rec_codec_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
-    const ptts_arch *a = &g->m->w->arch;
-    const ptts_codec_weights *cw = &g->m->w->codec;
+    const ptts_arch *a = &g->w->arch;
+    const ptts_codec_weights *cw = &g->w->codec;
     state_region st[9];
     int ns = 0;
     st[ns++] = (state_region){g->st_up, (size_t)(cw->upsample_k - cw->upsample_stride) * a->C};
@@ -1446,7 +1413,7 @@ static void rec_codec_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids,
                           int n_ids, int max_steps, ptts_error *e) {
     vk_engine *g = p;
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
     if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
         return ptts_fail(e, PTTS_E_MODEL,
@@ -1525,7 +1492,7 @@ static void use_par(vk_engine *g, int par) {
  * on first use) in *out; the call writes steplat_[g->par]. */
 static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *noise,
                      VkCommandBuffer *out, ptts_error *e) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan step: %d slots x %d steps", n, k);
     const int par = g->par;
@@ -1557,13 +1524,14 @@ static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *
         }
         c->cb = cb;
     }
+    if (stepk_ok(g, n)) g->counts.stepk_frames += (unsigned long long)k;
     *out = c->cb;
     return 0;
 }
 
 /* After a step call ran: its outputs to the caller, the parities moved on. */
 static void step_done(vk_engine *g, int n, int k, float *eos, float *latents) {
-    const ptts_arch *a = &g->m->w->arch;
+    const ptts_arch *a = &g->w->arch;
     const float *io = g->io.map;
     memcpy(eos, io + g->o_eos, (size_t)n * k * sizeof(float));
     memcpy(latents, io + g->o_lat, (size_t)n * k * a->ld * sizeof(float));
@@ -1645,7 +1613,7 @@ static int decode_prep(vk_engine *g, const int *slots, int n, int k, const int *
 }
 
 static void decode_done(vk_engine *g, int n, int k, const int *counts, float *pcm) {
-    const size_t fs = (size_t)g->m->w->arch.frame_samples;
+    const size_t fs = (size_t)g->w->arch.frame_samples;
     const float *io = (const float *)g->io.map + g->o_pcm;
     for (int i = 0; i < n; i++)
         if (counts[i] > 0)
@@ -1666,8 +1634,8 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
 
 /* decode(slots, k, counts) of the last step call and the next step call (same slots, kn
  * frames) in one submission, on two queues where the device has them: the codec's buffers,
- * the step's and the latents they pass (by parity) are disjoint. PTTS_VK_PIPE=0: one after the
- * other (benchmarks). */
+ * the step's and the latents they pass (by parity) are disjoint. ptts_vk_tuning.pipe < 0: one
+ * after the other (a test hook: the same results bit for bit). */
 static int vk_step_decode(void *p, const int *slots, int n, int k, const int *counts,
                           float *pcm, int kn, const float *noise, float *eos, float *latents,
                           ptts_error *e) {
@@ -1681,6 +1649,7 @@ static int vk_step_decode(void *p, const int *slots, int n, int k, const int *co
     if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
     if (!rc) rc = dcb ? pvk_submit_pair(&g->c, scb, dcb, e) : pvk_submit_wait(&g->c, scb, e);
     if (rc) return rc;
+    if (dcb) g->counts.paired++;
     if (dcb) decode_done(g, n, k, counts, pcm);
     step_done(g, n, kn, eos, latents);
     return 0;
@@ -1732,42 +1701,13 @@ int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->stepk_G; }
 int ptts_vulkan_engine_tc(void *p) { return ((vk_engine *)p)->tc; }
 
-int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
-    *gbs = 0;
-    if (bytes == 0 || reps < 1) return ptts_fail(e, PTTS_E_INVALID, "bandwidth: nothing to copy");
-    pvk_ctx c;
-    int rc = pvk_create(&c, NULL, e);
-    if (rc) return rc;
-    pvk_buffer a = {0}, b = {0};
-    VkCommandBuffer cb = VK_NULL_HANDLE;
-    rc = pvk_buffer_create(&c, &a, bytes, 0, e);
-    if (!rc) rc = pvk_buffer_create(&c, &b, bytes, 0, e);
-    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
-    if (!rc) {
-        pvk_fill(cb, &a, 0, bytes, 0x3f800000u);
-        rc = pvk_cmd_end(&c, cb, e);
-    }
-    if (!rc) rc = pvk_submit_wait(&c, cb, e); /* first touch of both buffers */
-    if (cb) pvk_cmd_free(&c, cb);
-    cb = VK_NULL_HANDLE;
-    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
-    if (!rc) {
-        for (int i = 0; i < reps; i++) pvk_copy(cb, i % 2 ? &b : &a, 0, i % 2 ? &a : &b, 0, bytes);
-        rc = pvk_cmd_end(&c, cb, e);
-    }
-    if (!rc) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        rc = pvk_submit_wait(&c, cb, e);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        if (!rc && s > 0) *gbs = 2.0 * (double)bytes * reps / s * 1e-9;
-    }
-    if (cb) pvk_cmd_free(&c, cb);
-    pvk_buffer_destroy(&c, &a);
-    pvk_buffer_destroy(&c, &b);
-    pvk_destroy(&c);
-    return rc;
+void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) { *out = ((vk_engine *)p)->counts; }
+
+long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {
+    const vk_engine *g = p;
+    const int i = tile_named(tc ? tc_tiles : gemm_tiles, tc ? TC_N : GT_N, name);
+    if (i < 0) return -1;
+    return (long long)(tc ? g->tc_n[i] : g->gemm_n[i]);
 }
 
 /* ---- codec-only use (engine_hybrid.c: backbone and flow on the CPU) ---------------------- */
@@ -1788,7 +1728,7 @@ int ptts_vulkan_codec_reset(void *p, int slot, ptts_error *e) {
 int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const int *counts,
                                const float *latents, float *pcm, ptts_error *e) {
     vk_engine *g = p;
-    const uint32_t ld = (uint32_t)g->m->w->arch.ld;
+    const uint32_t ld = (uint32_t)g->w->arch.ld;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
     /* the latents [n][k][ld] into the slots' step rows, where decode reads them */

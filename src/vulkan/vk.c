@@ -13,24 +13,16 @@
 
 #include "shaders.h" /* generated: pvk_spv_<name>[] for every shaders/<name>.comp */
 
-static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
-    pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
-    pvk_spv_attention, pvk_spv_upsample, pvk_spv_advance, pvk_spv_mgemm,
-    pvk_spv_skinny,    pvk_spv_stepk,    pvk_spv_attn_group, pvk_spv_gemm_l, pvk_spv_gemm_r64,
-    pvk_spv_gemm_r32,  pvk_spv_gemm_sk,  pvk_spv_gemm_s16, pvk_spv_gemm_s32,
-    pvk_spv_stepk512,  pvk_spv_gemm_tc_l, pvk_spv_gemm_tc_m, pvk_spv_gemm_tc_s,
-    pvk_spv_gemm_tc_w, pvk_spv_gemm_tc_t,
-};
-static const size_t spv_size[PVK_N_PIPELINES] = {
-    sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
-    sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
-    sizeof pvk_spv_upsample,  sizeof pvk_spv_advance,
-    sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,   sizeof pvk_spv_stepk,
-    sizeof pvk_spv_attn_group, sizeof pvk_spv_gemm_l,   sizeof pvk_spv_gemm_r64,
-    sizeof pvk_spv_gemm_r32,   sizeof pvk_spv_gemm_sk,  sizeof pvk_spv_gemm_s16,
-    sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512,  sizeof pvk_spv_gemm_tc_l,
-    sizeof pvk_spv_gemm_tc_m,  sizeof pvk_spv_gemm_tc_s,  sizeof pvk_spv_gemm_tc_w,
-    sizeof pvk_spv_gemm_tc_t,
+/* Every pipeline's SPIR-V, size and name, from the one table in vk.h. */
+static const struct {
+    const uint32_t *code;
+    size_t size;
+    const char *name;
+    int optional;
+} pipes[PVK_N_PIPELINES] = {
+#define PVK_SPV_(id, name, opt) {pvk_spv_##name, sizeof pvk_spv_##name, #name, opt},
+    PVK_PIPELINES(PVK_SPV_)
+#undef PVK_SPV_
 };
 
 #define VK_TRY(call, what)                                                                   \
@@ -43,7 +35,6 @@ static const size_t spv_size[PVK_N_PIPELINES] = {
 
 /* PTTS_VK_PIPE_STATS=1 (a diagnostic, printed to stderr): the driver's statistics of every
  * compiled pipeline (registers, spills, shared memory...), VK_KHR_pipeline_executable_properties */
-static const char *const pipe_names[PVK_N_PIPELINES];
 static void print_pipe_stats(pvk_ctx *c, int i) {
     PFN_vkGetPipelineExecutablePropertiesKHR props = (PFN_vkGetPipelineExecutablePropertiesKHR)
         vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutablePropertiesKHR");
@@ -63,7 +54,7 @@ static void print_pipe_stats(pvk_ctx *c, int i) {
             st[k] = (VkPipelineExecutableStatisticKHR){
                 .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
         if (stats(c->dev, &ei, &ns, st) != VK_SUCCESS && ns == 0) continue;
-        fprintf(stderr, "pipeline %-11s", pipe_names[i]);
+        fprintf(stderr, "pipeline %-11s", pipes[i].name);
         for (uint32_t k = 0; k < ns; k++) {
             if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR)
                 fprintf(stderr, " | %s %llu", st[k].name, (unsigned long long)st[k].value.u64);
@@ -200,8 +191,8 @@ int pvk_pick(const pvk_device_info *d, int n, const char *want, ptts_error *e) {
  * (the PVK_XELU variants). */
 static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
     VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = spv_size[i],
-                                   .pCode = spv_code[i]};
+                                   .codeSize = pipes[i].size,
+                                   .pCode = pipes[i].code};
     VkShaderModule mod;
     VkResult r = vkCreateShaderModule(c->dev, &sm, NULL, &mod);
     if (r != VK_SUCCESS) return r;
@@ -259,14 +250,13 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
         const int tc = i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TC_T;
-        const int optional = wgs > 0 || tc;
         if (tc && !c->coop) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
-                         c->props.limits.maxComputeWorkGroupInvocations < wgs ||
-                         c->props.limits.maxComputeWorkGroupSize[0] < wgs))
+                        c->props.limits.maxComputeWorkGroupInvocations < wgs ||
+                        c->props.limits.maxComputeWorkGroupSize[0] < wgs))
             continue;
         VkResult r = make_pipe(c, i, 0, &c->pipe[i]);
-        if (r != VK_SUCCESS && optional) {
+        if (r != VK_SUCCESS && pipes[i].optional) {
             c->pipe[i] = VK_NULL_HANDLE;
             continue;
         }
@@ -384,25 +374,19 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue",
                          c->props.deviceName);
     }
-    /* A second queue for the codec (pvk_submit_pair runs it beside the next step call), chosen
-     * by PTTS_VK_QUEUES: "x" (default) a queue of another compute family (on NVIDIA the
-     * compute-only family, which the hardware schedules apart from the first), "2" a second
-     * queue of the same family, "1" none (the pair goes in one submission). */
-    const char *qe = getenv("PTTS_VK_QUEUES");
+    /* A second queue for the codec (pvk_submit_pair runs it beside the next step call): one of
+     * another compute family (on NVIDIA the compute-only family, which the hardware schedules
+     * apart from the first); none where the device has no such family (the pair then goes in
+     * one submission). A second queue of the same family measured no better (bench/RESULTS.md). */
     c->qfamily2 = UINT32_MAX;
-    uint32_t nqueues = 1;
-    if (!qe || !strcmp(qe, "x")) {
-        for (uint32_t i = 0; i < nq; i++)
-            if (i != c->qfamily && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount &&
-                (c->qfamily2 == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
-                c->qfamily2 = i;
-    } else if (!strcmp(qe, "2") && qf[c->qfamily].queueCount >= 2) {
-        nqueues = 2;
-    }
+    for (uint32_t i = 0; i < nq; i++)
+        if (i != c->qfamily && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount &&
+            (c->qfamily2 == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
+            c->qfamily2 = i;
     float prio[2] = {1.f, 1.f};
     VkDeviceQueueCreateInfo qis[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                        .queueFamilyIndex = c->qfamily,
-                                       .queueCount = nqueues,
+                                       .queueCount = 1,
                                        .pQueuePriorities = prio},
                                       {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                        .queueFamilyIndex = c->qfamily2,
@@ -425,8 +409,7 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16f = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
-    const char *ce = getenv("PTTS_VK_COOPMAT");
-    if (has_coop == 7 && !(ce && !strcmp(ce, "0")) && coop_usable(c, &cmf, &mmf, &f16f)) {
+    if (has_coop == 7 && coop_usable(c, &cmf, &mmf, &f16f)) {
         c->coop = 1;
         exts[nexts++] = "VK_NV_cooperative_matrix";
         exts[nexts++] = "VK_KHR_vulkan_memory_model";
@@ -455,15 +438,7 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkCreateDevice failed (%d)", (int)r);
     }
     vkGetDeviceQueue(c->dev, c->qfamily, 0, &c->queue);
-    if (nqueues == 2) vkGetDeviceQueue(c->dev, c->qfamily, 1, &c->queue2);
     if (c->qfamily2 != UINT32_MAX) vkGetDeviceQueue(c->dev, c->qfamily2, 0, &c->queue2);
-    /* PTTS_VK_SPIN=N: poll a submission's fence for up to N microseconds before sleeping in
-     * the driver (0: sleep at once). Default 20000 on a discrete GPU; 0 elsewhere, where the
-     * polling core is one the device computes with or shares power with (lavapipe, one
-     * client of the tiny server: first audio 42-43 ms sleeping, 66-76 ms polling). */
-    const char *se = getenv("PTTS_VK_SPIN");
-    c->spin_us = se ? atoi(se)
-                    : c->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 20000 : 0;
     VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                   .queueFamilyIndex = c->qfamily};
@@ -496,12 +471,6 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
     return 0;
 }
 
-static const char *const pipe_names[PVK_N_PIPELINES] = {
-    "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample",
-    "advance", "mgemm", "skinny", "stepk", "attn_group", "gemm_l", "gemm_r64", "gemm_r32",
-    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "gemm_tc_l", "gemm_tc_m", "gemm_tc_s",
-    "gemm_tc_w", "gemm_tc_t"};
-
 static void prof_report(pvk_ctx *c) {
     double total = 0;
     for (int i = 0; i < PVK_N_PIPELINES; i++) total += c->ptime[i];
@@ -510,7 +479,7 @@ static void prof_report(pvk_ctx *c) {
     for (int i = 0; i < PVK_N_PIPELINES; i++)
         if (c->pcount[i])
             fprintf(stderr, "  %-11s %9.3f ms %5.1f%% %8llu dispatches %7.2f us each\n",
-                    pipe_names[i], c->ptime[i] * 1e-6, 100.0 * c->ptime[i] / (total > 0 ? total : 1),
+                    pipes[i].name, c->ptime[i] * 1e-6, 100.0 * c->ptime[i] / (total > 0 ? total : 1),
                     (unsigned long long)c->pcount[i], c->ptime[i] * 1e-3 / (double)c->pcount[i]);
     /* the 16 costliest dispatch sites */
     for (int r = 0; r < 16; r++) {
@@ -522,7 +491,7 @@ static void prof_report(pvk_ctx *c) {
         if (best == PROF_QUERIES) break;
         struct pvk_prof_q *q = &c->pq[best];
         fprintf(stderr, "  site %6u %-11s grid %6u x %-6u %8.3f ms %6.1f us each\n", best,
-                pipe_names[q->pipe], q->gx, q->gy, q->ns * 1e-6, q->ns * 1e-3 / q->count);
+                pipes[q->pipe].name, q->gx, q->gy, q->ns * 1e-6, q->ns * 1e-3 / q->count);
         q->ns = -1;
     }
 }

@@ -46,7 +46,6 @@ layout(std430, set = 0, binding = 5) coherent buffer Io { float io[]; };
 layout(local_size_x = WGS) in;
 layout(push_constant) uniform P {
     uint prog, nph, sync, n, list, len;
-    uint empty; // benchmarks: bit 0 skips the MATVEC phases' work, bit 1 the ATTN phases'
 } p;
 
 const uint XS4 = 1536u; // staged input: n * K <= 6144 floats (24 KiB: lavapipe allows 32 in all)
@@ -408,9 +407,9 @@ void main() {
     for (uint q = 0u; q < p.nph; q++) {
         pb_ = q & 1u;
         uint nw = (t_ < 64u && q + 1u < p.nph) ? au[p.prog + (q + 1u) * 64u + t_] : 0u;
-        if (phb[pb_][0] == 0u && (p.empty & 1u) == 0u) {
+        if (phb[pb_][0] == 0u) {
             matvec();
-        } else if (phb[pb_][0] == 1u && (p.empty & 2u) == 0u) {
+        } else if (phb[pb_][0] == 1u) {
             attn();
         }
         copies();
