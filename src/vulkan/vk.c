@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROF_PER_CB 4096u
-#define PROF_QUERIES (64u * PROF_PER_CB)
-
 #include "shaders.h" /* generated: pvk_spv_<name>[] for every shaders/<name>.comp */
 
 /* Every pipeline's SPIR-V, size and name, from the one table in vk.h. */
@@ -32,38 +29,6 @@ static const struct {
             return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s failed (VkResult %d)", what,     \
                              (int)r_);                                                       \
     } while (0)
-
-/* PTTS_VK_PIPE_STATS=1 (a diagnostic, printed to stderr): the driver's statistics of every
- * compiled pipeline (registers, spills, shared memory...), VK_KHR_pipeline_executable_properties */
-static void print_pipe_stats(pvk_ctx *c, int i) {
-    PFN_vkGetPipelineExecutablePropertiesKHR props = (PFN_vkGetPipelineExecutablePropertiesKHR)
-        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutablePropertiesKHR");
-    PFN_vkGetPipelineExecutableStatisticsKHR stats = (PFN_vkGetPipelineExecutableStatisticsKHR)
-        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutableStatisticsKHR");
-    if (!props || !stats) return;
-    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = c->pipe[i]};
-    uint32_t ne = 0;
-    if (props(c->dev, &pi, &ne, NULL) != VK_SUCCESS) return;
-    for (uint32_t x = 0; x < ne; x++) {
-        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                          .pipeline = c->pipe[i],
-                                          .executableIndex = x};
-        VkPipelineExecutableStatisticKHR st[32];
-        uint32_t ns = 32;
-        for (uint32_t k = 0; k < ns; k++)
-            st[k] = (VkPipelineExecutableStatisticKHR){
-                .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
-        if (stats(c->dev, &ei, &ns, st) != VK_SUCCESS && ns == 0) continue;
-        fprintf(stderr, "pipeline %-11s", pipes[i].name);
-        for (uint32_t k = 0; k < ns; k++) {
-            if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR)
-                fprintf(stderr, " | %s %llu", st[k].name, (unsigned long long)st[k].value.u64);
-            else if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR)
-                fprintf(stderr, " | %s %lld", st[k].name, (long long)st[k].value.i64);
-        }
-        fprintf(stderr, "\n");
-    }
-}
 
 static int make_instance(VkInstance *inst, ptts_error *e) {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -263,7 +228,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         if (r != VK_SUCCESS)
             return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: pipeline %d failed (VkResult %d)", i,
                              (int)r);
-        if (c->pipe_stats) print_pipe_stats(c, i);
+        if (c->pipe_stats) pvk_prof_pipeline_stats(c, i);
     }
     return 0;
 }
@@ -344,7 +309,7 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
                 vkGetPhysicalDeviceProperties2(c->phys, &p2);
                 c->sm_count = (int)sm.shaderSMCount;
             } else if (!strcmp(ext[i].extensionName, "VK_KHR_pipeline_executable_properties")) {
-                c->pipe_stats = getenv("PTTS_VK_PIPE_STATS") != NULL;
+                c->pipe_stats = pvk_prof_stats_wanted();
             } else if (!strcmp(ext[i].extensionName, "VK_NV_cooperative_matrix")) {
                 has_coop |= 1;
             } else if (!strcmp(ext[i].extensionName, "VK_KHR_vulkan_memory_model")) {
@@ -457,57 +422,14 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         pvk_destroy(c);
         return rc;
     }
-    const char *pe = getenv("PTTS_VK_PROFILE");
-    if (pe && *pe && strcmp(pe, "0") != 0 && c->props.limits.timestampPeriod > 0) {
-        VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                    .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                    .queryCount = PROF_QUERIES};
-        c->pq = calloc(PROF_QUERIES, sizeof *c->pq);
-        if (c->pq && vkCreateQueryPool(c->dev, &qi, NULL, &c->qp) == VK_SUCCESS) {
-            c->prof = 1;
-            c->ts_ns = c->props.limits.timestampPeriod;
-        }
-    }
+    pvk_prof_init(c);
     return 0;
-}
-
-static void prof_report(pvk_ctx *c) {
-    double total = 0;
-    for (int i = 0; i < PVK_N_PIPELINES; i++) total += c->ptime[i];
-    fprintf(stderr, "vk profile: %llu replays, %.3f ms GPU (dispatch + barrier)\n",
-            (unsigned long long)c->psubmits, total * 1e-6);
-    for (int i = 0; i < PVK_N_PIPELINES; i++)
-        if (c->pcount[i])
-            fprintf(stderr, "  %-11s %9.3f ms %5.1f%% %8llu dispatches %7.2f us each\n",
-                    pipes[i].name, c->ptime[i] * 1e-6, 100.0 * c->ptime[i] / (total > 0 ? total : 1),
-                    (unsigned long long)c->pcount[i], c->ptime[i] * 1e-3 / (double)c->pcount[i]);
-    /* the 16 costliest dispatch sites */
-    for (int r = 0; r < 16; r++) {
-        uint32_t best = PROF_QUERIES;
-        for (uint32_t q = 0; q < PROF_QUERIES; q++)
-            if (c->pq[q].count && c->pq[q].ns >= 0 &&
-                (best == PROF_QUERIES || c->pq[q].ns > c->pq[best].ns))
-                best = q;
-        if (best == PROF_QUERIES) break;
-        struct pvk_prof_q *q = &c->pq[best];
-        fprintf(stderr, "  site %6u %-11s grid %6u x %-6u %8.3f ms %6.1f us each\n", best,
-                pipes[q->pipe].name, q->gx, q->gy, q->ns * 1e-6, q->ns * 1e-3 / q->count);
-        q->ns = -1;
-    }
-}
-
-static struct pvk_prof_cb *prof_find(pvk_ctx *c, VkCommandBuffer cb) {
-    for (int i = 0; i < 64; i++)
-        if (c->pcb[i].cb == cb) return &c->pcb[i];
-    return NULL;
 }
 
 void pvk_destroy(pvk_ctx *c) {
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
-        if (c->prof) prof_report(c);
-        if (c->qp) vkDestroyQueryPool(c->dev, c->qp, NULL);
-        free(c->pq);
+        pvk_prof_destroy(c);
         for (int i = 0; i < PVK_N_PIPELINES; i++) {
             if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
             if (c->pipe_x[i]) vkDestroyPipeline(c->dev, c->pipe_x[i], NULL);
@@ -654,14 +576,7 @@ VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e) {
     c->wbase = 0;
     c->wfail = 0;
     bind_set(c, cb);
-    if (c->prof) {
-        if (c->qnext + PROF_PER_CB > PROF_QUERIES) c->qnext = 0;
-        struct pvk_prof_cb *p = &c->pcb[c->pcb_next++ & 63];
-        *p = (struct pvk_prof_cb){cb, c->qnext, 1, 0};
-        c->qnext += PROF_PER_CB;
-        vkCmdResetQueryPool(cb, c->qp, p->base, PROF_PER_CB);
-        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base);
-    }
+    pvk_prof_begin(c, cb);
     return cb;
 }
 
@@ -697,25 +612,6 @@ static VkResult wait_fences(pvk_ctx *c, uint32_t n, const VkFence *f) {
     return r;
 }
 
-/* PTTS_VK_PROFILE: the timestamps of cb's last replay into the per-pipeline sums */
-static void prof_collect(pvk_ctx *c, VkCommandBuffer cb) {
-    struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
-    uint64_t t[PROF_PER_CB];
-    if (p && p->subs++ > 0 && p->n > 1 &&
-        vkGetQueryPoolResults(c->dev, c->qp, p->base, p->n, sizeof t, t, sizeof t[0],
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
-        c->psubmits++;
-        for (uint32_t i = 1; i < p->n; i++) {
-            struct pvk_prof_q *q = &c->pq[p->base + i];
-            double ns = (double)(t[i] - t[i - 1]) * c->ts_ns;
-            c->ptime[q->pipe] += ns;
-            c->pcount[q->pipe]++;
-            q->ns += ns;
-            q->count++;
-        }
-    }
-}
-
 int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
     return pvk_submit_wait_q(c, cb, 0, e);
 }
@@ -730,7 +626,7 @@ int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
     VkResult r = wait_fences(c, 1, &f);
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
-    prof_collect(c, cb);
+    pvk_prof_collect(c, cb);
     return 0;
 }
 
@@ -760,8 +656,8 @@ int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error
     }
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
-    prof_collect(c, a);
-    prof_collect(c, b);
+    pvk_prof_collect(c, a);
+    pvk_prof_collect(c, b);
     return 0;
 }
 
@@ -769,8 +665,7 @@ void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) { pvk_cmd_free_q(c, cb, 0); }
 
 void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q) {
     if (!cb) return;
-    for (int i = 0; c->prof && i < 64; i++) /* a later buffer may reuse the handle */
-        if (c->pcb[i].cb == cb) c->pcb[i].cb = VK_NULL_HANDLE;
+    pvk_prof_forget(c, cb); /* a later buffer may reuse the handle */
     vkFreeCommandBuffers(c->dev, q && c->pool2 ? c->pool2 : c->pool, 1, &cb);
 }
 
@@ -808,11 +703,7 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
     vkCmdDispatch(cb, gx, gy, gz);
     if (c->skip_barrier) c->skip_barrier = 0;
     else barrier(cb);
-    struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
-    if (p && p->n < PROF_PER_CB) {
-        c->pq[p->base + p->n] = (struct pvk_prof_q){0, (uint32_t)pipe, gx, gy, 0};
-        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base + p->n++);
-    }
+    pvk_prof_dispatch(c, cb, pipe, gx, gy);
 }
 
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
@@ -836,3 +727,5 @@ void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const 
     vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &r);
     barrier(cb);
 }
+
+const char *pvk_pipe_name(int i) { return i >= 0 && i < PVK_N_PIPELINES ? pipes[i].name : "?"; }

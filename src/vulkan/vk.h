@@ -100,10 +100,12 @@ typedef struct pvk_ctx {
      * 32-invocation subgroup, and the float16 arithmetic and memory model its shaders need:
      * the PVK_GEMM_TC_* pipelines exist. */
     int coop;
-    int pipe_stats; /* PTTS_VK_PIPE_STATS: print every pipeline's compiler statistics */
-    /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
-     * included) summed over the replays of recorded command buffers (their first submit and
-     * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
+    /* debugging reports (vk_prof.c): pipe_stats, the compiler statistics of every pipeline
+     * (PTTS_VK_PIPE_STATS); prof, GPU time per pipeline and dispatch site (PTTS_VK_PROFILE):
+     * qp holds a timestamp after every dispatch, ts_ns a tick in ns, qnext the next free
+     * query, pcb the last 64 recorded command buffers' query ranges, pq [queries] the
+     * dispatch each query ends and its summed time, ptime / pcount per pipeline */
+    int pipe_stats;
     int prof;
     VkQueryPool qp;
     double ts_ns;
@@ -187,5 +189,21 @@ void pvk_fill(VkCommandBuffer cb, const pvk_buffer *dst, VkDeviceSize off, VkDev
 /* Copy between buffers inside a recording, followed by a barrier. */
 void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const pvk_buffer *dst,
               VkDeviceSize dof, VkDeviceSize bytes);
+
+/* The pipeline's shader name (vk.h's table). */
+const char *pvk_pipe_name(int pipe);
+
+/* The debugging reports (vk_prof.c; through ptts_log): PTTS_VK_PIPE_STATS asks for the
+ * compiler statistics, printed as each pipeline is made; PTTS_VK_PROFILE for timestamps,
+ * set up by pvk_prof_init, recorded by the begin / dispatch hooks, read back after each
+ * submit (collect) and reported by pvk_prof_destroy. */
+int pvk_prof_stats_wanted(void);
+void pvk_prof_pipeline_stats(pvk_ctx *c, int pipe);
+void pvk_prof_init(pvk_ctx *c);
+void pvk_prof_begin(pvk_ctx *c, VkCommandBuffer cb);
+void pvk_prof_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, uint32_t gx, uint32_t gy);
+void pvk_prof_collect(pvk_ctx *c, VkCommandBuffer cb);
+void pvk_prof_forget(pvk_ctx *c, VkCommandBuffer cb);
+void pvk_prof_destroy(pvk_ctx *c);
 
 #endif
