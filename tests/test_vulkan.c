@@ -134,7 +134,8 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
     CHECKF(ptts_stream_start(s, v, text, &o, &e) == 0, "%s", e.msg);
     int cap = 64 * 1920, n = 0, r;
     float *pcm = calloc((size_t)cap, sizeof(float));
-    while (pcm && n + 1920 <= cap && (r = ptts_stream_next(s, pcm + n, &e)) > 0) n += r;
+    while (pcm && n + 1920 <= cap && (r = ptts_stream_next(s, pcm + n, &e)) > 0)
+        n += r;
     ptts_stream_free(s);
     ptts_voice_free(v);
     *out = pcm;
@@ -207,8 +208,8 @@ static void batch_cancel_restart(ptts_model *m) {
         double worst = 0;
         for (int f = 0; f + 1920 <= n && f + 1920 <= gpu.n[i]; f += 1920)
             worst = fmax(worst, rel_l2(gpu.pcm[i] + f, ref + f, 1920));
-        printf("paired batch, cancel + restart, slot %d: %d frames, max rel err vs CPU %.3g\n",
-               i, gpu.n[i] / 1920, worst);
+        printf("paired batch, cancel + restart, slot %d: %d frames, max rel err vs CPU %.3g\n", i,
+               gpu.n[i] / 1920, worst);
         CHECKF(worst <= TOL, "cancel + restart, slot %d: rel err %.3g", i, worst);
     }
     free(gpu.pcm[0]);
@@ -282,8 +283,9 @@ static void bf16_stepk(void) {
         r2 += (double)a[i] * a[i];
     }
     double rel = sqrt(d2 / (r2 > 0 ? r2 : 1));
-    printf("bf16 model, stepk (bf16 weights) vs multi-dispatch (f32 copies): %d samples, rel %.3g\n",
-           na, rel);
+    printf(
+        "bf16 model, stepk (bf16 weights) vs multi-dispatch (f32 copies): %d samples, rel %.3g\n",
+        na, rel);
     CHECKF(rel <= 1e-4, "bf16 stepk vs multi-dispatch: rel %.3g", rel);
     free(a);
     free(b);
@@ -298,7 +300,8 @@ typedef struct {
 } tile_uses;
 static void read_tiles(void *eng, void *u) {
     tile_uses *t = u;
-    for (int i = 0; i < t->n; i++) t->uses[i] = ptts_vulkan_engine_tile_uses(eng, t->tc, t->names[i]);
+    for (int i = 0; i < t->n; i++)
+        t->uses[i] = ptts_vulkan_engine_tile_uses(eng, t->tc, t->names[i]);
 }
 
 /* Tile `forced` of names[n] ran on the model's one-stream engine and no other tile did. */
@@ -306,8 +309,10 @@ static void check_forced(ptts_model *m, int tc, const char *const *names, int n,
     tile_uses t = {tc, n, names, {0}};
     counts_of(m, 1, read_tiles, &t);
     for (int i = 0; i < n; i++)
-        CHECKF(i == forced ? t.uses[i] > 0 : t.uses[i] == 0, "%s tile %s forced: tile %s ran %lld "
-               "times", tc ? "tensor-core" : "gemm", names[forced], names[i], t.uses[i]);
+        CHECKF(i == forced ? t.uses[i] > 0 : t.uses[i] == 0,
+               "%s tile %s forced: tile %s ran %lld "
+               "times",
+               tc ? "tensor-core" : "gemm", names[forced], names[i], t.uses[i]);
 }
 
 /* The sampler heads of MODEL.md 5 on the GPU. Their variant checkpoints hold exactly the LSD

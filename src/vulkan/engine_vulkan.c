@@ -4,9 +4,9 @@
  *  - weights uploaded once into one buffer (vk_weights.c: float32, bf16 / int8 matrices widened,
  *    plus the bf16 copies the one-dispatch step streams);
  *  - per slot: the backbone KV cache (K and V buffers, [slot][layer][cap][d], grown at chunk
- *    start when a chunk needs more positions), the codec's ring KV cache (window + the rows of a pass), the
- *    codec's streaming state (conv carries, the transposed convs' last input rows, upsampling tail) and the last
- *    latent, all resident on the GPU;
+ *    start when a chunk needs more positions), the codec's ring KV cache (window + the rows of a
+ * pass), the codec's streaming state (conv carries, the transposed convs' last input rows,
+ * upsampling tail) and the last latent, all resident on the GPU;
  *  - step(k): one command buffer, recorded once per (slots, k) and replayed, runs k frames for
  *    every listed slot (backbone rows batched across slots, then the flow head); the latent stays
  *    on the GPU from frame to frame, the k frames' noise is uploaded up front, only the EOS
@@ -53,8 +53,10 @@ static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
     size_t cd_total = S * g->kv.cd_slot;
     size_t floats = S * bb_slot + cd_total;
     if (floats > 0xffffffffu)
-        return ptts_fail(e, PTTS_E_NOMEM, "Vulkan: a KV cache of %d positions for %d streams is "
-                                          "too large", cap, g->S);
+        return ptts_fail(e, PTTS_E_NOMEM,
+                         "Vulkan: a KV cache of %d positions for %d streams is "
+                         "too large",
+                         cap, g->S);
     pvk_buffer nk, nv;
     int rc = pvk_buffer_create(&g->c, &nk, floats * 4, 0, e);
     if (rc) return rc;
@@ -102,9 +104,9 @@ static void vk_destroy(void *p) {
     if (!g) return;
     if (g->c.dev) {
         drop_all_cached(g);
-        pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf,
-                              &g->ints, &g->io,    &g->stage};
-        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) pvk_buffer_destroy(&g->c, bufs[i]);
+        pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf, &g->ints, &g->io, &g->stage};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+            pvk_buffer_destroy(&g->c, bufs[i]);
         pvk_destroy(&g->c);
     }
     free(g->wt.bb);
@@ -131,8 +133,8 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     const size_t S = (size_t)g->S, d = (size_t)a->d, ld = (size_t)a->ld, fd = (size_t)a->fd;
     const size_t C = (size_t)a->C, us = (size_t)cw->upsample_stride;
     /* FG: slot-frames one codec pass may hold (vk_decode keeps nf * kc <= FG) */
-    const size_t FG = S * KMAX < (S > CODEC_FG ? S : CODEC_FG) ? S * KMAX
-                                                              : (S > CODEC_FG ? S : CODEC_FG);
+    const size_t FG =
+        S * KMAX < (S > CODEC_FG ? S : CODEC_FG) ? S * KMAX : (S > CODEC_FG ? S : CODEC_FG);
     const size_t RB1 = S > PBLOCK ? S : PBLOCK, RC2 = FG * us;
     g->FG = (int)FG;
     size_t top = 0;
@@ -167,7 +169,8 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     /* h0 and acc[s] fronted (rec_wconv): per group (slot) front rows for the carried rows of
      * the convs that read them (up[0]; r1[s] then up[s + 1] or dec_out), then the pass's rows */
     g->cm.hist_out = cw->dec_out.k - cw->dec_out.stride;
-    for (int s = 0; s < 3; s++) g->cm.hist_r[s] = cw->dec_res[s].c1.k - cw->dec_res[s].c1.stride;
+    for (int s = 0; s < 3; s++)
+        g->cm.hist_r[s] = cw->dec_res[s].c1.k - cw->dec_res[s].c1.stride;
     g->cm.f_h0 = g->wt.up[0].k - 1;
     g->cm.h0 = A(&top, (S * g->cm.f_h0 + FG * us) * (size_t)cw->dec_in.cout);
     size_t rows = us, width = (size_t)cw->dec_in.cout;
@@ -277,10 +280,12 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
     const ptts_weights *w = args->w;
     const ptts_codec_weights *cw = &w->codec;
     if (w->arch.d / w->arch.heads > 256 || w->arch.flow_depth > 64 ||
-        cw->dec_tr.d / cw->dec_tr.heads > 256 || cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
-        return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: this architecture is not supported "
-                                                "(head width over 256, over 64 flow blocks "
-                                                "or unusual upsampling)");
+        cw->dec_tr.d / cw->dec_tr.heads > 256 ||
+        cw->upsample_k - cw->upsample_stride > cw->upsample_stride || cw->dec_tr.window <= 0)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "Vulkan: this architecture is not supported "
+                         "(head width over 256, over 64 flow blocks "
+                         "or unusual upsampling)");
     if (w->arch.flow_type < PTTS_FLOW_LSD || w->arch.flow_type > PTTS_FLOW_DRIFTING)
         return ptts_fail(e, PTTS_E_UNSUPPORTED, "Vulkan: unknown sampler type %d",
                          w->arch.flow_type);
@@ -339,8 +344,8 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return 0;
 }
 
-static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids,
-                          int n_ids, int max_steps, ptts_error *e) {
+static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
+                          int max_steps, ptts_error *e) {
     vk_engine *g = p;
     const ptts_arch *a = &g->w->arch;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
@@ -352,7 +357,8 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         if (ids[i] < 0 || ids[i] > a->nb)
             return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
     int need = v->positions + n_ids + max_steps + 1, rc;
-    if (need > g->kv.cap && (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
+    if (need > g->kv.cap &&
+        (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
         return rc;
     const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
     if (per && (rc = vkw_stage_reserve(g, 2 * per * sizeof(float), e))) return rc;
@@ -366,7 +372,8 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
     iv[g->ix.plist] = (uint32_t)slot;
     for (int done = 0; done < n_ids || done == 0; done += IDS_MAX) {
         int cnt = n_ids - done < IDS_MAX ? n_ids - done : IDS_MAX;
-        for (int i = 0; i < cnt; i++) iv[g->ix.ids + i] = (uint32_t)ids[done + i];
+        for (int i = 0; i < cnt; i++)
+            iv[g->ix.ids + i] = (uint32_t)ids[done + i];
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
         if (done == 0) {
@@ -426,7 +433,8 @@ static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan step: %d slots x %d steps", n, k);
     const int par = g->cc.par;
     uint32_t *iv = g->ints.map;
-    for (int i = 0; i < n; i++) iv[g->ix.step + i] = (uint32_t)slots[i];
+    for (int i = 0; i < n; i++)
+        iv[g->ix.step + i] = (uint32_t)slots[i];
     memcpy((float *)g->io.map + g->ox.noise, noise, (size_t)n * k * a->ld * sizeof(float));
     cached *c = &g->cc.step_cb[k][par];
     if (!same_key(c, n, k, slots, n)) {
@@ -438,7 +446,7 @@ static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *
             if (!P) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
             g->sk.prog_n[k] = vks_program(g, (uint32_t)k, P);
             int rc = vkw_upload(g, &g->arena, (size_t)g->sk.prog[k][par] * 4, P,
-                            (size_t)g->sk.prog_n[k] * PH_WORDS * 4, e);
+                                (size_t)g->sk.prog_n[k] * PH_WORDS * 4, e);
             free(P);
             if (rc) return rc;
             g->sk.prog_ok[k][par] = 1;
@@ -522,7 +530,8 @@ static int decode_prep(vk_engine *g, const int *slots, int n, int k, const int *
          * by count), kc as large as every one of them has frames and nf * kc <= FG allows */
         for (int f = 0; !rc && f < kmax;) {
             int nf = 0;
-            while (nf < m && g->cc.scount[nf] > f) nf++;
+            while (nf < m && g->cc.scount[nf] > f)
+                nf++;
             int kc = g->cc.scount[nf - 1] - f, cap = g->FG / nf;
             if (kc > cap) kc = cap > 0 ? cap : 1;
             vkc_pass(g, cb, (uint32_t)nf, (uint32_t)f, (uint32_t)kc, (uint32_t)k);
@@ -565,9 +574,8 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
  * frames) in one submission, on two queues where the device has them: the codec's buffers,
  * the step's and the latents they pass (by parity) are disjoint. ptts_vk_tuning.pipe < 0: one
  * after the other (a test hook: the same results bit for bit). */
-static int vk_step_decode(void *p, const int *slots, int n, int k, const int *counts,
-                          float *pcm, int kn, const float *noise, float *eos, float *latents,
-                          ptts_error *e) {
+static int vk_step_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
+                          int kn, const float *noise, float *eos, float *latents, ptts_error *e) {
     vk_engine *g = p;
     if (!g->tn.pipe) {
         int rc = vk_decode(p, slots, n, k, counts, pcm, e);
@@ -663,7 +671,8 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
     /* the latents [n][k][ld] into the slots' step rows, where decode reads them */
     memcpy((float *)g->io.map + g->ox.lat, latents, (size_t)n * k * ld * sizeof(float));
     uint32_t *iv = g->ints.map;
-    for (int i = 0; i < n; i++) iv[g->ix.step + i] = (uint32_t)slots[i];
+    for (int i = 0; i < n; i++)
+        iv[g->ix.step + i] = (uint32_t)slots[i];
     cached *c = &g->cc.lat_cb; /* recorded once per (slots, k), replayed: nothing per frame */
     int rc = 0;
     if (!same_key(c, n, k, slots, n)) {

@@ -1,5 +1,9 @@
 /*
- * vk.c - Vulkan instance, device, pipelines, buffers and command recording (see vk.h).
+ * vk.c - the Vulkan device layer (vk.h): instance, device probe and pick, the logical device
+ * with its queues and features (pvk_create: pick_device, scan_extensions, pick_queues,
+ * make_device, make_pools, make_pipelines), buffers and the weights window, command buffers,
+ * submission with fence polling, and dispatch recording with barriers. The debugging reports
+ * (profiler, pipeline statistics) are vk_prof.c's.
  */
 #include "vk.h"
 
@@ -22,12 +26,11 @@ static const struct {
 #undef PVK_SPV_
 };
 
-#define VK_TRY(call, what)                                                                   \
-    do {                                                                                     \
-        VkResult r_ = (call);                                                                \
-        if (r_ != VK_SUCCESS)                                                                \
-            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s failed (VkResult %d)", what,     \
-                             (int)r_);                                                       \
+#define VK_TRY(call, what)                                                                         \
+    do {                                                                                           \
+        VkResult r_ = (call);                                                                      \
+        if (r_ != VK_SUCCESS)                                                                      \
+            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s failed (VkResult %d)", what, (int)r_); \
     } while (0)
 
 static int make_instance(VkInstance *inst, ptts_error *e) {
@@ -105,7 +108,8 @@ int pvk_probe(pvk_device_info *out, int max, ptts_error *e) {
     uint32_t n;
     rc = list_devices(inst, &pd, &n, e);
     int count = 0;
-    for (uint32_t i = 0; !rc && i < n && count < max; i++) describe(pd[i], &out[count++]);
+    for (uint32_t i = 0; !rc && i < n && count < max; i++)
+        describe(pd[i], &out[count++]);
     free(pd);
     vkDestroyInstance(inst, NULL);
     return rc ? rc : count;
@@ -129,7 +133,8 @@ static int no_device(const pvk_device_info *d, int n, const char *want, ptts_err
 static int name_has(const char *name, const char *part) {
     for (const char *h = name; *h; h++) {
         size_t j = 0;
-        while (part[j] && h[j] && tolower((unsigned char)h[j]) == tolower((unsigned char)part[j])) j++;
+        while (part[j] && h[j] && tolower((unsigned char)h[j]) == tolower((unsigned char)part[j]))
+            j++;
         if (!part[j]) return 1;
     }
     return 0;
@@ -162,8 +167,8 @@ static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
     VkResult r = vkCreateShaderModule(c->dev, &sm, NULL, &mod);
     if (r != VK_SUCCESS) return r;
     const VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = sizeof xact};
-    const VkSpecializationInfo si = {.mapEntryCount = 1, .pMapEntries = &me,
-                                     .dataSize = sizeof xact, .pData = &xact};
+    const VkSpecializationInfo si = {
+        .mapEntryCount = 1, .pMapEntries = &me, .dataSize = sizeof xact, .pData = &xact};
     VkComputePipelineCreateInfo cp = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -181,13 +186,14 @@ static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
 static int make_pipelines(pvk_ctx *c, ptts_error *e) {
     VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
     for (int i = 0; i < PVK_N_BINDINGS; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
-                                              .descriptorType = i == PVK_B_WEIGHTS
-                                                                    ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
-                                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                              .descriptorCount = 1,
-                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        b[i] = (VkDescriptorSetLayoutBinding){
+            .binding = (uint32_t)i,
+            .descriptorType = i == PVK_B_WEIGHTS ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                 : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dl = {.sType =
+                                              VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                           .bindingCount = PVK_N_BINDINGS,
                                           .pBindings = b};
     VK_TRY(vkCreateDescriptorSetLayout(c->dev, &dl, NULL, &c->dsl), "vkCreateDescriptorSetLayout");
@@ -258,7 +264,8 @@ static int coop_usable(pvk_ctx *c, VkPhysicalDeviceCooperativeMatrixFeaturesNV *
     if (!get || get(c->phys, &n, NULL) != VK_SUCCESS || n == 0) return 0;
     VkCooperativeMatrixPropertiesNV *cp = calloc(n, sizeof *cp);
     if (!cp) return 0;
-    for (uint32_t i = 0; i < n; i++) cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    for (uint32_t i = 0; i < n; i++)
+        cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
     int ok = 0;
     if (get(c->phys, &n, cp) == VK_SUCCESS)
         for (uint32_t i = 0; i < n; i++)
@@ -266,88 +273,91 @@ static int coop_usable(pvk_ctx *c, VkPhysicalDeviceCooperativeMatrixFeaturesNV *
                   cp[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                   cp[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                   cp[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                  cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && cp[i].scope == VK_SCOPE_SUBGROUP_NV;
+                  cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                  cp[i].scope == VK_SCOPE_SUBGROUP_NV;
     free(cp);
     return ok;
 }
 
-int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
-    memset(c, 0, sizeof *c);
-    int rc = make_instance(&c->instance, e);
-    if (rc) return rc;
+/* The device `want` names (pvk_pick) as c->phys, with its properties. */
+static int pick_device(pvk_ctx *c, const char *want, ptts_error *e) {
     VkPhysicalDevice *pd;
     uint32_t n;
-    if ((rc = list_devices(c->instance, &pd, &n, e))) {
-        pvk_destroy(c);
-        return rc;
-    }
+    int rc = list_devices(c->instance, &pd, &n, e);
+    if (rc) return rc;
     pvk_device_info info[PVK_MAX_DEVICES];
     int ni = 0;
-    for (uint32_t i = 0; i < n && ni < PVK_MAX_DEVICES; i++, ni++) describe(pd[i], &info[ni]);
+    for (uint32_t i = 0; i < n && ni < PVK_MAX_DEVICES; i++, ni++)
+        describe(pd[i], &info[ni]);
     int pick = pvk_pick(info, ni, want, e);
-    if (pick < 0) {
-        free(pd);
-        pvk_destroy(c);
-        return pick;
-    }
-    c->phys = pd[pick];
+    if (pick >= 0) c->phys = pd[pick];
     free(pd);
+    if (pick < 0) return pick;
     vkGetPhysicalDeviceProperties(c->phys, &c->props);
-    /* streaming multiprocessors (NVIDIA): how many workgroups a persistent grid may hold */
-    uint32_t next = 0;
-    int has_coop = 0; /* bits: the three extensions the tensor-core GEMMs need */
-    int portability_subset = 0;
-    vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, NULL);
-    VkExtensionProperties *ext = next ? calloc(next, sizeof *ext) : NULL;
-    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS) {
-        for (uint32_t i = 0; i < next; i++) {
-            if (!strcmp(ext[i].extensionName, "VK_NV_shader_sm_builtins")) {
+    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
+    return 0;
+}
+
+/* The device extensions that matter: the SM count (NVIDIA: how many workgroups a persistent
+ * grid may hold), pipeline statistics (when asked for), the three the tensor-core gemms need
+ * (*coop bits 1, 2, 4) and the portability subset (which must be enabled where offered). */
+static void scan_extensions(pvk_ctx *c, int *coop, int *portability_subset) {
+    uint32_t n = 0;
+    *coop = *portability_subset = 0;
+    vkEnumerateDeviceExtensionProperties(c->phys, NULL, &n, NULL);
+    VkExtensionProperties *ext = n ? calloc(n, sizeof *ext) : NULL;
+    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &n, ext) == VK_SUCCESS) {
+        for (uint32_t i = 0; i < n; i++) {
+            const char *x = ext[i].extensionName;
+            if (!strcmp(x, "VK_NV_shader_sm_builtins")) {
                 VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
                     .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
                 VkPhysicalDeviceProperties2 p2 = {
                     .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
                 vkGetPhysicalDeviceProperties2(c->phys, &p2);
                 c->sm_count = (int)sm.shaderSMCount;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_pipeline_executable_properties")) {
+            } else if (!strcmp(x, "VK_KHR_pipeline_executable_properties")) {
                 c->pipe_stats = pvk_prof_stats_wanted();
-            } else if (!strcmp(ext[i].extensionName, "VK_NV_cooperative_matrix")) {
-                has_coop |= 1;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_vulkan_memory_model")) {
-                has_coop |= 2;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_shader_float16_int8")) {
-                has_coop |= 4;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_portability_subset")) {
-                portability_subset = 1; /* must be enabled where it is offered */
+            } else if (!strcmp(x, "VK_NV_cooperative_matrix")) {
+                *coop |= 1;
+            } else if (!strcmp(x, "VK_KHR_vulkan_memory_model")) {
+                *coop |= 2;
+            } else if (!strcmp(x, "VK_KHR_shader_float16_int8")) {
+                *coop |= 4;
+            } else if (!strcmp(x, "VK_KHR_portability_subset")) {
+                *portability_subset = 1;
             }
         }
     }
     free(ext);
-    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
+}
+
+/* The first compute family, and a second queue for the codec (pvk_submit_pair runs it beside
+ * the next step call): one of another compute family (on NVIDIA the compute-only family, which
+ * the hardware schedules apart from the first), none where the device has no such family (the
+ * pair then goes in one submission). A second queue of the first family was slower than
+ * submitting apart on the H200 (bench/RESULTS.md). */
+static int pick_queues(pvk_ctx *c, ptts_error *e) {
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, NULL);
     VkQueueFamilyProperties qf[32];
     if (nq > 32) nq = 32;
     vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, qf);
-    c->qfamily = UINT32_MAX;
-    for (uint32_t i = 0; i < nq; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-            c->qfamily = i;
-            break;
-        }
-    if (c->qfamily == UINT32_MAX) {
-        pvk_destroy(c);
-        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue",
-                         c->props.deviceName);
-    }
-    /* A second queue for the codec (pvk_submit_pair runs it beside the next step call): one of
-     * another compute family (on NVIDIA the compute-only family, which the hardware schedules
-     * apart from the first); none where the device has no such family (the pair then goes in
-     * one submission). A second queue of the same family measured no better (bench/RESULTS.md). */
-    c->qfamily2 = UINT32_MAX;
+    c->qfamily = c->qfamily2 = UINT32_MAX;
+    for (uint32_t i = 0; i < nq && c->qfamily == UINT32_MAX; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) c->qfamily = i;
+    if (c->qfamily == UINT32_MAX)
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue", c->props.deviceName);
     for (uint32_t i = 0; i < nq; i++)
         if (i != c->qfamily && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount &&
             (c->qfamily2 == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
             c->qfamily2 = i;
+    return 0;
+}
+
+/* The logical device with its queues, the extensions scan_extensions found useful and only the
+ * features the shaders use. */
+static int make_device(pvk_ctx *c, int coop, int portability_subset, ptts_error *e) {
     float prio[2] = {1.f, 1.f};
     VkDeviceQueueCreateInfo qis[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                        .queueFamilyIndex = c->qfamily,
@@ -374,21 +384,23 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16f = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
-    if (has_coop == 7 && coop_usable(c, &cmf, &mmf, &f16f)) {
+    if (coop == 7 && coop_usable(c, &cmf, &mmf, &f16f)) {
         c->coop = 1;
         exts[nexts++] = "VK_NV_cooperative_matrix";
         exts[nexts++] = "VK_KHR_vulkan_memory_model";
         exts[nexts++] = "VK_KHR_shader_float16_int8";
-        /* only what the shaders use */
         cmf = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-            .pNext = chain, .cooperativeMatrix = VK_TRUE};
+            .pNext = chain,
+            .cooperativeMatrix = VK_TRUE};
         mmf = (VkPhysicalDeviceVulkanMemoryModelFeaturesKHR){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR,
-            .pNext = &cmf, .vulkanMemoryModel = VK_TRUE};
+            .pNext = &cmf,
+            .vulkanMemoryModel = VK_TRUE};
         f16f = (VkPhysicalDeviceShaderFloat16Int8FeaturesKHR){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
-            .pNext = &mmf, .shaderFloat16 = VK_TRUE};
+            .pNext = &mmf,
+            .shaderFloat16 = VK_TRUE};
         chain = &f16f;
     }
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -398,12 +410,15 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
                              .enabledExtensionCount = nexts,
                              .ppEnabledExtensionNames = exts};
     VkResult r = vkCreateDevice(c->phys, &di, NULL, &c->dev);
-    if (r != VK_SUCCESS) {
-        pvk_destroy(c);
+    if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkCreateDevice failed (%d)", (int)r);
-    }
     vkGetDeviceQueue(c->dev, c->qfamily, 0, &c->queue);
     if (c->qfamily2 != UINT32_MAX) vkGetDeviceQueue(c->dev, c->qfamily2, 0, &c->queue2);
+    return 0;
+}
+
+/* A command pool per queue family and a fence per queue. */
+static int make_pools(pvk_ctx *c, ptts_error *e) {
     VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                   .queueFamilyIndex = c->qfamily};
@@ -414,11 +429,22 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         (c->qfamily2 != UINT32_MAX &&
          vkCreateCommandPool(c->dev, &cp2, NULL, &c->pool2) != VK_SUCCESS) ||
         vkCreateFence(c->dev, &fi, NULL, &c->fence) != VK_SUCCESS ||
-        vkCreateFence(c->dev, &fi, NULL, &c->fence2) != VK_SUCCESS) {
-        pvk_destroy(c);
+        vkCreateFence(c->dev, &fi, NULL, &c->fence2) != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: cannot create a command pool or fence");
-    }
-    if ((rc = make_pipelines(c, e))) {
+    return 0;
+}
+
+int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
+    memset(c, 0, sizeof *c);
+    int coop = 0, portability_subset = 0;
+    int rc = make_instance(&c->instance, e);
+    if (!rc) rc = pick_device(c, want, e);
+    if (!rc) scan_extensions(c, &coop, &portability_subset);
+    if (!rc) rc = pick_queues(c, e);
+    if (!rc) rc = make_device(c, coop, portability_subset, e);
+    if (!rc) rc = make_pools(c, e);
+    if (!rc) rc = make_pipelines(c, e);
+    if (rc) {
         pvk_destroy(c);
         return rc;
     }
@@ -490,8 +516,9 @@ int pvk_buffer_create_ex(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host,
                                     VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
                   : find_memory(c, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (host && mt < 0)
-        mt = find_memory(c, req.memoryTypeBits,
-                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+        mt =
+            find_memory(c, req.memoryTypeBits,
+                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     if (mt < 0) {
         pvk_buffer_destroy(c, b);
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: no suitable memory type");
@@ -554,8 +581,7 @@ VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi) {
 
 static void bind_set(pvk_ctx *c, VkCommandBuffer cb) {
     uint32_t off = (uint32_t)c->wbase;
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 1,
-                            &off);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 1, &off);
     c->bound_wbase = c->wbase;
 }
 
@@ -602,8 +628,10 @@ static VkResult wait_fences(pvk_ctx *c, uint32_t n, const VkFence *f) {
         double t0 = ptts_now();
         uint32_t i = 0;
         while (i < n && (r = vkGetFenceStatus(c->dev, f[i])) != VK_ERROR_DEVICE_LOST) {
-            if (r == VK_SUCCESS) i++;
-            else if ((ptts_now() - t0) * 1e6 > c->spin_us) break;
+            if (r == VK_SUCCESS)
+                i++;
+            else if ((ptts_now() - t0) * 1e6 > c->spin_us)
+                break;
         }
         if (i < n && r != VK_ERROR_DEVICE_LOST) r = VK_NOT_READY;
     }
@@ -617,9 +645,8 @@ int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
 }
 
 int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cb};
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     VkQueue qu = q && c->queue2 ? c->queue2 : c->queue;
     VkFence f = q && c->queue2 ? c->fence2 : c->fence;
     VK_TRY(vkQueueSubmit(qu, 1, &si, f), "vkQueueSubmit");
@@ -633,9 +660,8 @@ int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
 int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
     VkResult r;
     if (c->queue2) {
-        VkSubmitInfo sa = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &b};
+        VkSubmitInfo sa = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &b};
         VkSubmitInfo sb = sa;
         sb.pCommandBuffers = &a;
         VK_TRY(vkQueueSubmit(c->queue2, 1, &sa, c->fence2), "vkQueueSubmit");
@@ -671,12 +697,12 @@ void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q) {
 
 static void barrier(VkCommandBuffer cb) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .srcAccessMask =
+                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_READ_BIT |
                                            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(cb,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                              VK_PIPELINE_STAGE_HOST_BIT,
                          0, 1, &mb, 0, NULL, 0, NULL);
@@ -701,8 +727,10 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl);
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);
-    if (c->skip_barrier) c->skip_barrier = 0;
-    else barrier(cb);
+    if (c->skip_barrier)
+        c->skip_barrier = 0;
+    else
+        barrier(cb);
     pvk_prof_dispatch(c, cb, pipe, gx, gy);
 }
 

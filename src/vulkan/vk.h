@@ -45,7 +45,7 @@ enum {
 #define PVK_ENUM_(id, name, opt) PVK_##id,
     PVK_PIPELINES(PVK_ENUM_)
 #undef PVK_ENUM_
-    PVK_N_PIPELINES
+        PVK_N_PIPELINES
 };
 
 /* OR'd into pvk_dispatch's pipeline: its variant with specialization constant 0 (XACT in
@@ -88,7 +88,7 @@ typedef struct pvk_ctx {
     VkPipeline pipe[PVK_N_PIPELINES];
     VkPipeline pipe_x[PVK_N_PIPELINES]; /* PVK_XELU variants, made on first use */
     int xfail;                          /* one could not be made */
-    int skip_barrier; /* the next pvk_dispatch records no barrier after itself */
+    int skip_barrier;                   /* the next pvk_dispatch records no barrier after itself */
     /* The weights binding is a dynamic storage buffer: a window of wrange bytes (the device's
      * maxStorageBufferRange, 128 MiB on lavapipe, the whole buffer on large GPUs) at byte
      * offset wbase, moved per dispatch (pvk_weights_window); shaders index it relative to
@@ -118,7 +118,7 @@ typedef struct pvk_ctx {
     struct pvk_prof_q {
         double ns;
         uint32_t pipe, gx, gy, count;
-    } *pq; /* per query slot: the dispatch that ends there and its summed time */
+    } * pq; /* per query slot: the dispatch that ends there and its summed time */
     double ptime[PVK_N_PIPELINES];
     uint64_t pcount[PVK_N_PIPELINES], psubmits;
 } pvk_ctx;

@@ -17,13 +17,13 @@
  * rows carried back. dec_in's (its input, cx, is the codec transformer's compact output); the
  * convs after it read their input in place (rec_wconv). */
 static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
-                      uint32_t T, uint32_t hist, uint32_t state, uint32_t W, uint32_t in,
-                      int op, rows Y, int act, int accum) {
+                      uint32_t T, uint32_t hist, uint32_t state, uint32_t W, uint32_t in, int op,
+                      rows Y, int act, int accum) {
     const uint32_t cin = cv->cin, gs = (hist + T) * cin, L = g->ix.dec;
     if (hist) { /* carried rows and new rows go to disjoint rows of W */
         pvk_skip_barrier(&g->c);
-        vkr_rowop(g, cb, groups * hist, cin, OP_COPY, L, SS(BUF_ARENA, RG(state, hist, hist * cin, cin)),
-                  SA(RG(W, hist, gs, cin)), 0, 0);
+        vkr_rowop(g, cb, groups * hist, cin, OP_COPY, L,
+                  SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), SA(RG(W, hist, gs, cin)), 0, 0);
     }
     vkr_rowop(g, cb, groups * T, cin, op, 0, SA(RC(in, cin)), SA(RG(W + hist * cin, T, gs, cin)), 0,
               0);
@@ -49,12 +49,13 @@ static rows RF(uint32_t buf, uint32_t F, uint32_t T, uint32_t width) {
  * unless W != NONE (vk_engine.conv_copy): then the window goes through xact into W
  * ([group][hist + T][cin]) first and the gemm reads W as it is. */
 static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
-                      uint32_t T, uint32_t hist, uint32_t state, uint32_t in, uint32_t F,
-                      int xact, rows Y, int act, int accum, uint32_t W) {
+                      uint32_t T, uint32_t hist, uint32_t state, uint32_t in, uint32_t F, int xact,
+                      rows Y, int act, int accum, uint32_t W) {
     const uint32_t cin = cv->cin, gs = (F + T) * cin, win = in + (F - hist) * cin, L = g->ix.dec;
     if (hist) {
-        vkr_rowop(g, cb, groups * hist, cin, OP_COPY, L, SS(BUF_ARENA, RG(state, hist, hist * cin, cin)),
-                  SA(RG(win, hist, gs, cin)), 0, 0);
+        vkr_rowop(g, cb, groups * hist, cin, OP_COPY, L,
+                  SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), SA(RG(win, hist, gs, cin)), 0,
+                  0);
         /* after the copy in (T < hist would carry front rows), beside the gemm (both only
          * read the buffer; the gemm's barrier orders it for what follows) */
         pvk_skip_barrier(&g->c);
@@ -66,8 +67,8 @@ static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_
         g->counts.conv_copies++;
         vkr_rowop(g, cb, groups * (hist + T), cin, xact == ACT_ELU ? OP_ELU : OP_COPY, 0,
                   SA(RG(win, hist + T, gs, cin)), SA(RG(W, hist + T, gw, cin)), 0, 0);
-        vkr_linear(g, cb, &cv->w, groups * T / cv->st, RG(W, T / cv->st, gw, cv->st * cin), Y,
-                   act, accum, 1.f, NONE, RC(0, 0), 0);
+        vkr_linear(g, cb, &cv->w, groups * T / cv->st, RG(W, T / cv->st, gw, cv->st * cin), Y, act,
+                   accum, 1.f, NONE, RC(0, 0), 0);
         return;
     }
     vkr_linear_x(g, cb, &cv->w, groups * T / cv->st, RG(win, T / cv->st, gs, cv->st * cin), Y, act,
@@ -82,8 +83,7 @@ typedef struct pc_up {
  * (caller order, k frames per caller slot). Every stage is streaming and causal, so the kc
  * frames of a slot go through as one group of kc * 16 rows (transformer rows attend within the
  * group causally; convolutions carry state per group). */
-void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0,
-                           uint32_t kc, uint32_t k) {
+void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32_t kc, uint32_t k) {
     const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->ix.dec;
@@ -95,37 +95,54 @@ void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0,
     vkr_lin(g, cb, &g->wt.quant, nr, RC(g->ar.zc, ld), RC(g->ar.qc, C), ACT_NONE);
     wspan sp = WSPAN0;
     vkr_span_add(&sp, g->wt.up_w, (size_t)C * uk);
-    pc_up pu = {nf, kc, C, us, uk, L, g->ar.qc, g->ar.cx, g->cm.st_up, g->wt.up_w - vkr_span_base(g, &sp)};
+    pc_up pu = {nf, kc,       C,        us,          uk,
+                L,  g->ar.qc, g->ar.cx, g->cm.st_up, g->wt.up_w - vkr_span_base(g, &sp)};
     pvk_dispatch_flat(&g->c, cb, PVK_UPSAMPLE, &pu, sizeof pu, (uint64_t)nr * us * C);
     const ptts_transformer *tr = &w->codec.dec_tr;
-    tspec t = {g->wt.cd,    tr->layers, tr->d, tr->heads, tr->ffn, tr->window, L, g->ix.cdlen,
-               (uint32_t)(g->kv.bb_slot * (size_t)g->S), (uint32_t)g->kv.ccap, g->wt.cd_freq,
-               g->kv.cd_slot, g->ar.cx, g->ar.ch, g->ar.cqkv, g->ar.catt, g->ar.cff};
+    tspec t = {g->wt.cd,
+               tr->layers,
+               tr->d,
+               tr->heads,
+               tr->ffn,
+               tr->window,
+               L,
+               g->ix.cdlen,
+               (uint32_t)(g->kv.bb_slot * (size_t)g->S),
+               (uint32_t)g->kv.ccap,
+               g->wt.cd_freq,
+               g->kv.cd_slot,
+               g->ar.cx,
+               g->ar.ch,
+               g->ar.cqkv,
+               g->ar.catt,
+               g->ar.cff};
     vkr_transformer(g, cb, &t, nr * us, kc * us);
     /* SEANet: dec_in writes h0's rows after its front rows, every later conv reads its input
      * in place (rec_wconv) with the ELU before it applied on load */
     uint32_t rws = kc * us, width = g->wt.dec_in.cout, cur = g->cm.h0, fc = g->cm.f_h0;
-    rec_sconv(g, cb, &g->wt.dec_in, nf, rws, (uint32_t)g->cm.hist_in, g->cm.st_in, g->cm.w_in, g->ar.cx,
-              OP_COPY, RF(g->cm.h0, fc, rws, width), ACT_NONE, 0);
+    rec_sconv(g, cb, &g->wt.dec_in, nf, rws, (uint32_t)g->cm.hist_in, g->cm.st_in, g->cm.w_in,
+              g->ar.cx, OP_COPY, RF(g->cm.h0, fc, rws, width), ACT_NONE, 0);
     for (int s = 0; s < 3; s++) {
         const gconv *up = &g->wt.up[s];
         /* ELU, then the transposed conv as a windowed conv (wb_convtr): [rws][ust cout] rows
          * are the [rws ust][cout] output, here the rows after acc[s]'s front rows */
         const uint32_t fa = g->cm.f_acc[s], wo = up->cout / up->ust, ro = rws * up->ust;
         rec_wconv(g, cb, up, nf, rws, up->k - 1, g->cm.st_tail[s], cur, fc, ACT_ELU,
-                  RG(g->cm.acc[s] + fa * wo, rws, (fa + ro) * wo, up->cout), ACT_NONE, 0, g->cm.U[s]);
+                  RG(g->cm.acc[s] + fa * wo, rws, (fa + ro) * wo, up->cout), ACT_NONE, 0,
+                  g->cm.U[s]);
         rws = ro;
         width = wo;
         /* residual block on acc: r1 carries the rows before r2 adds to them */
-        rec_wconv(g, cb, &g->wt.r1[s], nf, rws, (uint32_t)g->cm.hist_r[s], g->cm.st_r[s], g->cm.acc[s], fa,
-                  ACT_ELU, RC(g->cm.rh[s], g->wt.r1[s].cout), ACT_ELU, 0, g->cm.R[s]);
+        rec_wconv(g, cb, &g->wt.r1[s], nf, rws, (uint32_t)g->cm.hist_r[s], g->cm.st_r[s],
+                  g->cm.acc[s], fa, ACT_ELU, RC(g->cm.rh[s], g->wt.r1[s].cout), ACT_ELU, 0,
+                  g->cm.R[s]);
         vkr_linear(g, cb, &g->wt.r2[s].w, nf * rws, RC(g->cm.rh[s], g->wt.r1[s].cout),
                    RF(g->cm.acc[s], fa, rws, width), ACT_NONE, 1, 1.f, NONE, RC(0, 0), 0);
         cur = g->cm.acc[s];
         fc = fa;
     }
-    rec_wconv(g, cb, &g->wt.dec_out, nf, rws, (uint32_t)g->cm.hist_out, g->cm.st_out, cur, fc, ACT_ELU,
-              RC(g->cm.pcmc, 1), ACT_NONE, 0, g->cm.O);
+    rec_wconv(g, cb, &g->wt.dec_out, nf, rws, (uint32_t)g->cm.hist_out, g->cm.st_out, cur, fc,
+              ACT_ELU, RC(g->cm.pcmc, 1), ACT_NONE, 0, g->cm.O);
     const uint32_t fs = (uint32_t)a->frame_samples;
     vkr_rowop(g, cb, nf, kc * fs, OP_COPY, g->ix.orig, SA(RC(g->cm.pcmc, kc * fs)),
               SS(BUF_IO, RG(g->ox.pcm + f0 * fs, 1, k * fs, 0)), 0, 0);
@@ -153,7 +170,6 @@ void vkc_reset(vk_engine *g, VkCommandBuffer cb, int slot) {
     st[ns++] = (state_region){g->cm.st_out, (size_t)g->cm.hist_out * cw->dec_out.cin};
     for (int i = 0; i < ns; i++)
         if (st[i].n)
-            vkCmdFillBuffer(cb, g->arena.buf, ((size_t)st[i].off + slot * st[i].n) * 4,
-                            st[i].n * 4, 0);
+            vkCmdFillBuffer(cb, g->arena.buf, ((size_t)st[i].off + slot * st[i].n) * 4, st[i].n * 4,
+                            0);
 }
-

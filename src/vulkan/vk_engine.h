@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "engine_vulkan.h"
+#include "shaders/stepk_abi.h"
 #include "vk.h"
 #include "weights.h"
 
@@ -50,7 +51,6 @@
 /* Default fence polling on a discrete GPU (us): longer than a step call lasts there; 0
  * elsewhere, where the polling core is one the device computes with (bench/RESULTS.md). */
 #define SPIN_DISCRETE_US 20000
-#define PH_WORDS 64 /* words of a stepk phase (shaders/stepk_abi.h) */
 #define NONE 0xffffffffu    /* no buffer region (a missing bias, gate, copy) */
 #define COMPACT 0x7fffffffu /* rows.rps: rows one after the other, no groups */
 
@@ -94,23 +94,23 @@ typedef struct cached {
 
 /* Weight offsets in wbuf (floats). */
 typedef struct vk_wts {
-    gtl *bb, *cd; /* [layers] backbone, [codec layers] codec transformer */
-    glin input_linear;          /* [d][ld] */
-    glin out_eos;               /* [1][d] */
-    glin cond, input_proj;      /* cond_embed [fd][d], input_proj [fd][ld] */
-    glin final_linear;          /* [ld][fd] */
-    glin quant;                 /* quantizer output_proj [C][ld] */
-    glin ada_all;               /* every flow block's ada, then final_ada: [depth 3 fd + 2 fd][fd] */
-    uint32_t out_nw, out_nb;    /* out_norm [d] */
-    uint32_t bos;               /* [ld] */
-    uint32_t embed;             /* [nb + 1][d] */
-    uint32_t bb_freq, cd_freq;  /* RoPE frequencies [head width / 2] */
+    gtl *bb, *cd;              /* [layers] backbone, [codec layers] codec transformer */
+    glin input_linear;         /* [d][ld] */
+    glin out_eos;              /* [1][d] */
+    glin cond, input_proj;     /* cond_embed [fd][d], input_proj [fd][ld] */
+    glin final_linear;         /* [ld][fd] */
+    glin quant;                /* quantizer output_proj [C][ld] */
+    glin ada_all;              /* every flow block's ada, then final_ada: [depth 3 fd + 2 fd][fd] */
+    uint32_t out_nw, out_nb;   /* out_norm [d] */
+    uint32_t bos;              /* [ld] */
+    uint32_t embed;            /* [nb + 1][d] */
+    uint32_t bb_freq, cd_freq; /* RoPE frequencies [head width / 2] */
     uint32_t emb_std, emb_mean; /* [ld] */
     uint32_t up_w;              /* depthwise upsampling [C][upsample_k] */
     struct vk_fblock {
-        uint32_t ln_w, ln_b; /* [fd] */
-        glin mlp0, mlp2;     /* [fd][fd] */
-    } *fb;                   /* [flow_depth] */
+        uint32_t ln_w, ln_b;                    /* [fd] */
+        glin mlp0, mlp2;                        /* [fd][fd] */
+    } * fb;                                     /* [flow_depth] */
     gconv dec_in, up[3], r1[3], r2[3], dec_out; /* SEANet decoder */
 } vk_wts;
 
@@ -122,19 +122,19 @@ typedef struct vk_arena {
      * step's, so the codec of one call can run beside the next call's step (vk_step_decode);
      * steplat is the region of the command buffer being recorded (vke_use_par) */
     uint32_t steplat, steplat_[2];
-    uint32_t te;                      /* [TE_MAX][fd] the sampler's time embeddings */
-    uint32_t bx, bh, batt;            /* backbone residual, normed, attention out [RB][d] */
-    uint32_t bqkv;                    /* [RB][3d] */
-    uint32_t bff;                     /* [RB][ffn] */
-    uint32_t ce, sy, xh, hb, ub;      /* flow head [S][fd]: cond, silu(cond + t), x, ln, mlp */
-    uint32_t mod;                     /* [S][depth 3 fd + 2 fd] every block's modulation */
-    uint32_t latc;                    /* [S][ld] the latent being sampled */
-    uint32_t eosc;                    /* [S][KMAX] EOS logits of a call */
-    uint32_t zc;                      /* [FG][ld] denormalized latents */
-    uint32_t qc;                      /* [FG][C] quantizer output */
-    uint32_t cx, ch, catt;            /* codec transformer [RC][C] */
-    uint32_t cqkv;                    /* [RC][3C] */
-    uint32_t cff;                     /* [RC][codec ffn] */
+    uint32_t te;                 /* [TE_MAX][fd] the sampler's time embeddings */
+    uint32_t bx, bh, batt;       /* backbone residual, normed, attention out [RB][d] */
+    uint32_t bqkv;               /* [RB][3d] */
+    uint32_t bff;                /* [RB][ffn] */
+    uint32_t ce, sy, xh, hb, ub; /* flow head [S][fd]: cond, silu(cond + t), x, ln, mlp */
+    uint32_t mod;                /* [S][depth 3 fd + 2 fd] every block's modulation */
+    uint32_t latc;               /* [S][ld] the latent being sampled */
+    uint32_t eosc;               /* [S][KMAX] EOS logits of a call */
+    uint32_t zc;                 /* [FG][ld] denormalized latents */
+    uint32_t qc;                 /* [FG][C] quantizer output */
+    uint32_t cx, ch, catt;       /* codec transformer [RC][C] */
+    uint32_t cqkv;               /* [RC][3C] */
+    uint32_t cff;                /* [RC][codec ffn] */
 } vk_arena;
 
 /* The SEANet decoder's scratch and streaming state in the arena (vk_codec.c). Rows per group
@@ -157,10 +157,10 @@ typedef struct vk_codec_mem {
 
 /* Word offsets in the ints buffer: positions and slot lists the shaders read. */
 typedef struct vk_ints {
-    uint32_t bblen, cdlen;  /* [S] backbone positions, codec ring positions */
-    uint32_t step, dec;     /* [S] the step call's slots; the decode call's (sorted by count) */
-    uint32_t orig;          /* [S] a decode slot's place in the caller's order */
-    uint32_t plist, ids;    /* [1] the prompted slot; [IDS_MAX] its token ids */
+    uint32_t bblen, cdlen; /* [S] backbone positions, codec ring positions */
+    uint32_t step, dec;    /* [S] the step call's slots; the decode call's (sorted by count) */
+    uint32_t orig;         /* [S] a decode slot's place in the caller's order */
+    uint32_t plist, ids;   /* [1] the prompted slot; [IDS_MAX] its token ids */
 } vk_ints;
 
 /* Float offsets in the io buffer (host-visible). */
@@ -205,7 +205,7 @@ typedef struct vk_tune {
 
 /* Command buffers recorded once per call shape and replayed. */
 typedef struct vk_cache {
-    int par, lpar, rpar; /* the next step's parity, the last step's, the recording's */
+    int par, lpar, rpar;         /* the next step's parity, the last step's, the recording's */
     cached step_cb[KMAX + 1][2]; /* by k and parity */
     cached dec_cb[KMAX + 1][2];  /* by k (a chunk ramps k up: 1, 2, 4, 8) and parity */
     cached lat_cb;               /* codec-only mode: host latents into the slots' step rows */
@@ -284,8 +284,7 @@ typedef struct tspec {
 /* Y (=|+=) gate * alpha * act(xact(X) W^T + b) over N rows; gate rows G in the arena (gbuf 0)
  * or a weight vector at goff (gbuf 1); xact ACT_ELU: ELU on every X value as it is loaded. */
 void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
-                  int act, int accum, float alpha, uint32_t goff, rows G, uint32_t gbuf,
-                  int xact);
+                  int act, int accum, float alpha, uint32_t goff, rows G, uint32_t gbuf, int xact);
 void vkr_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
                 int act, int accum, float alpha, uint32_t goff, rows G, uint32_t gbuf);
 void vkr_lin(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y, int act);
@@ -316,8 +315,7 @@ void vks_record(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k);
 /* ---- vk_codec.c --------------------------------------------------------------------------- */
 
 /* The codec on frames f0 .. f0 + kc - 1 of the first nf slots of the decode list -> io pcm. */
-void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32_t kc,
-              uint32_t k);
+void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32_t kc, uint32_t k);
 /* Fresh codec state for a slot (the ring's position is the caller's). */
 void vkc_reset(vk_engine *g, VkCommandBuffer cb, int slot);
 

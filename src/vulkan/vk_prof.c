@@ -26,10 +26,12 @@ static int env_on(const char *name) {
 int pvk_prof_stats_wanted(void) { return env_on("PTTS_VK_PIPE_STATS"); }
 
 void pvk_prof_pipeline_stats(pvk_ctx *c, int i) {
-    PFN_vkGetPipelineExecutablePropertiesKHR props = (PFN_vkGetPipelineExecutablePropertiesKHR)
-        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutablePropertiesKHR");
-    PFN_vkGetPipelineExecutableStatisticsKHR stats = (PFN_vkGetPipelineExecutableStatisticsKHR)
-        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutableStatisticsKHR");
+    PFN_vkGetPipelineExecutablePropertiesKHR props =
+        (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(
+            c->dev, "vkGetPipelineExecutablePropertiesKHR");
+    PFN_vkGetPipelineExecutableStatisticsKHR stats =
+        (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+            c->dev, "vkGetPipelineExecutableStatisticsKHR");
     if (!props || !stats) return;
     VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = c->pipe[i]};
     uint32_t ne = 0;
@@ -121,7 +123,8 @@ void pvk_prof_forget(pvk_ctx *c, VkCommandBuffer cb) {
 
 static void prof_report(pvk_ctx *c) {
     double total = 0;
-    for (int i = 0; i < PVK_N_PIPELINES; i++) total += c->ptime[i];
+    for (int i = 0; i < PVK_N_PIPELINES; i++)
+        total += c->ptime[i];
     ptts_log(PTTS_LOG_INFO, "vk profile: %llu replays, %.3f ms GPU (dispatch + barrier)",
              (unsigned long long)c->psubmits, total * 1e-6);
     for (int i = 0; i < PVK_N_PIPELINES; i++)
@@ -140,8 +143,7 @@ static void prof_report(pvk_ctx *c) {
         if (best == PROF_QUERIES) break;
         struct pvk_prof_q *q = &c->pq[best];
         ptts_log(PTTS_LOG_INFO, "  site %6u %-11s grid %6u x %-6u %8.3f ms %6.1f us each", best,
-                 pvk_pipe_name((int)q->pipe), q->gx, q->gy, q->ns * 1e-6,
-                 q->ns * 1e-3 / q->count);
+                 pvk_pipe_name((int)q->pipe), q->gx, q->gy, q->ns * 1e-6, q->ns * 1e-3 / q->count);
         q->ns = -1;
     }
 }

@@ -22,13 +22,14 @@ void vkr_span_add(wspan *s, uint32_t off, size_t n) {
 }
 uint32_t vkr_span_base(vk_engine *g, const wspan *s) {
     if (s->lo > s->hi) return 0; /* no weights read: the window does not matter */
-    return (uint32_t)(pvk_weights_window(&g->c, (VkDeviceSize)s->lo * 4, (VkDeviceSize)s->hi * 4) / 4);
+    return (uint32_t)(pvk_weights_window(&g->c, (VkDeviceSize)s->lo * 4, (VkDeviceSize)s->hi * 4) /
+                      4);
 }
 static uint32_t rel(uint32_t off, uint32_t base) { return off == NONE ? NONE : off - base; }
 
 typedef struct pc_lin { /* at most 128 bytes: the pipeline layout's push-constant range */
-    uint32_t N, K, M, xoff, xrps, xgs, xld, yoff, yrps, ygs, yld, goff, grps, ggs, gld, gbuf,
-        woff, boff, act, accum;
+    uint32_t N, K, M, xoff, xrps, xgs, xld, yoff, yrps, ygs, yld, goff, grps, ggs, gld, gbuf, woff,
+        boff, act, accum;
     float alpha;
     uint32_t v4; /* K, X offsets and strides all multiples of 4: vec4 loads */
 } pc_lin;
@@ -62,9 +63,11 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     return tile_wgs(&gemm_tiles[big], N, M) >= 2 * g->tn.gemm_units ? big : -1;
 }
 
-static const gtile tc_tiles[TC_N] = {
-    {"l", PVK_GEMM_TC_L, 128, 128}, {"m", PVK_GEMM_TC_M, 64, 64}, {"s", PVK_GEMM_TC_S, 32, 32},
-    {"w", PVK_GEMM_TC_W, 64, 128},  {"t", PVK_GEMM_TC_T, 128, 64}};
+static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
+                                     {"m", PVK_GEMM_TC_M, 64, 64},
+                                     {"s", PVK_GEMM_TC_S, 32, 32},
+                                     {"w", PVK_GEMM_TC_W, 64, 128},
+                                     {"t", PVK_GEMM_TC_T, 128, 64}};
 
 /* The tensor-core tile for N rows -> M outputs, -1: none (fewer than TC_ROWS rows stay on the
  * float32 kernels). The 32 x 32 tile by default: it beat the square 64 and 128 tiles at every
@@ -93,13 +96,12 @@ static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
  * vector (gbuf 1, goff a weight offset, every row the same); xact: ACT_ELU of every X value as
  * it is loaded (rec_wconv: the PVK_XELU pipeline variants; no other is made), ACT_NONE
  * through vkr_linear. */
-void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
-                         rows Y, int act, int accum, float alpha, uint32_t goff, rows G,
-                         uint32_t gbuf, int xact) {
+void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
+                  int act, int accum, float alpha, uint32_t goff, rows G, uint32_t gbuf, int xact) {
     if (N == 0) return;
-    pc_lin p = {N,     L->in, L->out, X.off, X.rps, X.gs, X.ld, Y.off, Y.rps, Y.gs, Y.ld,
-                goff,  G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act,
-                (uint32_t)accum, alpha, 0};
+    pc_lin p = {
+        N,    L->in, L->out, X.off, X.rps, X.gs, X.ld, Y.off,         Y.rps,           Y.gs,  Y.ld,
+        goff, G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act, (uint32_t)accum, alpha, 0};
     const int xv = xact == ACT_ELU ? PVK_XELU : 0; /* the pipelines' ELU-on-load variants */
     p.v4 = L->in % 4 == 0 && X.off % 4 == 0 && X.gs % 4 == 0 && X.ld % 4 == 0 && L->w % 4 == 0;
     wspan sp = WSPAN0;
@@ -124,8 +126,10 @@ void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, r
     const int tc = tiled ? tc_pick(g, N, L->out) : -1;
     const int gt = tiled && tc < 0 ? gemm_pick(g, N, L->out) : -1;
     const gtile *t = tc >= 0 ? &tc_tiles[tc] : gt >= 0 ? &gemm_tiles[gt] : NULL;
-    if (tc >= 0) g->tc_n[tc]++;
-    else if (gt >= 0) g->gemm_n[gt]++;
+    if (tc >= 0)
+        g->tc_n[tc]++;
+    else if (gt >= 0)
+        g->gemm_n[gt]++;
     if (t)
         pvk_dispatch(&g->c, cb, t->pipe | xv, &p, sizeof p, (L->out + t->bn - 1) / t->bn,
                      (N + t->bm - 1) / t->bm, 1);
@@ -139,14 +143,12 @@ void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, r
         pvk_dispatch(&g->c, cb, PVK_LINEAR | xv, &p, sizeof p, (L->out + 7) / 8, (N + 7) / 8, 1);
 }
 
-void vkr_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X,
-                       rows Y, int act, int accum, float alpha, uint32_t goff, rows G,
-                       uint32_t gbuf) {
+void vkr_linear(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
+                int act, int accum, float alpha, uint32_t goff, rows G, uint32_t gbuf) {
     vkr_linear_x(g, cb, L, N, X, Y, act, accum, alpha, goff, G, gbuf, ACT_NONE);
 }
 
-void vkr_lin(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y,
-                int act) {
+void vkr_lin(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, rows X, rows Y, int act) {
     vkr_linear(g, cb, L, N, X, Y, act, 0, 1.f, NONE, RC(0, 0), 0);
 }
 
@@ -155,9 +157,8 @@ typedef struct pc_row {
         dslot, v1, v2;
 } pc_row;
 
-
 void vkr_rowop(vk_engine *g, VkCommandBuffer cb, uint32_t nrows, uint32_t width, int op,
-                      uint32_t list, side s, side d, uint32_t v1, uint32_t v2) {
+               uint32_t list, side s, side d, uint32_t v1, uint32_t v2) {
     if (nrows == 0 || width == 0) return;
     wspan sp = WSPAN0;
     if (s.buf == BUF_WEIGHTS) vkr_span_add(&sp, s.r.off, s.wn);
@@ -171,9 +172,8 @@ void vkr_rowop(vk_engine *g, VkCommandBuffer cb, uint32_t nrows, uint32_t width,
         v1 -= wb;
         v2 -= wb;
     }
-    pc_row p = {nrows,     width,    (uint32_t)op, list,     s.buf,    s.r.off,
-                s.r.rps,   s.r.gs,   s.r.ld,       s.slot,   d.buf,    d.r.off,
-                d.r.rps,   d.r.gs,   d.r.ld,       d.slot,   v1,       v2};
+    pc_row p = {nrows,  width, (uint32_t)op, list,    s.buf,  s.r.off, s.r.rps, s.r.gs, s.r.ld,
+                s.slot, d.buf, d.r.off,      d.r.rps, d.r.gs, d.r.ld,  d.slot,  v1,     v2};
     pvk_dispatch_flat(&g->c, cb, PVK_ROWOP, &p, sizeof p, (uint64_t)nrows * width);
 }
 
@@ -182,8 +182,8 @@ typedef struct pc_ln {
     float eps;
 } pc_ln;
 
-static void rec_ln(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t d, uint32_t x,
-                   uint32_t y, uint32_t w, uint32_t b, uint32_t mod, uint32_t mld, float eps) {
+static void rec_ln(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t d, uint32_t x, uint32_t y,
+                   uint32_t w, uint32_t b, uint32_t mod, uint32_t mld, float eps) {
     wspan sp = WSPAN0;
     vkr_span_add(&sp, w, d);
     vkr_span_add(&sp, b, d);
@@ -217,8 +217,7 @@ static void rec_advance(vk_engine *g, VkCommandBuffer cb, uint32_t groups, uint3
 }
 
 /* n rows (groups of rps rows, one slot per group) through the transformer; positions advance. */
-void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t n,
-                            uint32_t rps) {
+void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t n, uint32_t rps) {
     const uint32_t d = (uint32_t)t->d, dh = d / (uint32_t)t->heads;
     for (int l = 0; l < t->layers; l++) {
         const gtl *L = &t->L[l];
@@ -227,20 +226,50 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
         vkr_lin(g, cb, &L->qkv, n, RC(t->h, d), RC(t->qkv, 3 * d), ACT_NONE);
         wspan sp = WSPAN0;
         vkr_span_add(&sp, t->freq, dh / 2);
-        pc_rope pr = {n,      rps,    d,
-                      dh,     t->list, t->len,
-                      t->kvbase, (uint32_t)t->kvslot, kvlayer,
-                      t->cap, t->freq - vkr_span_base(g, &sp), t->qkv};
+        pc_rope pr = {n,
+                      rps,
+                      d,
+                      dh,
+                      t->list,
+                      t->len,
+                      t->kvbase,
+                      (uint32_t)t->kvslot,
+                      kvlayer,
+                      t->cap,
+                      t->freq - vkr_span_base(g, &sp),
+                      t->qkv};
         pvk_dispatch_flat(&g->c, cb, PVK_ROPE_KV, &pr, sizeof pr, (uint64_t)n * d / 2);
-        pc_att pa = {rps,     d,         dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
-                     kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att,
-                     1.0f / sqrtf((float)dh), 0};
+        pc_att pa = {rps,
+                     d,
+                     dh,
+                     t->list,
+                     t->len,
+                     t->kvbase,
+                     (uint32_t)t->kvslot,
+                     kvlayer,
+                     t->cap,
+                     (uint32_t)t->window,
+                     t->qkv,
+                     t->att,
+                     1.0f / sqrtf((float)dh),
+                     0};
         pa.v4 = d % 4 == 0 && dh % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
                 kvlayer % 4 == 0;
         if (rps > 1 && dh <= 64 && pa.v4) {
             /* groups of rows of one slot: keys and values read once per 16 query rows */
-            pc_attg pg = {rps,     d,      dh,     t->list, t->len, t->kvbase, (uint32_t)t->kvslot,
-                          kvlayer, t->cap, (uint32_t)t->window, t->qkv, t->att, pa.scale,
+            pc_attg pg = {rps,
+                          d,
+                          dh,
+                          t->list,
+                          t->len,
+                          t->kvbase,
+                          (uint32_t)t->kvslot,
+                          kvlayer,
+                          t->cap,
+                          (uint32_t)t->window,
+                          t->qkv,
+                          t->att,
+                          pa.scale,
                           (rps + 15) / 16};
             pvk_dispatch(&g->c, cb, PVK_ATTN_GROUP, &pg, sizeof pg, n / rps * pg.nqb,
                          (uint32_t)t->heads, 1);
@@ -259,9 +288,23 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
 
 tspec vkr_bb_spec(vk_engine *g, uint32_t list) {
     const ptts_weights *w = g->w;
-    tspec t = {g->wt.bb,   w->arch.layers, w->arch.d, w->arch.heads, w->arch.ffn,
-               w->backbone.window, list, g->ix.bblen, 0, (uint32_t)g->kv.cap, g->wt.bb_freq,
-               g->kv.bb_slot, g->ar.bx, g->ar.bh, g->ar.bqkv, g->ar.batt, g->ar.bff};
+    tspec t = {g->wt.bb,
+               w->arch.layers,
+               w->arch.d,
+               w->arch.heads,
+               w->arch.ffn,
+               w->backbone.window,
+               list,
+               g->ix.bblen,
+               0,
+               (uint32_t)g->kv.cap,
+               g->wt.bb_freq,
+               g->kv.bb_slot,
+               g->ar.bx,
+               g->ar.bh,
+               g->ar.bqkv,
+               g->ar.batt,
+               g->ar.bff};
     return t;
 }
 
@@ -290,15 +333,16 @@ static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, u
         vkr_lin(g, cb, &g->wt.ada_all, n, RC(g->ar.sy, fd), RC(g->ar.mod, mld), ACT_NONE);
         for (int b = 0; b < a->flow_depth; b++) {
             const uint32_t mb = g->ar.mod + (uint32_t)b * 3 * fd;
-            rec_ln(g, cb, n, fd, g->ar.xh, g->ar.hb, g->wt.fb[b].ln_w, g->wt.fb[b].ln_b, mb, mld, 1e-6f);
+            rec_ln(g, cb, n, fd, g->ar.xh, g->ar.hb, g->wt.fb[b].ln_w, g->wt.fb[b].ln_b, mb, mld,
+                   1e-6f);
             vkr_lin(g, cb, &g->wt.fb[b].mlp0, n, RC(g->ar.hb, fd), RC(g->ar.ub, fd), ACT_SILU);
-            vkr_linear(g, cb, &g->wt.fb[b].mlp2, n, RC(g->ar.ub, fd), RC(g->ar.xh, fd), ACT_NONE, 1, 1.f,
-                       mb + 2 * fd, RC(mb + 2 * fd, mld), 0);
+            vkr_linear(g, cb, &g->wt.fb[b].mlp2, n, RC(g->ar.ub, fd), RC(g->ar.xh, fd), ACT_NONE, 1,
+                       1.f, mb + 2 * fd, RC(mb + 2 * fd, mld), 0);
         }
-        rec_ln(g, cb, n, fd, g->ar.xh, g->ar.hb, NONE, NONE, g->ar.mod + (uint32_t)a->flow_depth * 3 * fd,
-               mld, 1e-6f);
-        vkr_linear(g, cb, &g->wt.final_linear, n, RC(g->ar.hb, fd), RC(x, ld), ACT_NONE, vkr_flow_accum(g),
-                   vkr_flow_alpha(g), NONE, RC(0, 0), 0);
+        rec_ln(g, cb, n, fd, g->ar.xh, g->ar.hb, NONE, NONE,
+               g->ar.mod + (uint32_t)a->flow_depth * 3 * fd, mld, 1e-6f);
+        vkr_linear(g, cb, &g->wt.final_linear, n, RC(g->ar.hb, fd), RC(x, ld), ACT_NONE,
+                   vkr_flow_accum(g), vkr_flow_alpha(g), NONE, RC(0, 0), 0);
     }
 }
 
@@ -310,7 +354,8 @@ void vkr_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
     }
     const ptts_arch *a = &g->w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, L = g->ix.step;
-    vkr_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->ar.lat, 1, ld, 0)), SA(RC(g->ar.latc, ld)), 0, 0);
+    vkr_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->ar.lat, 1, ld, 0)),
+              SA(RC(g->ar.latc, ld)), 0, 0);
     tspec t = vkr_bb_spec(g, L);
     for (uint32_t j = 0; j < k; j++) {
         vkr_lin(g, cb, &g->wt.input_linear, n, RC(g->ar.latc, ld), RC(g->ar.bx, d), ACT_NONE);
@@ -331,7 +376,8 @@ void vkr_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
         vkr_rowop(g, cb, n, ld, OP_COPY, L, SA(RC(g->ar.latc, ld)),
                   SS(BUF_ARENA, RG(g->ar.steplat + j * ld, 1, KMAX * ld, 0)), 0, 0);
     }
-    vkr_rowop(g, cb, n, k, OP_COPY, 0, SA(RC(g->ar.eosc, KMAX)), SB(BUF_IO, RC(g->ox.eos, k)), 0, 0);
-    vkr_rowop(g, cb, n, ld, OP_COPY, L, SA(RC(g->ar.latc, ld)), SS(BUF_ARENA, RG(g->ar.lat, 1, ld, 0)), 0, 0);
+    vkr_rowop(g, cb, n, k, OP_COPY, 0, SA(RC(g->ar.eosc, KMAX)), SB(BUF_IO, RC(g->ox.eos, k)), 0,
+              0);
+    vkr_rowop(g, cb, n, ld, OP_COPY, L, SA(RC(g->ar.latc, ld)),
+              SS(BUF_ARENA, RG(g->ar.lat, 1, ld, 0)), 0, 0);
 }
-

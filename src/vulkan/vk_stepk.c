@@ -13,10 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "shaders/stepk_abi.h"
 #include "vk_engine.h"
-
-enum { PH_MATVEC, PH_ATTN, PH_NONE };
-enum { ST_RAW, ST_LN, ST_SILU_ADD };
 
 static uint32_t fbits(float f) {
     uint32_t u;
@@ -24,63 +22,58 @@ static uint32_t fbits(float f) {
     return u;
 }
 
-/* y (=|+=) gate * alpha * act(stage(x) W^T + b): x rows at xoff (stride xld, buffer 0 arena /
- * 2 io), y rows at yoff (stride yld) in the arena. */
-static uint32_t *ph_job(uint32_t *w, const glin *L, uint32_t xbuf,
-                        uint32_t xoff, uint32_t xld, uint32_t yoff, uint32_t yld, int act,
-                        int accum, float alpha) {
-    w[1] = L->in;
-    w[2] = L->out;
-    w[3] = xbuf;
-    w[4] = xoff;
-    w[5] = xld;
-    w[6] = ST_RAW;
-    w[7] = w[8] = w[10] = w[12] = NONE;
-    w[13] = L->w;
-    w[14] = L->b;
-    w[15] = (uint32_t)act;
-    w[16] = fbits(alpha);
-    w[17] = NONE;
-    w[20] = yoff;
-    w[21] = yld;
-    w[22] = (uint32_t)accum;
-    w[23] = L->h; /* the bf16 copy, if any */
-    return w;
-}
-static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf,
-                       uint32_t xoff, uint32_t xld, uint32_t yoff, uint32_t yld, int act,
-                       int accum, float alpha) {
+/* A PHK_MATVEC phase: y (=|+=) alpha * act(x W^T + b), x rows at xoff (stride xld, buffer
+ * PHB_ARENA / PHB_IO), y rows at yoff (stride yld) in the arena; staged raw, ungated. */
+static uint32_t *ph_mv(uint32_t *w, const glin *L, uint32_t xbuf, uint32_t xoff, uint32_t xld,
+                       uint32_t yoff, uint32_t yld, int act, int accum, float alpha) {
     memset(w, 0, PH_WORDS * 4);
-    ph_job(w, L, xbuf, xoff, xld, yoff, yld, act, accum, alpha);
-    w[0] = PH_MATVEC;
+    w[PH_KIND] = PHK_MATVEC;
+    w[MV_K] = L->in;
+    w[MV_M] = L->out;
+    w[MV_XBUF] = xbuf;
+    w[MV_XOFF] = xoff;
+    w[MV_XLD] = xld;
+    w[MV_STAGE] = MVS_RAW;
+    w[MV_LN_W] = w[MV_LN_B] = w[MV_MOD] = w[MV_SILU_VEC] = NONE;
+    w[MV_W] = L->w;
+    w[MV_B] = L->b;
+    w[MV_ACT] = (uint32_t)act;
+    w[MV_ALPHA] = fbits(alpha);
+    w[MV_GATE] = NONE;
+    w[MV_YOFF] = yoff;
+    w[MV_YLD] = yld;
+    w[MV_ACCUM] = (uint32_t)accum;
+    w[MV_WH] = L->h; /* the bf16 copy, if any */
     return w;
 }
+/* The matvec's input staged as LN(x; eps) [* lnw + lnb] [modulated by the rows at mod]. */
 static void ph_ln(uint32_t *w, uint32_t lnw, uint32_t lnb, float eps, uint32_t mod, uint32_t mld) {
-    w[6] = ST_LN;
-    w[7] = lnw;
-    w[8] = lnb;
-    w[9] = fbits(eps);
-    w[10] = mod;
-    w[11] = mld;
+    w[MV_STAGE] = MVS_LN;
+    w[MV_LN_W] = lnw;
+    w[MV_LN_B] = lnb;
+    w[MV_LN_EPS] = fbits(eps);
+    w[MV_MOD] = mod;
+    w[MV_MOD_LD] = mld;
 }
+/* The matvec's outputs gated: by a weights vector (gbuf 1) or arena rows (gbuf 0, stride gld). */
 static void ph_gate(uint32_t *w, uint32_t goff, uint32_t gbuf, uint32_t gld) {
-    w[17] = goff;
-    w[18] = gbuf;
-    w[19] = gld;
+    w[MV_GATE] = goff;
+    w[MV_GATE_BUF] = gbuf;
+    w[MV_GATE_LD] = gld;
 }
-/* copy job j of a phase: n rows of `width` from (sbuf, soff, sld) to (dbuf, doff, dld), the
+/* copy j of a phase: n rows of `width` from (sbuf, soff, sld) to (dbuf, doff, dld), the
  * destination row the slot's (dslot) or the row index */
-static void ph_copy(uint32_t *w, int j, uint32_t sbuf, uint32_t soff, uint32_t sld,
+static void ph_copy(uint32_t *w, uint32_t j, uint32_t sbuf, uint32_t soff, uint32_t sld,
                     uint32_t dbuf, uint32_t doff, uint32_t dld, uint32_t dslot, uint32_t width) {
-    uint32_t *c = w + 32 + 8 * j;
-    c[0] = sbuf;
-    c[1] = soff;
-    c[2] = sld;
-    c[3] = dbuf;
-    c[4] = doff;
-    c[5] = dld;
-    c[6] = dslot;
-    c[7] = width;
+    uint32_t *c = w + PH_COPY + PH_COPY_WORDS * j;
+    c[CP_SBUF] = sbuf;
+    c[CP_SOFF] = soff;
+    c[CP_SLD] = sld;
+    c[CP_DBUF] = dbuf;
+    c[CP_DOFF] = doff;
+    c[CP_DLD] = dld;
+    c[CP_DSLOT] = dslot;
+    c[CP_WIDTH] = width;
 }
 
 /* Can this step (n rows) run as stepk? */
@@ -105,70 +98,79 @@ uint32_t vks_program(const vk_engine *g, uint32_t k, uint32_t *P) {
     uint32_t np = 0;
 #define NEXT (P + (size_t)(np++) * PH_WORDS)
     for (uint32_t j = 0; j < k; j++) {
-        uint32_t *q = ph_mv(NEXT, &g->wt.input_linear, 0, g->ar.latc, ld, g->ar.bx, d, ACT_NONE, 0, 1.f);
+        uint32_t *q = ph_mv(NEXT, &g->wt.input_linear, PHB_ARENA, g->ar.latc, ld, g->ar.bx, d,
+                            ACT_NONE, 0, 1.f);
         if (j > 0) { /* the previous frame's latent out */
-            ph_copy(q, 0, 0, g->ar.latc, ld, 2, g->ox.lat + (j - 1) * ld, k * ld, 0, ld);
-            ph_copy(q, 1, 0, g->ar.latc, ld, 0, g->ar.steplat + (j - 1) * ld, KMAX * ld, 1, ld);
+            ph_copy(q, 0, PHB_ARENA, g->ar.latc, ld, PHB_IO, g->ox.lat + (j - 1) * ld, k * ld, 0,
+                    ld);
+            ph_copy(q, 1, PHB_ARENA, g->ar.latc, ld, PHB_ARENA, g->ar.steplat + (j - 1) * ld,
+                    KMAX * ld, 1, ld);
         }
         for (int l = 0; l < a->layers; l++) {
             const gtl *L = &g->wt.bb[l];
-            q = ph_mv(NEXT, &L->qkv, 0, g->ar.bx, d, g->ar.bqkv, 3 * d, ACT_NONE, 0, 1.f);
+            q = ph_mv(NEXT, &L->qkv, PHB_ARENA, g->ar.bx, d, g->ar.bqkv, 3 * d, ACT_NONE, 0, 1.f);
             ph_ln(q, L->n1w, L->n1b, 1e-5f, NONE, 0);
             q = NEXT;
             memset(q, 0, PH_WORDS * 4);
-            q[0] = PH_ATTN;
-            q[1] = d;
-            q[2] = dh;
-            q[3] = (uint32_t)a->heads;
-            q[4] = g->ar.bqkv;
-            q[5] = g->ar.batt;
-            q[6] = 0; /* kvbase: the backbone's caches come first */
-            q[7] = (uint32_t)g->kv.bb_slot;
-            q[8] = (uint32_t)l * (uint32_t)g->kv.cap * d;
-            q[9] = (uint32_t)g->kv.cap;
-            q[10] = (uint32_t)w->backbone.window;
-            q[11] = g->wt.bb_freq;
-            q[12] = j;
-            q[13] = fbits(1.0f / sqrtf((float)dh));
-            q = ph_mv(NEXT, &L->out, 0, g->ar.batt, d, g->ar.bx, d, ACT_NONE, 1, 1.f);
+            q[PH_KIND] = PHK_ATTN;
+            q[AT_D] = d;
+            q[AT_DH] = dh;
+            q[AT_HEADS] = (uint32_t)a->heads;
+            q[AT_QKV] = g->ar.bqkv;
+            q[AT_OUT] = g->ar.batt;
+            q[AT_KVBASE] = 0; /* the backbone's caches come first */
+            q[AT_KVSLOT] = (uint32_t)g->kv.bb_slot;
+            q[AT_KVLAYER] = (uint32_t)l * (uint32_t)g->kv.cap * d;
+            q[AT_CAP] = (uint32_t)g->kv.cap;
+            q[AT_WINDOW] = (uint32_t)w->backbone.window;
+            q[AT_FREQ] = g->wt.bb_freq;
+            q[AT_FRAME] = j;
+            q[AT_SCALE] = fbits(1.0f / sqrtf((float)dh));
+            q = ph_mv(NEXT, &L->out, PHB_ARENA, g->ar.batt, d, g->ar.bx, d, ACT_NONE, 1, 1.f);
             if (L->ls1 != NONE) ph_gate(q, L->ls1, 1, 0);
-            q = ph_mv(NEXT, &L->l1, 0, g->ar.bx, d, g->ar.bff, ffn, ACT_GELU, 0, 1.f);
+            q = ph_mv(NEXT, &L->l1, PHB_ARENA, g->ar.bx, d, g->ar.bff, ffn, ACT_GELU, 0, 1.f);
             ph_ln(q, L->n2w, L->n2b, 1e-5f, NONE, 0);
-            q = ph_mv(NEXT, &L->l2, 0, g->ar.bff, ffn, g->ar.bx, d, ACT_NONE, 1, 1.f);
+            q = ph_mv(NEXT, &L->l2, PHB_ARENA, g->ar.bff, ffn, g->ar.bx, d, ACT_NONE, 1, 1.f);
             if (L->ls2 != NONE) ph_gate(q, L->ls2, 1, 0);
         }
         /* EOS logit; the frame's noise into latc (input_linear read it two phases ago) */
-        q = ph_mv(NEXT, &g->wt.out_eos, 0, g->ar.bx, d, g->ar.eosc + j, KMAX, ACT_NONE, 0, 1.f);
+        q = ph_mv(NEXT, &g->wt.out_eos, PHB_ARENA, g->ar.bx, d, g->ar.eosc + j, KMAX, ACT_NONE, 0,
+                  1.f);
         ph_ln(q, g->wt.out_nw, g->wt.out_nb, 1e-5f, NONE, 0);
-        ph_copy(q, 0, 2, g->ox.noise + j * ld, k * ld, 0, g->ar.latc, ld, 0, ld);
-        q = ph_mv(NEXT, &g->wt.cond, 0, g->ar.bx, d, g->ar.ce, fd, ACT_NONE, 0, 1.f);
+        ph_copy(q, 0, PHB_IO, g->ox.noise + j * ld, k * ld, PHB_ARENA, g->ar.latc, ld, 0, ld);
+        q = ph_mv(NEXT, &g->wt.cond, PHB_ARENA, g->ar.bx, d, g->ar.ce, fd, ACT_NONE, 0, 1.f);
         ph_ln(q, g->wt.out_nw, g->wt.out_nb, 1e-5f, NONE, 0);
         for (int i = 0; i < vkr_flow_evals(g); i++) {
-            ph_mv(NEXT, &g->wt.input_proj, 0, g->ar.latc, ld, g->ar.xh, fd, ACT_NONE, 0, 1.f);
-            q = ph_mv(NEXT, &g->wt.ada_all, 0, g->ar.ce, fd, g->ar.mod, mld, ACT_NONE, 0, 1.f);
-            q[6] = ST_SILU_ADD;
-            q[12] = g->ar.te + (uint32_t)i * fd;
+            ph_mv(NEXT, &g->wt.input_proj, PHB_ARENA, g->ar.latc, ld, g->ar.xh, fd, ACT_NONE, 0,
+                  1.f);
+            q = ph_mv(NEXT, &g->wt.ada_all, PHB_ARENA, g->ar.ce, fd, g->ar.mod, mld, ACT_NONE, 0,
+                      1.f);
+            q[MV_STAGE] = MVS_SILU_ADD;
+            q[MV_SILU_VEC] = g->ar.te + (uint32_t)i * fd;
             for (int b = 0; b < a->flow_depth; b++) {
                 const uint32_t mb = g->ar.mod + (uint32_t)b * 3 * fd;
-                q = ph_mv(NEXT, &g->wt.fb[b].mlp0, 0, g->ar.xh, fd, g->ar.ub, fd, ACT_SILU, 0, 1.f);
+                q = ph_mv(NEXT, &g->wt.fb[b].mlp0, PHB_ARENA, g->ar.xh, fd, g->ar.ub, fd, ACT_SILU,
+                          0, 1.f);
                 ph_ln(q, g->wt.fb[b].ln_w, g->wt.fb[b].ln_b, 1e-6f, mb, mld);
-                q = ph_mv(NEXT, &g->wt.fb[b].mlp2, 0, g->ar.ub, fd, g->ar.xh, fd, ACT_NONE, 1, 1.f);
+                q = ph_mv(NEXT, &g->wt.fb[b].mlp2, PHB_ARENA, g->ar.ub, fd, g->ar.xh, fd, ACT_NONE,
+                          1, 1.f);
                 ph_gate(q, mb + 2 * fd, 0, mld);
             }
-            q = ph_mv(NEXT, &g->wt.final_linear, 0, g->ar.xh, fd, g->ar.latc, ld, ACT_NONE, vkr_flow_accum(g),
-                      vkr_flow_alpha(g));
+            q = ph_mv(NEXT, &g->wt.final_linear, PHB_ARENA, g->ar.xh, fd, g->ar.latc, ld, ACT_NONE,
+                      vkr_flow_accum(g), vkr_flow_alpha(g));
             ph_ln(q, NONE, NONE, 1e-6f, g->ar.mod + (uint32_t)a->flow_depth * 3 * fd, mld);
         }
     }
     /* epilogue: the last latent out and kept, EOS logits out, positions advanced */
     uint32_t *q = NEXT;
     memset(q, 0, PH_WORDS * 4);
-    q[0] = PH_NONE;
-    ph_copy(q, 0, 0, g->ar.latc, ld, 2, g->ox.lat + (k - 1) * ld, k * ld, 0, ld);
-    ph_copy(q, 1, 0, g->ar.latc, ld, 0, g->ar.steplat + (k - 1) * ld, KMAX * ld, 1, ld);
-    ph_copy(q, 2, 0, g->ar.eosc, KMAX, 2, g->ox.eos, k, 0, k);
-    ph_copy(q, 3, 0, g->ar.latc, ld, 0, g->ar.lat, ld, 1, ld);
-    q[31] = k; /* positions advance (word 31: after every kind's fields, before the copies) */
+    q[PH_KIND] = PHK_NONE;
+    ph_copy(q, 0, PHB_ARENA, g->ar.latc, ld, PHB_IO, g->ox.lat + (k - 1) * ld, k * ld, 0, ld);
+    ph_copy(q, 1, PHB_ARENA, g->ar.latc, ld, PHB_ARENA, g->ar.steplat + (k - 1) * ld, KMAX * ld, 1,
+            ld);
+    ph_copy(q, 2, PHB_ARENA, g->ar.eosc, KMAX, PHB_IO, g->ox.eos, k, 0, k);
+    ph_copy(q, 3, PHB_ARENA, g->ar.latc, ld, PHB_ARENA, g->ar.lat, ld, 1, ld);
+    q[PH_ADVANCE] = k;
 #undef NEXT
     return np;
 }
@@ -184,7 +186,7 @@ void vks_record(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
               SA(RC(g->ar.latc, ld)), 0, 0);
     pvk_fill(cb, &g->arena, (size_t)g->sk.sync_off * 4, 8, 0); /* the barrier's count and epoch */
     pvk_weights_window(&g->c, 0, g->c.wsize);
-    pc_stepk p = {g->sk.prog[k][g->cc.rpar], g->sk.prog_n[k], g->sk.sync_off, n, g->ix.step, g->ix.bblen};
+    pc_stepk p = {
+        g->sk.prog[k][g->cc.rpar], g->sk.prog_n[k], g->sk.sync_off, n, g->ix.step, g->ix.bblen};
     pvk_dispatch(&g->c, cb, g->sk.pipe, &p, sizeof p, (uint32_t)g->sk.G, 1, 1);
 }
-

@@ -23,7 +23,8 @@ static uint32_t wb_reserve(wbuild *b, size_t n) {
     size_t need = ((b->n + 63) & ~(size_t)63) + n;
     if (need > b->cap) {
         size_t cap = b->cap ? b->cap : (1u << 20);
-        while (cap < need) cap *= 2;
+        while (cap < need)
+            cap *= 2;
         float *q = realloc(b->p, cap * sizeof(float));
         if (!q) {
             b->fail = 1;
@@ -57,7 +58,8 @@ static void wb_widen(float *dst, const ptts_lin *L) {
         }
         break;
     case PTTS_W_Q8:
-        for (size_t i = 0; i < n; i++) dst[i] = (float)L->wq[i] * L->scale[i / (size_t)L->in];
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (float)L->wq[i] * L->scale[i / (size_t)L->in];
         break;
     }
 }
@@ -83,13 +85,16 @@ static glin wb_lin_cat(wbuild *b, const ptts_lin *const *L, int n) {
     glin g = {NONE, NONE, (uint32_t)in, (uint32_t)out, NONE};
     g.w = wb_reserve(b, in * out);
     if (b->fail) return g;
-    for (int i = 0, r = 0; i < n; r += L[i]->out, i++) wb_widen(b->p + g.w + (size_t)r * in, L[i]);
+    for (int i = 0, r = 0; i < n; r += L[i]->out, i++)
+        wb_widen(b->p + g.w + (size_t)r * in, L[i]);
     if (!bias) return g;
     g.b = wb_reserve(b, out);
     if (b->fail) return g;
     for (int i = 0, r = 0; i < n; r += L[i]->out, i++) {
-        if (L[i]->bias) memcpy(b->p + g.b + r, L[i]->bias, (size_t)L[i]->out * sizeof(float));
-        else memset(b->p + g.b + r, 0, (size_t)L[i]->out * sizeof(float));
+        if (L[i]->bias)
+            memcpy(b->p + g.b + r, L[i]->bias, (size_t)L[i]->out * sizeof(float));
+        else
+            memset(b->p + g.b + r, 0, (size_t)L[i]->out * sizeof(float));
     }
     return g;
 }
@@ -126,8 +131,8 @@ static void wb_tl(wbuild *b, const ptts_tlayer *L, int d, gtl *g, int half) {
 }
 
 static gconv wb_conv(wbuild *b, const ptts_conv *cv) {
-    gconv g = {wb_lin(b, &cv->w), (uint32_t)cv->cin, (uint32_t)cv->cout, (uint32_t)cv->k,
-               (uint32_t)cv->stride, 0};
+    gconv g = {wb_lin(b, &cv->w), (uint32_t)cv->cin,    (uint32_t)cv->cout,
+               (uint32_t)cv->k,   (uint32_t)cv->stride, 0};
     return g;
 }
 
@@ -158,8 +163,10 @@ static gconv wb_convtr(wbuild *b, const ptts_convtr *ct) {
                 for (uint32_t q = 0; q < R; q++) {
                     float *win = row + (size_t)(R - 1 - q) * cin;
                     const uint32_t tap = j + q * st;
-                    if (tap < k) memcpy(win, src + ((size_t)tap * cout + c) * cin, cin * sizeof(float));
-                    else memset(win, 0, cin * sizeof(float));
+                    if (tap < k)
+                        memcpy(win, src + ((size_t)tap * cout + c) * cin, cin * sizeof(float));
+                    else
+                        memset(win, 0, cin * sizeof(float));
                 }
             }
     }
@@ -178,7 +185,8 @@ static uint32_t wb_freqs(wbuild *b, int dh) {
     uint32_t off = wb_reserve(b, (size_t)dh / 2);
     if (b->fail) return off;
     const float c = (float)(-log(10000.0) * 2.0 / dh);
-    for (int i = 0; i < dh / 2; i++) b->p[off + i] = expf((float)i * c);
+    for (int i = 0; i < dh / 2; i++)
+        b->p[off + i] = expf((float)i * c);
     return off;
 }
 
@@ -189,8 +197,8 @@ int vkw_stage_reserve(vk_engine *g, size_t bytes, ptts_error *e) {
 }
 
 /* host bytes -> device buffer at byte offset (through the staging buffer, waits). */
-int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src,
-                  size_t bytes, ptts_error *e) {
+int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src, size_t bytes,
+               ptts_error *e) {
     const size_t chunk = (size_t)64 << 20;
     for (size_t done = 0; done < bytes; done += chunk) {
         size_t n = bytes - done < chunk ? bytes - done : chunk;
@@ -217,7 +225,8 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e) {
     g->wt.cd = calloc((size_t)cw->dec_tr.layers, sizeof *g->wt.cd);
     g->wt.fb = calloc((size_t)(a->flow_depth > 0 ? a->flow_depth : 1), sizeof *g->wt.fb);
     if (!g->wt.bb || !g->wt.cd || !g->wt.fb) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    for (int l = 0; l < a->layers; l++) wb_tl(&b, &w->backbone.layer[l], a->d, &g->wt.bb[l], 1);
+    for (int l = 0; l < a->layers; l++)
+        wb_tl(&b, &w->backbone.layer[l], a->d, &g->wt.bb[l], 1);
     g->wt.input_linear = wb_lin_h(&b, &w->input_linear);
     g->wt.out_eos = wb_lin_h(&b, &w->out_eos);
     g->wt.out_nw = wb_vec(&b, w->out_norm_w, (size_t)a->d);
@@ -236,7 +245,8 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e) {
     }
     const ptts_lin *ada[65];
     int nada = 0;
-    for (int i = 0; i < a->flow_depth && nada < 64; i++) ada[nada++] = &fw->block[i].ada;
+    for (int i = 0; i < a->flow_depth && nada < 64; i++)
+        ada[nada++] = &fw->block[i].ada;
     ada[nada++] = &fw->final_ada;
     g->wt.ada_all = wb_lin_cat(&b, ada, nada);
     if (!b.fail) wb_half(&b, &g->wt.ada_all, ada, nada);
@@ -262,4 +272,3 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e) {
     free(b.p);
     return rc;
 }
-
