@@ -1,26 +1,24 @@
 /*
- * engine_vulkan.c - the whole generation step on a Vulkan device (engine.h):
- *
- *  - weights uploaded once into one buffer (vk_weights.c: float32, bf16 / int8 matrices widened,
- *    plus the bf16 copies the one-dispatch step streams);
- *  - per slot: the backbone KV cache (K and V buffers, [slot][layer][cap][d], grown at chunk
- *    start when a chunk needs more positions), the codec's ring KV cache (window + the rows of a
- * pass), the codec's streaming state (conv carries, the transposed convs' last input rows,
- * upsampling tail) and the last latent, all resident on the GPU;
- *  - step(k): one command buffer, recorded once per (slots, k) and replayed, runs k frames for
- *    every listed slot (backbone rows batched across slots, then the flow head); the latent stays
- *    on the GPU from frame to frame, the k frames' noise is uploaded up front, only the EOS
- *    logits and latents come back;
- *  - decode: one command buffer runs the codec over the emitted frames of every slot (slots
- *    sorted by frame count so frame f runs on a prefix of the list; several frames of a slot in
- *    one pass while the pass stays under CODEC_FG slot-frames) and writes PCM to host memory;
- *  - begin_chunk: the voice cache copied in, the text rows prompted in blocks on the GPU.
- * Positions live in a small integer buffer that the shaders advance, so recorded command
- * buffers stay valid from call to call. Arithmetic mirrors the CPU path (ops.c, flow_head.c,
- * codec_dec.c): RoPE frequencies and flow time embeddings are computed on the host exactly as
- * there; sums run in another order (GPU parity is checked at 1e-3 relative L2 per frame).
+ * engine_vulkan.c - the generation step on a Vulkan device behind engine.h (the parts of the
+ * engine are listed in vk_engine.h). This file holds the engine's resources and operations:
+ *  - the arena layout (layout_arena: every scratch region, the SEANet's fronted buffers and
+ *    per-slot streaming state, the stepk programs), the ints and io buffers, and the KV caches
+ *    (kv_alloc: [slot][layer][cap][d] for the backbone, grown at chunk start when a chunk needs
+ *    more positions; the codec's ring [slot][layer][window + a pass's rows][C] after them);
+ *  - create (the paths chosen from the device, the options and the test hooks) and destroy;
+ *  - begin_chunk: the voice cache copied in, fresh codec state, the text rows prompted in
+ *    blocks of PBLOCK on the GPU;
+ *  - step(k): one command buffer per (slots, k, parity), recorded once and replayed, runs k
+ *    frames for every listed slot; the latent stays on the GPU from frame to frame, the noise
+ *    [n][k][ld] is uploaded up front, only the EOS logits [n][k] and latents come back;
+ *  - decode: one command buffer per (slot order, counts, k, parity) runs the codec over the
+ *    emitted frames of every slot (sorted by count so frame f runs on a prefix of the list;
+ *    several frames of a slot in one pass while a pass holds at most FG slot-frames) and writes
+ *    PCM [n][k][1920] to host memory; step_decode submits both at once;
+ *  - the codec-only entry points of the hybrid engine and the test queries.
+ * Positions live in the ints buffer and the shaders advance them, so recorded command buffers
+ * stay valid from call to call.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -605,35 +603,6 @@ static const ptts_engine_ops vk_ops = {
 };
 
 const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
-
-int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete,
-                      ptts_error *e) {
-    pvk_device_info d[PVK_MAX_DEVICES];
-    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
-    if (n < 0) return n;
-    int i = pvk_pick(d, n, want, e);
-    if (i < 0) return i;
-    if (name && name_size) snprintf(name, name_size, "%s", d[i].name);
-    if (discrete) *discrete = d[i].discrete;
-    return 0;
-}
-
-int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
-    pvk_device_info d[PVK_MAX_DEVICES];
-    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
-    if (n < 0) return n;
-    ptts_error pe = {0};
-    int pick = pvk_pick(d, n, NULL, &pe); /* PTTS_VK_DEVICE, else the first discrete GPU... */
-    for (int i = 0; i < n && i < max; i++) {
-        _Static_assert(sizeof out[i].name == sizeof d[i].name, "device name sizes");
-        memcpy(out[i].name, d[i].name, sizeof out[i].name);
-        out[i].name[sizeof out[i].name - 1] = 0;
-        out[i].kind = pvk_type_name(d[i].type);
-        out[i].memory = d[i].memory;
-        out[i].picked = i == pick;
-    }
-    return n < max ? n : max;
-}
 
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->sk.G; }
 int ptts_vulkan_engine_tc(void *p) { return ((vk_engine *)p)->tn.tc; }

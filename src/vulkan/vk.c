@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_vulkan.h"
 #include "shaders.h" /* generated: pvk_spv_<name>[] for every shaders/<name>.comp */
 
 /* Every pipeline's SPIR-V, size and name, from the one table in vk.h. */
@@ -619,9 +620,9 @@ int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
     return 0;
 }
 
-/* Wait for n fences and reset them: polled for up to spin_us microseconds (the H200's step
- * calls last 3-70 ms; polling instead of sleeping in the driver gave one stream 0.484 -> 0.468
- * and 0.494 -> 0.479 ms a frame in bench_vulkan, bench/RESULTS.md), then a blocking wait. */
+/* Wait for n fences and reset them: polled for up to spin_us microseconds (polling instead of
+ * sleeping in the driver shortens a frame on a discrete GPU, bench/RESULTS.md), then a
+ * blocking wait. */
 static VkResult wait_fences(pvk_ctx *c, uint32_t n, const VkFence *f) {
     VkResult r = VK_NOT_READY;
     if (c->spin_us > 0) {
@@ -757,3 +758,34 @@ void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const 
 }
 
 const char *pvk_pipe_name(int i) { return i >= 0 && i < PVK_N_PIPELINES ? pipes[i].name : "?"; }
+
+/* ---- engine_vulkan.h and ptts.h: the devices for backend selection and listing ---------- */
+
+int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete,
+                      ptts_error *e) {
+    pvk_device_info d[PVK_MAX_DEVICES];
+    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
+    if (n < 0) return n;
+    int i = pvk_pick(d, n, want, e);
+    if (i < 0) return i;
+    if (name && name_size) snprintf(name, name_size, "%s", d[i].name);
+    if (discrete) *discrete = d[i].discrete;
+    return 0;
+}
+
+int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
+    pvk_device_info d[PVK_MAX_DEVICES];
+    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
+    if (n < 0) return n;
+    ptts_error pe = {0};
+    int pick = pvk_pick(d, n, NULL, &pe); /* PTTS_VK_DEVICE, else the first discrete GPU... */
+    for (int i = 0; i < n && i < max; i++) {
+        _Static_assert(sizeof out[i].name == sizeof d[i].name, "device name sizes");
+        memcpy(out[i].name, d[i].name, sizeof out[i].name);
+        out[i].name[sizeof out[i].name - 1] = 0;
+        out[i].kind = pvk_type_name(d[i].type);
+        out[i].memory = d[i].memory;
+        out[i].picked = i == pick;
+    }
+    return n < max ? n : max;
+}

@@ -36,7 +36,8 @@ typedef struct pc_lin { /* at most 128 bytes: the pipeline layout's push-constan
 
 _Static_assert(sizeof(pc_lin) <= 128, "pc_lin: the push-constant range is 128 bytes");
 
-/* A tiled gemm pipeline: its name for PTTS_VK_*_FORCE, rows x outputs of a workgroup's tile. */
+/* A tiled gemm pipeline: its name (ptts_vk_tuning.gemm_force / tc_force), rows x outputs of a
+ * workgroup's tile. */
 typedef struct gtile {
     const char *name;
     int pipe;

@@ -32,7 +32,7 @@ layout(std430, set = 0, binding = 1) coherent buffer Arena { float ar[]; };
 layout(std430, set = 0, binding = 1) coherent buffer ArenaU { uint au[]; };
 // The caches are not coherent: item (row, head) of every ATTN phase runs on workgroup
 // item % G, so a workgroup only reads keys and values written before the dispatch or by itself
-// (coherent loads are not pipelined: they cost a frame ~0.3 ms at one stream).
+// (coherent loads are not pipelined: they made a one-stream frame markedly slower).
 layout(std430, set = 0, binding = 2) buffer KCache { float kc[]; };
 layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, set = 0, binding = 3) buffer VCache { float vc[]; };
