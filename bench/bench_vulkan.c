@@ -8,7 +8,11 @@
  * submission (step_decode: on two queues, side by side). Figures only, never assertions.
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
- *                     [--precision f32|bf16] [--bandwidth MiB]
+ *                     [--precision f32|bf16] [--bandwidth MiB] [--stepk N] [--tc 1|-1]
+ *                     [--spin US] [--apart 1]
+ * --stepk, --apart: the engine's test hooks (ptts_vk_tuning: stepk workgroups, -1 off; decode
+ * and step submitted apart); --tc, --spin: ptts_engine_args.tensor_cores / fence_spin_us (the
+ * model options). PTTS_VK_PROFILE / PTTS_VK_PIPE_STATS reports go to stderr.
  * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
  * ceiling of the memory-bound kernels.
  * (PTTS_VK_DEVICE=N picks the device.)
@@ -70,6 +74,12 @@ static int copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
     return rc;
 }
 
+static void log_stderr(void *user, int level, const char *msg) {
+    (void)user;
+    (void)level;
+    fprintf(stderr, "%s\n", msg);
+}
+
 static void die(const char *what, const ptts_error *e) {
     fprintf(stderr, "bench_vulkan: %s: %s\n", what, e->msg);
     exit(1);
@@ -77,7 +87,8 @@ static void die(const char *what, const ptts_error *e) {
 
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
-    int frames = 64, kk = 8, bf16 = 0, bw = 0;
+    int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0;
+    ptts_vk_tuning tune = {0};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--arch")) arch = argv[i + 1];
         else if (!strcmp(argv[i], "--streams")) streams = argv[i + 1];
@@ -85,7 +96,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--k")) kk = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--precision")) bf16 = !strcmp(argv[i + 1], "bf16");
         else if (!strcmp(argv[i], "--bandwidth")) bw = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--stepk")) tune.stepk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--apart")) tune.pipe = atoi(argv[i + 1]) ? -1 : 0;
+        else if (!strcmp(argv[i], "--tc")) tc = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--spin")) spin = atoi(argv[i + 1]);
     }
+    ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     char dev[256];
@@ -108,7 +124,8 @@ int main(int argc, char **argv) {
     if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
     /* the engine needs only the weights */
     const ptts_ctx ctx = {ptts_kernels_ref(), NULL};
-    const ptts_engine_args args = {.w = w, .ctx = &ctx};
+    const ptts_engine_args args = {
+        .w = w, .ctx = &ctx, .tensor_cores = tc, .fence_spin_us = spin, .vk = &tune};
     a = w->arch;
     const int P = 125, n_ids = 40; /* a 10 s voice, a 40-token chunk */
     ptts_voice_state *v;
