@@ -48,6 +48,12 @@ int ptts_vulkan_decode_latents(void *eng, const int *slots, int n, int k, const 
 /* The hybrid engine's operations (engine_hybrid.c), or NULL without Vulkan. */
 const ptts_engine_ops *ptts_hybrid_engine(void);
 
+/* The flow head and the model's sampler alone (tests: the sampler heads against their
+ * fixtures), with the engine's sampler steps: h [n][d] (backbone output after out_norm) and
+ * the noise x0 [n][ld] -> out [n][ld], n at most the engine's slots. */
+int ptts_vulkan_flow_sample(void *eng, const float *h, const float *x0, int n, float *out,
+                            ptts_error *e);
+
 /* Bytes of GPU buffers an engine instance holds (weights, caches, scratch, I/O). */
 size_t ptts_vulkan_engine_bytes(void *eng);
 

@@ -13,7 +13,8 @@
  * matrices), and with the hybrid engine (codec only on the GPU); after each forced run the
  * engine's counters (ptts_vulkan_engine_counts / _tile_uses) must show that the forced path ran
  * and no other tile did, and an unknown tile name must fail at create. The sampler heads
- * flow_matching (1 and 4 steps) and drifting replay generate_flow_matching_steps1/4 (1e-3) and
+ * (lsd, flow_matching, drifting) alone against flow_head*.safetensors (1e-3); flow_matching (1
+ * and 4 steps) and drifting replay generate_flow_matching_steps1/4 (1e-3) and
  * generate_drifting (1e-2, free-running), on the multi-dispatch step and on stepk. A bf16
  * model's one-dispatch step (bf16 weight copies) against its multi-dispatch step.
  * Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when the build has no
@@ -345,6 +346,56 @@ static void sampler_heads(ptts_model *m) {
     ptts_model_set_vk_tuning(m, NULL);
 }
 
+/* The flow head alone on the GPU against the head fixtures (cond [5][d], noise [5][ld] ->
+ * out_stepsN [5][ld], per row at the GPU tolerance) for each sampler type, on a copy of the
+ * weights with the type set (as in sampler_heads); lsd also at 2 steps, flow_matching at 16
+ * (more evaluations than stepk takes: the multi-dispatch recorder). */
+static void flow_heads(const ptts_model *m) {
+    static const struct {
+        const char *file;
+        int type, k, steps[3];
+    } cases[] = {{"tiny/flow_head.safetensors", PTTS_FLOW_LSD, 2, {1, 2, 4}},
+                 {"tiny/flow_head_flow_matching.safetensors", PTTS_FLOW_MATCHING, 1, {1, 4, 16}},
+                 {"tiny/flow_head_drifting.safetensors", PTTS_FLOW_DRIFTING, 0, {1, 0, 0}}};
+    const ptts_engine_ops *ops = ptts_vulkan_engine();
+    const int R = 5, d = m->w->arch.d, ld = m->w->arch.ld;
+    ptts_error e = {0};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ptts_weights wv = *m->w;
+        wv.arch.flow_type = cases[c].type;
+        wv.arch.n_time_embed = cases[c].k;
+        const ptts_engine_args args = {.w = &wv, .ctx = &m->ctx};
+        void *eng;
+        REQUIRE(ops->create(&eng, &args, R, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+        const char *path = fixture_path(cases[c].file);
+        int64_t nc = 0, nn = 0;
+        float *cond = load_f32(path, "cond", &nc), *noise = load_f32(path, "noise", &nn);
+        REQUIRE(cond && noise && nc == (int64_t)R * d && nn == (int64_t)R * ld);
+        float out[5 * 64];
+        REQUIRE(R * ld <= (int)(sizeof out / sizeof out[0]));
+        for (int i = 0; i < 3 && cases[c].steps[i]; i++) {
+            const int steps = cases[c].steps[i];
+            char name[32];
+            snprintf(name, sizeof name, "out_steps%d", steps);
+            int64_t nw = 0;
+            float *want = load_f32(path, name, &nw);
+            REQUIRE(want && nw == (int64_t)R * ld);
+            CHECK(ops->set_sampler_steps(eng, steps, &e) == 0);
+            CHECKF(ptts_vulkan_flow_sample(eng, cond, noise, R, out, &e) == 0, "%s", e.msg);
+            double worst = 0;
+            for (int r = 0; r < R; r++)
+                worst = fmax(worst, rel_l2(out + r * ld, want + r * ld, (size_t)ld));
+            printf("%s, %d steps on the GPU: max rel err per row %.3g\n", cases[c].file, steps,
+                   worst);
+            CHECKF(worst <= TOL, "%s steps %d: rel err %.3g", cases[c].file, steps, worst);
+            free(want);
+        }
+        free(cond);
+        free(noise);
+        ops->destroy(eng);
+    }
+}
+
 int main(void) {
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
@@ -424,6 +475,7 @@ int main(void) {
     CHECK(counts_of(m, 1, NULL, NULL).conv_copies > 0);
     batch_vs_cpu(m);
     ptts_model_set_vk_tuning(m, NULL);
+    flow_heads(m);
     sampler_heads(m);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
     m->engine = ptts_hybrid_engine();

@@ -46,6 +46,16 @@ int ptts_vulkan_engine_tc(void *eng) {
     return 0;
 }
 
+int ptts_vulkan_flow_sample(void *eng, const float *h, const float *x0, int n, float *out,
+                            ptts_error *e) {
+    (void)eng;
+    (void)h;
+    (void)x0;
+    (void)n;
+    (void)out;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
+}
+
 size_t ptts_vulkan_engine_bytes(void *eng) {
     (void)eng;
     return 0;

@@ -663,6 +663,30 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
     return rc ? rc : vk_decode(p, slots, n, k, counts, pcm, e);
 }
 
+int ptts_vulkan_flow_sample(void *p, const float *h, const float *x0, int n, float *out,
+                            ptts_error *e) {
+    vk_engine *g = p;
+    const uint32_t d = (uint32_t)g->w->arch.d, ld = (uint32_t)g->w->arch.ld;
+    if (n < 1 || n > g->S)
+        return ptts_fail(e, PTTS_E_INVALID, "Vulkan flow head: %d rows for %d slots", n, g->S);
+    /* h into the backbone's normed rows, x0 into the sampled latents: where the step has them */
+    int rc = vkw_upload(g, &g->arena, (size_t)g->ar.bh * 4, h, (size_t)n * d * sizeof(float), e);
+    if (!rc)
+        rc = vkw_upload(g, &g->arena, (size_t)g->ar.latc * 4, x0, (size_t)n * ld * sizeof(float),
+                        e);
+    if (rc) return rc;
+    VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
+    if (!cb) return PTTS_E_BACKEND;
+    vkr_flow(g, cb, (uint32_t)n, g->ar.bh, g->ar.latc);
+    vkr_rowop(g, cb, (uint32_t)n, ld, OP_COPY, 0, SA(RC(g->ar.latc, ld)),
+              SB(BUF_IO, RC(g->ox.lat, ld)), 0, 0);
+    rc = pvk_cmd_end(&g->c, cb, e);
+    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+    pvk_cmd_free(&g->c, cb);
+    if (!rc) memcpy(out, (const float *)g->io.map + g->ox.lat, (size_t)n * ld * sizeof(float));
+    return rc;
+}
+
 size_t ptts_vulkan_engine_bytes(void *p) {
     vk_engine *g = p;
     return (size_t)(g->wbuf.size + g->arena.size + g->kbuf.size + g->vbuf.size + g->ints.size +

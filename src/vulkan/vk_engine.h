@@ -294,6 +294,9 @@ void vkr_rowop(vk_engine *g, VkCommandBuffer cb, uint32_t nrows, uint32_t width,
                uint32_t list, side s, side d, uint32_t v1, uint32_t v2);
 void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t n, uint32_t rps);
 tspec vkr_bb_spec(vk_engine *g, uint32_t list);
+/* The flow head and its sampler on n rows: h [n][d] (compact arena rows) and the noise in x
+ * [n][ld] -> the latent in x. */
+void vkr_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x);
 /* The step command buffer: k frames for the n slots of the step list. */
 void vkr_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k);
 /* Flow head evaluations per latent, whether each adds to x (1/N) or replaces it. */

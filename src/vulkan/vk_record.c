@@ -321,7 +321,7 @@ float vkr_flow_alpha(const vk_engine *g) {
 }
 
 /* The flow head on n rows: h [n][d] (compact), x [n][ld] holds the noise -> the latent. */
-static void rec_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x) {
+void vkr_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x) {
     const ptts_arch *a = &g->w->arch;
     const uint32_t fd = (uint32_t)a->fd, ld = (uint32_t)a->ld;
     vkr_lin(g, cb, &g->wt.cond, n, RC(h, (uint32_t)a->d), RC(g->ar.ce, fd), ACT_NONE);
@@ -368,7 +368,7 @@ void vkr_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
         pvk_skip_barrier(&g->c);
         vkr_rowop(g, cb, n, ld, OP_COPY, 0, SB(BUF_IO, RC(g->ox.noise + j * ld, k * ld)),
                   SA(RC(g->ar.latc, ld)), 0, 0);
-        rec_flow(g, cb, n, g->ar.bh, g->ar.latc);
+        vkr_flow(g, cb, n, g->ar.bh, g->ar.latc);
         /* the two latent copies only read latc, as the next frame's input linear does */
         pvk_skip_barrier(&g->c);
         vkr_rowop(g, cb, n, ld, OP_COPY, 0, SA(RC(g->ar.latc, ld)),
