@@ -23,8 +23,8 @@
 #include <time.h>
 
 #include "engine_vulkan.h"
-#include "vulkan/vk.h"
 #include "ops.h"
+#include "vulkan/vk.h"
 #include "weights.h"
 
 static double now(void) {
@@ -56,7 +56,8 @@ static int copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
     cb = VK_NULL_HANDLE;
     if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
     if (!rc) {
-        for (int i = 0; i < reps; i++) pvk_copy(cb, i % 2 ? &b : &a, 0, i % 2 ? &a : &b, 0, bytes);
+        for (int i = 0; i < reps; i++)
+            pvk_copy(cb, i % 2 ? &b : &a, 0, i % 2 ? &a : &b, 0, bytes);
         rc = pvk_cmd_end(&c, cb, e);
     }
     if (!rc) {
@@ -90,16 +91,26 @@ int main(int argc, char **argv) {
     int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0;
     ptts_vk_tuning tune = {0};
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--arch")) arch = argv[i + 1];
-        else if (!strcmp(argv[i], "--streams")) streams = argv[i + 1];
-        else if (!strcmp(argv[i], "--frames")) frames = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--k")) kk = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--precision")) bf16 = !strcmp(argv[i + 1], "bf16");
-        else if (!strcmp(argv[i], "--bandwidth")) bw = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--stepk")) tune.stepk = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--apart")) tune.pipe = atoi(argv[i + 1]) ? -1 : 0;
-        else if (!strcmp(argv[i], "--tc")) tc = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--spin")) spin = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--arch"))
+            arch = argv[i + 1];
+        else if (!strcmp(argv[i], "--streams"))
+            streams = argv[i + 1];
+        else if (!strcmp(argv[i], "--frames"))
+            frames = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--k"))
+            kk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--precision"))
+            bf16 = !strcmp(argv[i + 1], "bf16");
+        else if (!strcmp(argv[i], "--bandwidth"))
+            bw = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--stepk"))
+            tune.stepk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--apart"))
+            tune.pipe = atoi(argv[i + 1]) ? -1 : 0;
+        else if (!strcmp(argv[i], "--tc"))
+            tc = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--spin"))
+            spin = atoi(argv[i + 1]);
     }
     ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};
@@ -136,7 +147,8 @@ int main(int argc, char **argv) {
         v->v[i] = 0.05f * (float)((i * 40503u) % 1000) / 1000.f - 0.025f;
     }
     int ids[40];
-    for (int i = 0; i < n_ids; i++) ids[i] = (i * 37 + 11) % a.nb;
+    for (int i = 0; i < n_ids; i++)
+        ids[i] = (i * 37 + 11) % a.nb;
     printf("device: %s (%s); model: %s (d %d, %d layers, codec C %d), %d frames per stream, "
            "k = %d steps per call, %s weights\n",
            dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk,
@@ -162,7 +174,8 @@ int main(int argc, char **argv) {
             slots[i] = i;
             counts[i] = kk;
         }
-        for (size_t i = 0; i < (size_t)S * kk * a.ld; i++) noise[i] = (float)((i * 7919) % 200) / 100.f - 1.f;
+        for (size_t i = 0; i < (size_t)S * kk * a.ld; i++)
+            noise[i] = (float)((i * 7919) % 200) / 100.f - 1.f;
         /* warm-up round (records the command buffers), then time to first audio on slot 0 */
         int total = frames + kk;
         for (int i = 0; i < S; i++)

@@ -16,8 +16,7 @@ const ptts_engine_ops *ptts_vulkan_engine(void);
 /* The device the engine would use for `want` (ptts_model_options.device; NULL: a discrete GPU
  * first, or PTTS_VK_DEVICE): 0 and its name / whether it is a discrete GPU, or < 0 with e
  * filled (not built, no loader, no such device). */
-int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete,
-                      ptts_error *e);
+int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete, ptts_error *e);
 
 /* Workgroups of the one-dispatch step (stepk.comp) of an engine instance, 0 when it is off. */
 int ptts_vulkan_engine_stepk(void *eng);

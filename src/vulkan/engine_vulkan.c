@@ -672,8 +672,8 @@ int ptts_vulkan_flow_sample(void *p, const float *h, const float *x0, int n, flo
     /* h into the backbone's normed rows, x0 into the sampled latents: where the step has them */
     int rc = vkw_upload(g, &g->arena, (size_t)g->ar.bh * 4, h, (size_t)n * d * sizeof(float), e);
     if (!rc)
-        rc = vkw_upload(g, &g->arena, (size_t)g->ar.latc * 4, x0, (size_t)n * ld * sizeof(float),
-                        e);
+        rc =
+            vkw_upload(g, &g->arena, (size_t)g->ar.latc * 4, x0, (size_t)n * ld * sizeof(float), e);
     if (rc) return rc;
     VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
     if (!cb) return PTTS_E_BACKEND;

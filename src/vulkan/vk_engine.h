@@ -120,7 +120,7 @@ typedef struct vk_arena {
     /* the step's latents [S][KMAX][ld] that decode reads, in two regions by parity: a step
      * call writes steplat_[par] (then par flips) and decode reads steplat_[lpar], the last
      * step's, so the codec of one call can run beside the next call's step (vk_step_decode);
-     * steplat is the region of the command buffer being recorded (vke_use_par) */
+     * steplat is the region of the command buffer being recorded (use_par) */
     uint32_t steplat, steplat_[2];
     uint32_t te;                 /* [TE_MAX][fd] the sampler's time embeddings */
     uint32_t bx, bh, batt;       /* backbone residual, normed, attention out [RB][d] */

@@ -132,7 +132,8 @@ void copies() {
         if (w == 0u) continue;
         for (uint i = me; i < p.n * w; i += gsz) {
             uint r = i / w, c = i % w;
-            float v = ld_(phb[pb_][b + CP_SBUF], phb[pb_][b + CP_SOFF] + r * phb[pb_][b + CP_SLD] + c);
+            float v = ld_(phb[pb_][b + CP_SBUF],
+                          phb[pb_][b + CP_SOFF] + r * phb[pb_][b + CP_SLD] + c);
             uint drow = phb[pb_][b + CP_DSLOT] != 0u ? slot_[r] : r;
             uint da = phb[pb_][b + CP_DOFF] + drow * phb[pb_][b + CP_DLD] + c;
             if (phb[pb_][b + CP_DBUF] == PHB_IO) io[da] = v;
@@ -152,7 +153,8 @@ float dot8(uvec4 u, uint k8, uint row4) {
 }
 
 void matvec() {
-    uint K = phb[pb_][MV_K], M = phb[pb_][MV_M], xbuf = phb[pb_][MV_XBUF], xoff = phb[pb_][MV_XOFF], xld = phb[pb_][MV_XLD], stage = phb[pb_][MV_STAGE];
+    uint K = phb[pb_][MV_K], M = phb[pb_][MV_M], xbuf = phb[pb_][MV_XBUF];
+    uint xoff = phb[pb_][MV_XOFF], xld = phb[pb_][MV_XLD], stage = phb[pb_][MV_STAGE];
     // stage the n input rows in shared memory: each invocation loads its <= 16 values of a
     // row once (one round trip to L2), LayerNorm statistics from those registers
     const uint cnt = (K + WGS - 1u) / WGS;
@@ -289,7 +291,9 @@ void matvec() {
             float s = lane == 0u ? s0 : s1;
             if (phb[pb_][MV_B] != NONE) s += wt[phb[pb_][MV_B] + m];
             float v = act_(phb[pb_][MV_ACT], s) * alpha;
-            if (phb[pb_][MV_GATE] != NONE) v *= phb[pb_][MV_GATE_BUF] == 1u ? wt[phb[pb_][MV_GATE] + m] : ar[phb[pb_][MV_GATE] + lane * phb[pb_][MV_GATE_LD] + m];
+            uint go = phb[pb_][MV_GATE];
+            if (go != NONE)
+                v *= phb[pb_][MV_GATE_BUF] == 1u ? wt[go + m] : ar[go + lane * phb[pb_][MV_GATE_LD] + m];
             uint ya = phb[pb_][MV_YOFF] + lane * phb[pb_][MV_YLD] + m;
             ar[ya] = phb[pb_][MV_ACCUM] != 0u ? ar[ya] + v : v;
         }
@@ -301,15 +305,18 @@ const float P2 = 0.0019353071795864769;
 const float P3 = 2.5303012e-12;
 
 void attn() {
-    uint d = phb[pb_][AT_D], dh = phb[pb_][AT_DH], heads = phb[pb_][AT_HEADS], qoff = phb[pb_][AT_QKV], ooff = phb[pb_][AT_OUT];
+    uint d = phb[pb_][AT_D], dh = phb[pb_][AT_DH], heads = phb[pb_][AT_HEADS];
+    uint qoff = phb[pb_][AT_QKV], ooff = phb[pb_][AT_OUT];
     uint cap = phb[pb_][AT_CAP], window = phb[pb_][AT_WINDOW];
-    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][AT_KVBASE] & 3u) == 0u && (phb[pb_][AT_KVSLOT] & 3u) == 0u &&
+    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][AT_KVBASE] & 3u) == 0u &&
+              (phb[pb_][AT_KVSLOT] & 3u) == 0u &&
               (phb[pb_][AT_KVLAYER] & 3u) == 0u;
     float scale = uintBitsToFloat(phb[pb_][AT_SCALE]);
     for (uint item = gl_WorkGroupID.x; item < p.n * heads; item += gl_NumWorkGroups.x) {
         uint r = item / heads, h = item % heads;
         uint slot = slot_[r], pos = len_[r] + phb[pb_][AT_FRAME];
-        uint base = phb[pb_][AT_KVBASE] + slot * phb[pb_][AT_KVSLOT] + phb[pb_][AT_KVLAYER] + h * dh;
+        uint base =
+            phb[pb_][AT_KVBASE] + slot * phb[pb_][AT_KVSLOT] + phb[pb_][AT_KVLAYER] + h * dh;
         uint qb = qoff + r * 3u * d + h * dh;
         if (t_ < 64u) qs4[t_] = vec4(0.0);
         barrier();
