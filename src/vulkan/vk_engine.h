@@ -92,6 +92,12 @@ typedef struct cached {
     int q; /* recorded for the second queue (pvk_cmd_begin_q) */
 } cached;
 
+/* A flow res block: in_ln [fd], mlp.0 and mlp.2 [fd][fd] (its adaLN linear is in ada_all). */
+typedef struct vk_fblock {
+    uint32_t ln_w, ln_b;
+    glin mlp0, mlp2;
+} vk_fblock;
+
 /* Weight offsets in wbuf (floats). */
 typedef struct vk_wts {
     gtl *bb, *cd;              /* [layers] backbone, [codec layers] codec transformer */
@@ -105,12 +111,9 @@ typedef struct vk_wts {
     uint32_t bos;              /* [ld] */
     uint32_t embed;            /* [nb + 1][d] */
     uint32_t bb_freq, cd_freq; /* RoPE frequencies [head width / 2] */
-    uint32_t emb_std, emb_mean; /* [ld] */
-    uint32_t up_w;              /* depthwise upsampling [C][upsample_k] */
-    struct vk_fblock {
-        uint32_t ln_w, ln_b;                    /* [fd] */
-        glin mlp0, mlp2;                        /* [fd][fd] */
-    } * fb;                                     /* [flow_depth] */
+    uint32_t emb_std, emb_mean;                 /* [ld] */
+    uint32_t up_w;                              /* depthwise upsampling [C][upsample_k] */
+    vk_fblock *fb;                              /* [flow_depth] */
     gconv dec_in, up[3], r1[3], r2[3], dec_out; /* SEANet decoder */
 } vk_wts;
 
