@@ -76,6 +76,14 @@ static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
  * workgroups in flight win). Where a wide (64 x 128) or tall (128 x 64) tile fits the outputs
  * and its grid fills the GPU twice (the codec's large gemms), that tile: each reads its X rows
  * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). */
+static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
+    if (!g->tn.tc || N < TC_ROWS || M < 16) return -1;
+    if (g->tn.tc_force >= 0) return g->tn.tc_force;
+    const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
+    if (t != TC_S && tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units) return t;
+    return TC_S;
+}
+
 int vkr_tile_named(int tc, const char *name) {
     if (!name) return -1;
     const gtile *t = tc ? tc_tiles : gemm_tiles;
@@ -83,14 +91,6 @@ int vkr_tile_named(int tc, const char *name) {
     for (int i = 0; i < n; i++)
         if (!strcmp(name, t[i].name)) return i;
     return -2;
-}
-
-static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
-    if (!g->tn.tc || N < TC_ROWS || M < 16) return -1;
-    if (g->tn.tc_force >= 0) return g->tn.tc_force;
-    const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
-    if (t != TC_S && tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units) return t;
-    return TC_S;
 }
 
 /* Y (=|+=) gate * alpha * act(xact(X) W^T + b); gate: rows in the arena (gbuf 0) or a weight
