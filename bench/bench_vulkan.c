@@ -8,7 +8,11 @@
  * submission (step_decode: on two queues, side by side). Figures only, never assertions.
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
- *                     [--precision f32|bf16] [--bandwidth MiB]
+ *                     [--precision f32|bf16] [--bandwidth MiB] [--stepk N] [--tc 1|-1]
+ *                     [--spin US] [--apart 1]
+ * --stepk, --apart: the engine's test hooks (ptts_vk_tuning: stepk workgroups, -1 off; decode
+ * and step submitted apart); --tc, --spin: ptts_engine_args.tensor_cores / fence_spin_us (the
+ * model options). PTTS_VK_PROFILE / PTTS_VK_PIPE_STATS reports go to stderr.
  * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
  * ceiling of the memory-bound kernels.
  * (PTTS_VK_DEVICE=N picks the device.)
@@ -19,12 +23,62 @@
 #include <time.h>
 
 #include "engine_vulkan.h"
-#include "model.h"
+#include "ops.h"
+#include "vulkan/vk.h"
+#include "weights.h"
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The device's copy bandwidth: reps copies of `bytes` between two device-local buffers in one
+ * submit, timed on the host; GB/s counted as bytes read + written. A roofline for the engine's
+ * memory-bound kernels. */
+static int copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
+    *gbs = 0;
+    if (bytes == 0 || reps < 1) return ptts_fail(e, PTTS_E_INVALID, "bandwidth: nothing to copy");
+    pvk_ctx c;
+    int rc = pvk_create(&c, NULL, e);
+    if (rc) return rc;
+    pvk_buffer a = {0}, b = {0};
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    rc = pvk_buffer_create(&c, &a, bytes, 0, e);
+    if (!rc) rc = pvk_buffer_create(&c, &b, bytes, 0, e);
+    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
+    if (!rc) {
+        pvk_fill(cb, &a, 0, bytes, 0x3f800000u);
+        rc = pvk_cmd_end(&c, cb, e);
+    }
+    if (!rc) rc = pvk_submit_wait(&c, cb, e); /* first touch of both buffers */
+    if (cb) pvk_cmd_free(&c, cb);
+    cb = VK_NULL_HANDLE;
+    if (!rc && !(cb = pvk_cmd_begin(&c, e))) rc = PTTS_E_BACKEND;
+    if (!rc) {
+        for (int i = 0; i < reps; i++)
+            pvk_copy(cb, i % 2 ? &b : &a, 0, i % 2 ? &a : &b, 0, bytes);
+        rc = pvk_cmd_end(&c, cb, e);
+    }
+    if (!rc) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = pvk_submit_wait(&c, cb, e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (!rc && s > 0) *gbs = 2.0 * (double)bytes * reps / s * 1e-9;
+    }
+    if (cb) pvk_cmd_free(&c, cb);
+    pvk_buffer_destroy(&c, &a);
+    pvk_buffer_destroy(&c, &b);
+    pvk_destroy(&c);
+    return rc;
+}
+
+static void log_stderr(void *user, int level, const char *msg) {
+    (void)user;
+    (void)level;
+    fprintf(stderr, "%s\n", msg);
 }
 
 static void die(const char *what, const ptts_error *e) {
@@ -34,15 +88,31 @@ static void die(const char *what, const ptts_error *e) {
 
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
-    int frames = 64, kk = 8, bf16 = 0, bw = 0;
+    int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0;
+    ptts_vk_tuning tune = {0};
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--arch")) arch = argv[i + 1];
-        else if (!strcmp(argv[i], "--streams")) streams = argv[i + 1];
-        else if (!strcmp(argv[i], "--frames")) frames = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--k")) kk = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--precision")) bf16 = !strcmp(argv[i + 1], "bf16");
-        else if (!strcmp(argv[i], "--bandwidth")) bw = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--arch"))
+            arch = argv[i + 1];
+        else if (!strcmp(argv[i], "--streams"))
+            streams = argv[i + 1];
+        else if (!strcmp(argv[i], "--frames"))
+            frames = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--k"))
+            kk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--precision"))
+            bf16 = !strcmp(argv[i + 1], "bf16");
+        else if (!strcmp(argv[i], "--bandwidth"))
+            bw = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--stepk"))
+            tune.stepk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--apart"))
+            tune.pipe = atoi(argv[i + 1]) ? -1 : 0;
+        else if (!strcmp(argv[i], "--tc"))
+            tc = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--spin"))
+            spin = atoi(argv[i + 1]);
     }
+    ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     char dev[256];
@@ -50,7 +120,7 @@ int main(int argc, char **argv) {
     if (!ops || ptts_vulkan_probe(NULL, dev, sizeof dev, &discrete, &e)) die("no Vulkan", &e);
     if (bw > 0) {
         double gbs;
-        if (ptts_vulkan_copy_bandwidth((size_t)bw << 20, 20, &gbs, &e)) die("bandwidth", &e);
+        if (copy_bandwidth((size_t)bw << 20, 20, &gbs, &e)) die("bandwidth", &e);
         printf("device copy bandwidth (%d MiB buffers, 20 copies, read + write): %.0f GB/s\n", bw,
                gbs);
     }
@@ -63,9 +133,10 @@ int main(int argc, char **argv) {
     ptts_weights_options wo = {0};
     if (bf16) wo.mode = PTTS_WMODE_BF16; /* bf16 backbone/codec storage (stepk streams it) */
     if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
-    /* the engine needs only the weights and the CPU kernels (no pool) */
-    const ptts_ctx ctx = {.k = ptts_kernels_ref()};
-    const ptts_engine_args args = {.w = w, .ctx = &ctx};
+    /* the engine needs only the weights */
+    const ptts_ctx ctx = {ptts_kernels_ref(), NULL};
+    const ptts_engine_args args = {
+        .w = w, .ctx = &ctx, .tensor_cores = tc, .fence_spin_us = spin, .vk = &tune};
     a = w->arch;
     const int P = 125, n_ids = 40; /* a 10 s voice, a 40-token chunk */
     ptts_voice_state *v;
@@ -76,7 +147,8 @@ int main(int argc, char **argv) {
         v->v[i] = 0.05f * (float)((i * 40503u) % 1000) / 1000.f - 0.025f;
     }
     int ids[40];
-    for (int i = 0; i < n_ids; i++) ids[i] = (i * 37 + 11) % a.nb;
+    for (int i = 0; i < n_ids; i++)
+        ids[i] = (i * 37 + 11) % a.nb;
     printf("device: %s (%s); model: %s (d %d, %d layers, codec C %d), %d frames per stream, "
            "k = %d steps per call, %s weights\n",
            dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk,
@@ -102,7 +174,8 @@ int main(int argc, char **argv) {
             slots[i] = i;
             counts[i] = kk;
         }
-        for (size_t i = 0; i < (size_t)S * kk * a.ld; i++) noise[i] = (float)((i * 7919) % 200) / 100.f - 1.f;
+        for (size_t i = 0; i < (size_t)S * kk * a.ld; i++)
+            noise[i] = (float)((i * 7919) % 200) / 100.f - 1.f;
         /* warm-up round (records the command buffers), then time to first audio on slot 0 */
         int total = frames + kk;
         for (int i = 0; i < S; i++)

@@ -109,8 +109,14 @@ typedef struct ptts_model_options {
      * with voice cloning when the token allows, else the open ones), tokenizer and text rules.
      * A config or explicit paths given as well take precedence over the language's. */
     const char *language;
-    int tensor_cores; /* GPU cooperative-matrix gemms: 0 auto, 1 on, -1 off */
-    int fence_spin_us; /* GPU: poll a fence this long before blocking; 0 default, < 0 off */
+    /* GPU gemms on tensor cores (float16 operands, float32 sums; changes the numerics within
+     * the GPU tolerance): 0 auto (on where the device has cooperative matrices and the
+     * precision is bf16 or int8), 1 on where the device has them, -1 off. */
+    int tensor_cores;
+    /* GPU: poll a submission's fence for this many microseconds before sleeping in the driver
+     * (lower latency per frame, one CPU core busy while the GPU works): 0 the default (20000
+     * on a discrete GPU, none elsewhere), < 0 never poll. */
+    int fence_spin_us;
 } ptts_model_options;
 
 ptts_model_options ptts_model_options_default(void);

@@ -6,17 +6,23 @@
  * per call, so the EOS rule drops computed frames), latents / PCM per frame and EOS logits within
  * 1e-3 relative L2; the eos_case gives exactly 16 frames; a batch of 3 streams (different
  * voices, texts and lengths) on one engine equals the same streams run alone on the CPU.
- * The replays and the batch run again with PTTS_VK_STEPK=1 (the whole step as one persistent
- * dispatch of one workgroup), with each register-tiled gemm forced (PTTS_VK_GEMM_FORCE) and
- * with the codec convs' windows copied into work buffers (PTTS_VK_CONV_COPY=1), with each
- * tensor-core gemm tile forced (PTTS_VK_TC_FORCE, where the device has cooperative matrices) and with the hybrid engine (codec only on the GPU); a bf16 model's
- * one-dispatch step (bf16 weight copies) against its multi-dispatch step.
+ * The replays and the batch run again with each test hook of ptts_vk_tuning (backend.h): the
+ * whole step as one persistent dispatch of one workgroup (stepk = 1), each register-tiled gemm
+ * forced, the codec convs' windows copied into work buffers, decode and step submitted apart
+ * (bit-exact against paired), each tensor-core tile forced (where the device has cooperative
+ * matrices), and with the hybrid engine (codec only on the GPU); after each forced run the
+ * engine's counters (ptts_vulkan_engine_counts / _tile_uses) must show that the forced path ran
+ * and no other tile did, and an unknown tile name must fail at create. The sampler heads
+ * (lsd, flow_matching, drifting) alone against flow_head*.safetensors (1e-3); flow_matching (1
+ * and 4 steps) and drifting replay generate_flow_matching_steps1/4 (1e-3) and
+ * generate_drifting (1e-2, free-running), on the multi-dispatch step and on stepk. A bf16
+ * model's one-dispatch step (bf16 weight copies) against its multi-dispatch step.
  * Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when the build has no
  * Vulkan backend or no Vulkan device exists.
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 
+#include "backend.h"
 #include "engine_vulkan.h"
 #include "replay.h"
 
@@ -129,7 +135,8 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
     CHECKF(ptts_stream_start(s, v, text, &o, &e) == 0, "%s", e.msg);
     int cap = 64 * 1920, n = 0, r;
     float *pcm = calloc((size_t)cap, sizeof(float));
-    while (pcm && n + 1920 <= cap && (r = ptts_stream_next(s, pcm + n, &e)) > 0) n += r;
+    while (pcm && n + 1920 <= cap && (r = ptts_stream_next(s, pcm + n, &e)) > 0)
+        n += r;
     ptts_stream_free(s);
     ptts_voice_free(v);
     *out = pcm;
@@ -202,8 +209,8 @@ static void batch_cancel_restart(ptts_model *m) {
         double worst = 0;
         for (int f = 0; f + 1920 <= n && f + 1920 <= gpu.n[i]; f += 1920)
             worst = fmax(worst, rel_l2(gpu.pcm[i] + f, ref + f, 1920));
-        printf("paired batch, cancel + restart, slot %d: %d frames, max rel err vs CPU %.3g\n",
-               i, gpu.n[i] / 1920, worst);
+        printf("paired batch, cancel + restart, slot %d: %d frames, max rel err vs CPU %.3g\n", i,
+               gpu.n[i] / 1920, worst);
         CHECKF(worst <= TOL, "cancel + restart, slot %d: rel err %.3g", i, worst);
     }
     free(gpu.pcm[0]);
@@ -212,23 +219,40 @@ static void batch_cancel_restart(ptts_model *m) {
     ptts_voice_free(v);
 }
 
+/* The model's idle engine for `slots` streams (the one the last stream or batch used) and its
+ * counters; the engine goes back to the model. */
+static ptts_vk_counts counts_of(ptts_model *m, int slots, void (*more)(void *eng, void *u),
+                                void *u) {
+    ptts_error e = {0};
+    void *eng;
+    REQUIRE(ptts_engine_acquire(m, m->engine, slots, &eng, &e) == 0);
+    ptts_vk_counts c;
+    ptts_vulkan_engine_counts(eng, &c);
+    if (more) more(eng, u);
+    ptts_engine_release(m, m->engine, slots, eng, 0);
+    return c;
+}
+
 /* The stream's decode and next step in one submission (step_decode; on two queues where the
  * device has them) against the two submitted one after the other: the same kernels on the same
  * data, so the same samples bit for bit. */
 static void pipe_exact(ptts_model *m) {
     float *a, *b;
+    ptts_model_set_vk_tuning(m, NULL);
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
-    setenv("PTTS_VK_PIPE", "0", 1);
-    ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_PIPE when created */
+    const ptts_vk_counts ca = counts_of(m, 1, NULL, NULL);
+    const ptts_vk_tuning apart = {.pipe = -1};
+    ptts_model_set_vk_tuning(m, &apart);
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
-    unsetenv("PTTS_VK_PIPE");
+    const ptts_vk_counts cb = counts_of(m, 1, NULL, NULL);
     ptts_model_set_vk_tuning(m, NULL);
     int same = na == nb && na > 20 * 1920 && a && b && !memcmp(a, b, (size_t)na * sizeof(float));
-    printf("decode + next step in one submission vs apart: %d vs %d samples, %s\n", na, nb,
-           same ? "identical" : "DIFFERENT");
+    printf("decode + next step in one submission (%llu paired) vs apart (%llu): %d vs %d "
+           "samples, %s\n",
+           ca.paired, cb.paired, na, nb, same ? "identical" : "DIFFERENT");
     CHECKF(same, "step_decode: %d vs %d samples, not identical", na, nb);
-    free(a);
-    free(b);
+    CHECKF(ca.paired > 0 && cb.paired == 0, "paired submissions: %llu paired, %llu apart",
+           ca.paired, cb.paired);
 }
 
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
@@ -241,18 +265,18 @@ static void bf16_stepk(void) {
     mo.threads = 2;
     mo.precision = PTTS_PRECISION_BF16;
     mo.backend = PTTS_BACKEND_CPU;
+    mo.tensor_cores = -1; /* the float32 codec gemms in both (the step is compared) */
     ptts_model *m;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     m->engine = ptts_vulkan_engine();
     float *a, *b;
-    setenv("PTTS_VK_TC", "0", 1); /* the float32 codec gemms in both (the step is compared) */
-    setenv("PTTS_VK_STEPK", "0", 1);
+    const ptts_vk_tuning off = {.stepk = -1}, one = {.stepk = 1};
+    ptts_model_set_vk_tuning(m, &off);
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
-    setenv("PTTS_VK_STEPK", "1", 1);
-    ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_STEPK when created */
+    CHECK(counts_of(m, 1, NULL, NULL).stepk_frames == 0);
+    ptts_model_set_vk_tuning(m, &one);
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
-    unsetenv("PTTS_VK_STEPK");
-    unsetenv("PTTS_VK_TC");
+    CHECK(counts_of(m, 1, NULL, NULL).stepk_frames > 0);
     CHECKF(na == nb && na > 0, "bf16: %d vs %d samples", na, nb);
     double d2 = 0, r2 = 0;
     for (int i = 0; i < na && i < nb; i++) {
@@ -260,12 +284,116 @@ static void bf16_stepk(void) {
         r2 += (double)a[i] * a[i];
     }
     double rel = sqrt(d2 / (r2 > 0 ? r2 : 1));
-    printf("bf16 model, stepk (bf16 weights) vs multi-dispatch (f32 copies): %d samples, rel %.3g\n",
-           na, rel);
+    printf(
+        "bf16 model, stepk (bf16 weights) vs multi-dispatch (f32 copies): %d samples, rel %.3g\n",
+        na, rel);
     CHECKF(rel <= 1e-4, "bf16 stepk vs multi-dispatch: rel %.3g", rel);
     free(a);
     free(b);
     ptts_model_free(m);
+}
+
+/* The dispatches of every tile of one kind, for the forced-tile checks. */
+typedef struct {
+    int tc, n;
+    const char *const *names;
+    long long uses[8];
+} tile_uses;
+static void read_tiles(void *eng, void *u) {
+    tile_uses *t = u;
+    for (int i = 0; i < t->n; i++)
+        t->uses[i] = ptts_vulkan_engine_tile_uses(eng, t->tc, t->names[i]);
+}
+
+/* Tile `forced` of names[n] ran on the model's one-stream engine and no other tile did. */
+static void check_forced(ptts_model *m, int tc, const char *const *names, int n, int forced) {
+    tile_uses t = {tc, n, names, {0}};
+    counts_of(m, 1, read_tiles, &t);
+    for (int i = 0; i < n; i++)
+        CHECKF(i == forced ? t.uses[i] > 0 : t.uses[i] == 0,
+               "%s tile %s forced: tile %s ran %lld "
+               "times",
+               tc ? "tensor-core" : "gemm", names[forced], names[i], t.uses[i]);
+}
+
+/* The sampler heads of MODEL.md 5 on the GPU. Their variant checkpoints hold exactly the LSD
+ * checkpoint's tensors of the same names (fixtures README), so the tiny LSD model with its
+ * arch's sampler type changed is the flow_matching (time_embed.0 used) or the drifting model
+ * (no time input); the CPU engine is not run here. */
+static void sampler_heads(ptts_model *m) {
+    const ptts_arch keep = m->w->arch;
+    static const ptts_vk_tuning hooks[2] = {{.stepk = -1}, {.stepk = 1}};
+    for (int h = 0; h < 2; h++) {
+        ptts_model_set_vk_tuning(m, &hooks[h]);
+        m->w->arch.flow_type = PTTS_FLOW_MATCHING;
+        m->w->arch.n_time_embed = 1;
+        printf("flow_matching head, %s:\n", h ? "stepk" : "multi-dispatch step");
+        replay_gpu(m, "generate_flow_matching_steps1", "voice_short.safetensors", 1e9f, 50);
+        replay_gpu(m, "generate_flow_matching_steps4", "voice_short.safetensors", 1e9f, 50);
+        const unsigned long long fm = counts_of(m, 1, NULL, NULL).stepk_frames;
+        ptts_model_set_vk_tuning(m, &hooks[h]); /* engines made for the other head go */
+        m->w->arch.flow_type = PTTS_FLOW_DRIFTING;
+        m->w->arch.n_time_embed = 0;
+        printf("drifting head, %s:\n", h ? "stepk" : "multi-dispatch step");
+        errs er = {0};
+        replay(m, "tiny", "generate_drifting", "voice_short.safetensors", 1e9f, 50, 1e-2, &er);
+        printf("vulkan tiny generate_drifting: max rel err latents %.3g, eos %.3g, pcm %.3g\n",
+               er.max_lat, er.max_eos, er.max_pcm);
+        const unsigned long long dr = counts_of(m, 1, NULL, NULL).stepk_frames;
+        CHECKF(h ? fm > 0 && dr > 0 : fm == 0 && dr == 0, "stepk frames: %llu, %llu", fm, dr);
+        m->w->arch = keep;
+    }
+    ptts_model_set_vk_tuning(m, NULL);
+}
+
+/* The flow head alone on the GPU against the head fixtures (cond [5][d], noise [5][ld] ->
+ * out_stepsN [5][ld], per row at the GPU tolerance) for each sampler type, on a copy of the
+ * weights with the type set (as in sampler_heads); lsd also at 2 steps, flow_matching at 16
+ * (more evaluations than stepk takes: the multi-dispatch recorder). */
+static void flow_heads(const ptts_model *m) {
+    static const struct {
+        const char *file;
+        int type, k, steps[3];
+    } cases[] = {{"tiny/flow_head.safetensors", PTTS_FLOW_LSD, 2, {1, 2, 4}},
+                 {"tiny/flow_head_flow_matching.safetensors", PTTS_FLOW_MATCHING, 1, {1, 4, 16}},
+                 {"tiny/flow_head_drifting.safetensors", PTTS_FLOW_DRIFTING, 0, {1, 0, 0}}};
+    const ptts_engine_ops *ops = ptts_vulkan_engine();
+    const int R = 5, d = m->w->arch.d, ld = m->w->arch.ld;
+    ptts_error e = {0};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ptts_weights wv = *m->w;
+        wv.arch.flow_type = cases[c].type;
+        wv.arch.n_time_embed = cases[c].k;
+        const ptts_engine_args args = {.w = &wv, .ctx = &m->ctx};
+        void *eng;
+        REQUIRE(ops->create(&eng, &args, R, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+        const char *path = fixture_path(cases[c].file);
+        int64_t nc = 0, nn = 0;
+        float *cond = load_f32(path, "cond", &nc), *noise = load_f32(path, "noise", &nn);
+        REQUIRE(cond && noise && nc == (int64_t)R * d && nn == (int64_t)R * ld);
+        float out[5 * 64];
+        REQUIRE(R * ld <= (int)(sizeof out / sizeof out[0]));
+        for (int i = 0; i < 3 && cases[c].steps[i]; i++) {
+            const int steps = cases[c].steps[i];
+            char name[32];
+            snprintf(name, sizeof name, "out_steps%d", steps);
+            int64_t nw = 0;
+            float *want = load_f32(path, name, &nw);
+            REQUIRE(want && nw == (int64_t)R * ld);
+            CHECK(ops->set_sampler_steps(eng, steps, &e) == 0);
+            CHECKF(ptts_vulkan_flow_sample(eng, cond, noise, R, out, &e) == 0, "%s", e.msg);
+            double worst = 0;
+            for (int r = 0; r < R; r++)
+                worst = fmax(worst, rel_l2(out + r * ld, want + r * ld, (size_t)ld));
+            printf("%s, %d steps on the GPU: max rel err per row %.3g\n", cases[c].file, steps,
+                   worst);
+            CHECKF(worst <= TOL, "%s steps %d: rel err %.3g", cases[c].file, steps, worst);
+            free(want);
+        }
+        free(cond);
+        free(noise);
+        ops->destroy(eng);
+    }
 }
 
 int main(void) {
@@ -291,6 +419,9 @@ int main(void) {
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+    if (!discrete) /* a device without an SM count: no stepk, no tensor cores by default */
+        CHECK(counts_of(m, 1, NULL, NULL).stepk_frames == 0);
+    CHECK(counts_of(m, 1, NULL, NULL).conv_copies == 0); /* float32: ELU on load */
     batch_vs_cpu(m);
     batch_vs_cpu_n(m, 4); /* 32 slot-frames: one full codec pass */
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
@@ -298,74 +429,86 @@ int main(void) {
     batch_cancel_restart(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
-    setenv("PTTS_VK_STEPK", "1", 1);
-    ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_STEPK when created */
-    {
-        void *eng;
-        REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
-        CHECKF(ptts_vulkan_engine_stepk(eng) == 1, "stepk workgroups %d, not 1",
-               ptts_vulkan_engine_stepk(eng));
-        ops->destroy(eng);
-    }
+    const ptts_vk_tuning stepk1 = {.stepk = 1};
+    ptts_model_set_vk_tuning(m, &stepk1);
     printf("stepk, one workgroup:\n");
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-    batch_vs_cpu(m);
-    unsetenv("PTTS_VK_STEPK");
-    ptts_model_set_vk_tuning(m, NULL);
-    /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
-     * whatever its shape (partial tiles, short K, few rows), against the reference; the batch
-     * against the CPU (grouped row addressing, shared by every tile) for one tile without and
-     * one with K slices (the whole list under ASan took 4 minutes of CI) */
-    static const char *const tiles[] = {"l", "s16", "r64", "r32", "sk", "s32"};
-    for (int i = 0; i < 6; i++) {
-        setenv("PTTS_VK_GEMM_FORCE", tiles[i], 1);
-        ptts_model_set_vk_tuning(m, NULL); /* engines read PTTS_VK_GEMM_FORCE when created */
-        printf("gemm tile %s everywhere:\n", tiles[i]);
-        replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
-        if (i < 2) batch_vs_cpu(m);
-    }
-    unsetenv("PTTS_VK_GEMM_FORCE");
-    ptts_model_set_vk_tuning(m, NULL);
-    /* the SEANet convs with their ELU'd windows copied into work buffers (the tensor-core
-     * mode's default) instead of ELU on load */
-    setenv("PTTS_VK_CONV_COPY", "1", 1);
-    ptts_model_set_vk_tuning(m, NULL);
-    printf("codec convs through work buffers:\n");
-    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
-    replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-    batch_vs_cpu(m);
-    unsetenv("PTTS_VK_CONV_COPY");
-    /* the tensor-core gemms (gemm_tc.glsl, float16 operands) where the device has cooperative
-     * matrices (not lavapipe: said and skipped), each tile forced onto this float32 model at
-     * the same tolerance */
-    setenv("PTTS_VK_TC", "1", 1);
-    ptts_model_set_vk_tuning(m, NULL);
     {
         void *eng;
         REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
-        const int tc = ptts_vulkan_engine_tc(eng);
-        ops->destroy(eng);
-        if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
-        static const char *const tct[] = {"l", "m", "s", "w", "t"};
-        for (int i = 0; tc && i < 5; i++) {
-            setenv("PTTS_VK_TC_FORCE", tct[i], 1);
-            ptts_model_set_vk_tuning(m, NULL);
-            printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
-            replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
-            replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-            batch_vs_cpu(m);
-        }
+        ptts_vk_counts c;
+        ptts_vulkan_engine_counts(eng, &c);
+        CHECKF(ptts_vulkan_engine_stepk(eng) == 1 && c.stepk_frames >= 218 + 16,
+               "stepk workgroups %d, %llu frames", ptts_vulkan_engine_stepk(eng), c.stepk_frames);
+        ptts_engine_release(m, ops, 1, eng, 0);
     }
-    unsetenv("PTTS_VK_TC_FORCE");
-    unsetenv("PTTS_VK_TC");
+    batch_vs_cpu(m);
+    /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
+     * whatever its shape (partial tiles, short K, few rows), against the reference; the batch
+     * against the CPU (grouped row addressing, shared by every tile) for the first */
+    static const char *const tiles[] = {"l", "r64", "r32"};
+    for (int i = 0; i < 3; i++) {
+        const ptts_vk_tuning force = {.gemm_force = tiles[i]};
+        ptts_model_set_vk_tuning(m, &force);
+        printf("gemm tile %s everywhere:\n", tiles[i]);
+        replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
+        check_forced(m, 0, tiles, 3, i);
+        if (i == 0) batch_vs_cpu(m);
+    }
+    {
+        const ptts_vk_tuning bad = {.gemm_force = "s16"}; /* a tile that no longer exists */
+        ptts_model_set_vk_tuning(m, &bad);
+        ptts_stream *s = NULL;
+        rc = ptts_stream_create(&s, m, &e);
+        if (!rc) ptts_stream_free(s);
+        CHECKF(rc == PTTS_E_INVALID && strstr(e.msg, "s16"), "unknown gemm tile: rc %d (%s)", rc,
+               e.msg);
+    }
+    /* the SEANet convs with their ELU'd windows copied into work buffers (the tensor-core
+     * mode's default) instead of ELU on load */
+    const ptts_vk_tuning copy = {.conv_copy = 1};
+    ptts_model_set_vk_tuning(m, &copy);
+    printf("codec convs through work buffers:\n");
+    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+    replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+    CHECK(counts_of(m, 1, NULL, NULL).conv_copies > 0);
+    batch_vs_cpu(m);
     ptts_model_set_vk_tuning(m, NULL);
+    flow_heads(m);
+    sampler_heads(m);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
     m->engine = ptts_hybrid_engine();
     printf("vulkan-codec (hybrid):\n");
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     batch_vs_cpu(m);
+    ptts_model_free(m);
+    /* the tensor-core gemms (gemm_tc.glsl, float16 operands) where the device has cooperative
+     * matrices (not lavapipe: said and skipped), each tile forced onto a float32 model at the
+     * same tolerance (ptts_model_options.tensor_cores = 1) */
+    mo.config_path = fixture_path("tiny/manifest.json"); /* fixture_path's buffers rotate */
+    mo.weights_path = fixture_path("tiny/model.safetensors");
+    mo.tensor_cores = 1;
+    REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+    m->engine = ops;
+    {
+        void *eng;
+        REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
+        const int tc = ptts_vulkan_engine_tc(eng);
+        ptts_engine_release(m, ops, 1, eng, 0);
+        if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
+        static const char *const tct[] = {"l", "m", "s", "w", "t"};
+        for (int i = 0; tc && i < 5; i++) {
+            const ptts_vk_tuning force = {.tc_force = tct[i]};
+            ptts_model_set_vk_tuning(m, &force);
+            printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
+            replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
+            replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+            check_forced(m, 1, tct, 5, i);
+            batch_vs_cpu(m);
+        }
+    }
     ptts_model_free(m);
     bf16_stepk();
     return test_summary();

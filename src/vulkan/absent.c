@@ -29,16 +29,31 @@ int ptts_vulkan_engine_stepk(void *eng) {
     return 0;
 }
 
-int ptts_vulkan_copy_bandwidth(size_t bytes, int reps, double *gbs, ptts_error *e) {
-    (void)bytes;
-    (void)reps;
-    *gbs = 0;
-    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
+void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out) {
+    (void)eng;
+    *out = (ptts_vk_counts){0};
+}
+
+long long ptts_vulkan_engine_tile_uses(void *eng, int tc, const char *name) {
+    (void)eng;
+    (void)tc;
+    (void)name;
+    return -1;
 }
 
 int ptts_vulkan_engine_tc(void *eng) {
     (void)eng;
     return 0;
+}
+
+int ptts_vulkan_flow_sample(void *eng, const float *h, const float *x0, int n, float *out,
+                            ptts_error *e) {
+    (void)eng;
+    (void)h;
+    (void)x0;
+    (void)n;
+    (void)out;
+    return ptts_fail(e, PTTS_E_UNSUPPORTED, NOT_BUILT);
 }
 
 size_t ptts_vulkan_engine_bytes(void *eng) {

@@ -1,5 +1,9 @@
 /*
- * vk.c - Vulkan instance, device, pipelines, buffers and command recording (see vk.h).
+ * vk.c - the Vulkan device layer (vk.h): instance, device probe and pick, the logical device
+ * with its queues and features (pvk_create: pick_device, scan_extensions, pick_queues,
+ * make_device, make_pools, make_pipelines), buffers and the weights window, command buffers,
+ * submission with fence polling, and dispatch recording with barriers. The debugging reports
+ * (profiler, pipeline statistics) are vk_prof.c's.
  */
 #include "vk.h"
 
@@ -8,71 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROF_PER_CB 4096u
-#define PROF_QUERIES (64u * PROF_PER_CB)
-
+#include "engine_vulkan.h"
 #include "shaders.h" /* generated: pvk_spv_<name>[] for every shaders/<name>.comp */
 
-static const uint32_t *const spv_code[PVK_N_PIPELINES] = {
-    pvk_spv_linear,    pvk_spv_gemm,     pvk_spv_layernorm,  pvk_spv_rowop, pvk_spv_rope_kv,
-    pvk_spv_attention, pvk_spv_upsample, pvk_spv_advance, pvk_spv_mgemm,
-    pvk_spv_skinny,    pvk_spv_stepk,    pvk_spv_attn_group, pvk_spv_gemm_l, pvk_spv_gemm_r64,
-    pvk_spv_gemm_r32,  pvk_spv_gemm_sk,  pvk_spv_gemm_s16, pvk_spv_gemm_s32,
-    pvk_spv_stepk512,  pvk_spv_gemm_tc_l, pvk_spv_gemm_tc_m, pvk_spv_gemm_tc_s,
-    pvk_spv_gemm_tc_w, pvk_spv_gemm_tc_t,
-};
-static const size_t spv_size[PVK_N_PIPELINES] = {
-    sizeof pvk_spv_linear,    sizeof pvk_spv_gemm,     sizeof pvk_spv_layernorm,
-    sizeof pvk_spv_rowop,     sizeof pvk_spv_rope_kv,  sizeof pvk_spv_attention,
-    sizeof pvk_spv_upsample,  sizeof pvk_spv_advance,
-    sizeof pvk_spv_mgemm,    sizeof pvk_spv_skinny,   sizeof pvk_spv_stepk,
-    sizeof pvk_spv_attn_group, sizeof pvk_spv_gemm_l,   sizeof pvk_spv_gemm_r64,
-    sizeof pvk_spv_gemm_r32,   sizeof pvk_spv_gemm_sk,  sizeof pvk_spv_gemm_s16,
-    sizeof pvk_spv_gemm_s32,   sizeof pvk_spv_stepk512,  sizeof pvk_spv_gemm_tc_l,
-    sizeof pvk_spv_gemm_tc_m,  sizeof pvk_spv_gemm_tc_s,  sizeof pvk_spv_gemm_tc_w,
-    sizeof pvk_spv_gemm_tc_t,
+/* Every pipeline's SPIR-V, size and name, from the one table in vk.h. */
+static const struct {
+    const uint32_t *code;
+    size_t size;
+    const char *name;
+    int optional;
+} pipes[PVK_N_PIPELINES] = {
+#define PVK_SPV_(id, name, opt) {pvk_spv_##name, sizeof pvk_spv_##name, #name, opt},
+    PVK_PIPELINES(PVK_SPV_)
+#undef PVK_SPV_
 };
 
-#define VK_TRY(call, what)                                                                   \
-    do {                                                                                     \
-        VkResult r_ = (call);                                                                \
-        if (r_ != VK_SUCCESS)                                                                \
-            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s failed (VkResult %d)", what,     \
-                             (int)r_);                                                       \
+#define VK_TRY(call, what)                                                                         \
+    do {                                                                                           \
+        VkResult r_ = (call);                                                                      \
+        if (r_ != VK_SUCCESS)                                                                      \
+            return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s failed (VkResult %d)", what, (int)r_); \
     } while (0)
-
-/* PTTS_VK_PIPE_STATS=1 (a diagnostic, printed to stderr): the driver's statistics of every
- * compiled pipeline (registers, spills, shared memory...), VK_KHR_pipeline_executable_properties */
-static const char *const pipe_names[PVK_N_PIPELINES];
-static void print_pipe_stats(pvk_ctx *c, int i) {
-    PFN_vkGetPipelineExecutablePropertiesKHR props = (PFN_vkGetPipelineExecutablePropertiesKHR)
-        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutablePropertiesKHR");
-    PFN_vkGetPipelineExecutableStatisticsKHR stats = (PFN_vkGetPipelineExecutableStatisticsKHR)
-        vkGetDeviceProcAddr(c->dev, "vkGetPipelineExecutableStatisticsKHR");
-    if (!props || !stats) return;
-    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = c->pipe[i]};
-    uint32_t ne = 0;
-    if (props(c->dev, &pi, &ne, NULL) != VK_SUCCESS) return;
-    for (uint32_t x = 0; x < ne; x++) {
-        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                          .pipeline = c->pipe[i],
-                                          .executableIndex = x};
-        VkPipelineExecutableStatisticKHR st[32];
-        uint32_t ns = 32;
-        for (uint32_t k = 0; k < ns; k++)
-            st[k] = (VkPipelineExecutableStatisticKHR){
-                .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
-        if (stats(c->dev, &ei, &ns, st) != VK_SUCCESS && ns == 0) continue;
-        fprintf(stderr, "pipeline %-11s", pipe_names[i]);
-        for (uint32_t k = 0; k < ns; k++) {
-            if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR)
-                fprintf(stderr, " | %s %llu", st[k].name, (unsigned long long)st[k].value.u64);
-            else if (st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR)
-                fprintf(stderr, " | %s %lld", st[k].name, (long long)st[k].value.i64);
-        }
-        fprintf(stderr, "\n");
-    }
-}
 
 static int make_instance(VkInstance *inst, ptts_error *e) {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -149,7 +109,8 @@ int pvk_probe(pvk_device_info *out, int max, ptts_error *e) {
     uint32_t n;
     rc = list_devices(inst, &pd, &n, e);
     int count = 0;
-    for (uint32_t i = 0; !rc && i < n && count < max; i++) describe(pd[i], &out[count++]);
+    for (uint32_t i = 0; !rc && i < n && count < max; i++)
+        describe(pd[i], &out[count++]);
     free(pd);
     vkDestroyInstance(inst, NULL);
     return rc ? rc : count;
@@ -173,7 +134,8 @@ static int no_device(const pvk_device_info *d, int n, const char *want, ptts_err
 static int name_has(const char *name, const char *part) {
     for (const char *h = name; *h; h++) {
         size_t j = 0;
-        while (part[j] && h[j] && tolower((unsigned char)h[j]) == tolower((unsigned char)part[j])) j++;
+        while (part[j] && h[j] && tolower((unsigned char)h[j]) == tolower((unsigned char)part[j]))
+            j++;
         if (!part[j]) return 1;
     }
     return 0;
@@ -200,14 +162,14 @@ int pvk_pick(const pvk_device_info *d, int n, const char *want, ptts_error *e) {
  * (the PVK_XELU variants). */
 static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
     VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = spv_size[i],
-                                   .pCode = spv_code[i]};
+                                   .codeSize = pipes[i].size,
+                                   .pCode = pipes[i].code};
     VkShaderModule mod;
     VkResult r = vkCreateShaderModule(c->dev, &sm, NULL, &mod);
     if (r != VK_SUCCESS) return r;
     const VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = sizeof xact};
-    const VkSpecializationInfo si = {.mapEntryCount = 1, .pMapEntries = &me,
-                                     .dataSize = sizeof xact, .pData = &xact};
+    const VkSpecializationInfo si = {
+        .mapEntryCount = 1, .pMapEntries = &me, .dataSize = sizeof xact, .pData = &xact};
     VkComputePipelineCreateInfo cp = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -225,13 +187,14 @@ static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
 static int make_pipelines(pvk_ctx *c, ptts_error *e) {
     VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
     for (int i = 0; i < PVK_N_BINDINGS; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
-                                              .descriptorType = i == PVK_B_WEIGHTS
-                                                                    ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
-                                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                              .descriptorCount = 1,
-                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        b[i] = (VkDescriptorSetLayoutBinding){
+            .binding = (uint32_t)i,
+            .descriptorType = i == PVK_B_WEIGHTS ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                 : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dl = {.sType =
+                                              VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                           .bindingCount = PVK_N_BINDINGS,
                                           .pBindings = b};
     VK_TRY(vkCreateDescriptorSetLayout(c->dev, &dl, NULL, &c->dsl), "vkCreateDescriptorSetLayout");
@@ -259,21 +222,20 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
         const int tc = i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TC_T;
-        const int optional = wgs > 0 || tc;
         if (tc && !c->coop) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
-                         c->props.limits.maxComputeWorkGroupInvocations < wgs ||
-                         c->props.limits.maxComputeWorkGroupSize[0] < wgs))
+                        c->props.limits.maxComputeWorkGroupInvocations < wgs ||
+                        c->props.limits.maxComputeWorkGroupSize[0] < wgs))
             continue;
         VkResult r = make_pipe(c, i, 0, &c->pipe[i]);
-        if (r != VK_SUCCESS && optional) {
+        if (r != VK_SUCCESS && pipes[i].optional) {
             c->pipe[i] = VK_NULL_HANDLE;
             continue;
         }
         if (r != VK_SUCCESS)
             return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: pipeline %d failed (VkResult %d)", i,
                              (int)r);
-        if (c->pipe_stats) print_pipe_stats(c, i);
+        if (c->pipe_stats) pvk_prof_pipeline_stats(c, i);
     }
     return 0;
 }
@@ -303,7 +265,8 @@ static int coop_usable(pvk_ctx *c, VkPhysicalDeviceCooperativeMatrixFeaturesNV *
     if (!get || get(c->phys, &n, NULL) != VK_SUCCESS || n == 0) return 0;
     VkCooperativeMatrixPropertiesNV *cp = calloc(n, sizeof *cp);
     if (!cp) return 0;
-    for (uint32_t i = 0; i < n; i++) cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    for (uint32_t i = 0; i < n; i++)
+        cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
     int ok = 0;
     if (get(c->phys, &n, cp) == VK_SUCCESS)
         for (uint32_t i = 0; i < n; i++)
@@ -311,98 +274,95 @@ static int coop_usable(pvk_ctx *c, VkPhysicalDeviceCooperativeMatrixFeaturesNV *
                   cp[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                   cp[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                   cp[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                  cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && cp[i].scope == VK_SCOPE_SUBGROUP_NV;
+                  cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                  cp[i].scope == VK_SCOPE_SUBGROUP_NV;
     free(cp);
     return ok;
 }
 
-int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
-    memset(c, 0, sizeof *c);
-    int rc = make_instance(&c->instance, e);
-    if (rc) return rc;
+/* The device `want` names (pvk_pick) as c->phys, with its properties. */
+static int pick_device(pvk_ctx *c, const char *want, ptts_error *e) {
     VkPhysicalDevice *pd;
     uint32_t n;
-    if ((rc = list_devices(c->instance, &pd, &n, e))) {
-        pvk_destroy(c);
-        return rc;
-    }
+    int rc = list_devices(c->instance, &pd, &n, e);
+    if (rc) return rc;
     pvk_device_info info[PVK_MAX_DEVICES];
     int ni = 0;
-    for (uint32_t i = 0; i < n && ni < PVK_MAX_DEVICES; i++, ni++) describe(pd[i], &info[ni]);
+    for (uint32_t i = 0; i < n && ni < PVK_MAX_DEVICES; i++, ni++)
+        describe(pd[i], &info[ni]);
     int pick = pvk_pick(info, ni, want, e);
-    if (pick < 0) {
-        free(pd);
-        pvk_destroy(c);
-        return pick;
-    }
-    c->phys = pd[pick];
+    if (pick >= 0) c->phys = pd[pick];
     free(pd);
+    if (pick < 0) return pick;
     vkGetPhysicalDeviceProperties(c->phys, &c->props);
-    /* streaming multiprocessors (NVIDIA): how many workgroups a persistent grid may hold */
-    uint32_t next = 0;
-    int has_coop = 0; /* bits: the three extensions the tensor-core GEMMs need */
-    int portability_subset = 0;
-    vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, NULL);
-    VkExtensionProperties *ext = next ? calloc(next, sizeof *ext) : NULL;
-    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &next, ext) == VK_SUCCESS) {
-        for (uint32_t i = 0; i < next; i++) {
-            if (!strcmp(ext[i].extensionName, "VK_NV_shader_sm_builtins")) {
+    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
+    return 0;
+}
+
+/* The device extensions that matter: the SM count (NVIDIA: how many workgroups a persistent
+ * grid may hold), pipeline statistics (when asked for), the three the tensor-core gemms need
+ * (*coop bits 1, 2, 4) and the portability subset (which must be enabled where offered). */
+static void scan_extensions(pvk_ctx *c, int *coop, int *portability_subset) {
+    uint32_t n = 0;
+    *coop = *portability_subset = 0;
+    vkEnumerateDeviceExtensionProperties(c->phys, NULL, &n, NULL);
+    VkExtensionProperties *ext = n ? calloc(n, sizeof *ext) : NULL;
+    if (ext && vkEnumerateDeviceExtensionProperties(c->phys, NULL, &n, ext) == VK_SUCCESS) {
+        for (uint32_t i = 0; i < n; i++) {
+            const char *x = ext[i].extensionName;
+            if (!strcmp(x, "VK_NV_shader_sm_builtins")) {
                 VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
                     .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
                 VkPhysicalDeviceProperties2 p2 = {
                     .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
                 vkGetPhysicalDeviceProperties2(c->phys, &p2);
                 c->sm_count = (int)sm.shaderSMCount;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_pipeline_executable_properties")) {
-                c->pipe_stats = getenv("PTTS_VK_PIPE_STATS") != NULL;
-            } else if (!strcmp(ext[i].extensionName, "VK_NV_cooperative_matrix")) {
-                has_coop |= 1;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_vulkan_memory_model")) {
-                has_coop |= 2;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_shader_float16_int8")) {
-                has_coop |= 4;
-            } else if (!strcmp(ext[i].extensionName, "VK_KHR_portability_subset")) {
-                portability_subset = 1; /* must be enabled where it is offered */
+            } else if (!strcmp(x, "VK_KHR_pipeline_executable_properties")) {
+                c->pipe_stats = pvk_prof_stats_wanted();
+            } else if (!strcmp(x, "VK_NV_cooperative_matrix")) {
+                *coop |= 1;
+            } else if (!strcmp(x, "VK_KHR_vulkan_memory_model")) {
+                *coop |= 2;
+            } else if (!strcmp(x, "VK_KHR_shader_float16_int8")) {
+                *coop |= 4;
+            } else if (!strcmp(x, "VK_KHR_portability_subset")) {
+                *portability_subset = 1;
             }
         }
     }
     free(ext);
-    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->mem_props);
+}
+
+/* The first compute family, and a second queue for the codec (pvk_submit_pair runs it beside
+ * the next step call): one of another compute family (on NVIDIA the compute-only family, which
+ * the hardware schedules apart from the first), none where the device has no such family (the
+ * pair then goes in one submission). A second queue of the first family was slower than
+ * submitting apart on the H200 (bench/RESULTS.md). */
+static int pick_queues(pvk_ctx *c, ptts_error *e) {
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, NULL);
     VkQueueFamilyProperties qf[32];
     if (nq > 32) nq = 32;
     vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, qf);
-    c->qfamily = UINT32_MAX;
+    c->qfamily = c->qfamily2 = UINT32_MAX;
+    for (uint32_t i = 0; i < nq && c->qfamily == UINT32_MAX; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) c->qfamily = i;
+    if (c->qfamily == UINT32_MAX)
+        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue", c->props.deviceName);
     for (uint32_t i = 0; i < nq; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-            c->qfamily = i;
-            break;
-        }
-    if (c->qfamily == UINT32_MAX) {
-        pvk_destroy(c);
-        return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: %s has no compute queue",
-                         c->props.deviceName);
-    }
-    /* A second queue for the codec (pvk_submit_pair runs it beside the next step call), chosen
-     * by PTTS_VK_QUEUES: "x" (default) a queue of another compute family (on NVIDIA the
-     * compute-only family, which the hardware schedules apart from the first), "2" a second
-     * queue of the same family, "1" none (the pair goes in one submission). */
-    const char *qe = getenv("PTTS_VK_QUEUES");
-    c->qfamily2 = UINT32_MAX;
-    uint32_t nqueues = 1;
-    if (!qe || !strcmp(qe, "x")) {
-        for (uint32_t i = 0; i < nq; i++)
-            if (i != c->qfamily && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount &&
-                (c->qfamily2 == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
-                c->qfamily2 = i;
-    } else if (!strcmp(qe, "2") && qf[c->qfamily].queueCount >= 2) {
-        nqueues = 2;
-    }
+        if (i != c->qfamily && (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].queueCount &&
+            (c->qfamily2 == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
+            c->qfamily2 = i;
+    return 0;
+}
+
+/* The logical device with its queues, the extensions scan_extensions found useful and only the
+ * features the shaders use. */
+static int make_device(pvk_ctx *c, int coop, int portability_subset, ptts_error *e) {
     float prio[2] = {1.f, 1.f};
     VkDeviceQueueCreateInfo qis[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                        .queueFamilyIndex = c->qfamily,
-                                       .queueCount = nqueues,
+                                       .queueCount = 1,
                                        .pQueuePriorities = prio},
                                       {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                        .queueFamilyIndex = c->qfamily2,
@@ -425,22 +385,23 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16f = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
-    const char *ce = getenv("PTTS_VK_COOPMAT");
-    if (has_coop == 7 && !(ce && !strcmp(ce, "0")) && coop_usable(c, &cmf, &mmf, &f16f)) {
+    if (coop == 7 && coop_usable(c, &cmf, &mmf, &f16f)) {
         c->coop = 1;
         exts[nexts++] = "VK_NV_cooperative_matrix";
         exts[nexts++] = "VK_KHR_vulkan_memory_model";
         exts[nexts++] = "VK_KHR_shader_float16_int8";
-        /* only what the shaders use */
         cmf = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-            .pNext = chain, .cooperativeMatrix = VK_TRUE};
+            .pNext = chain,
+            .cooperativeMatrix = VK_TRUE};
         mmf = (VkPhysicalDeviceVulkanMemoryModelFeaturesKHR){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR,
-            .pNext = &cmf, .vulkanMemoryModel = VK_TRUE};
+            .pNext = &cmf,
+            .vulkanMemoryModel = VK_TRUE};
         f16f = (VkPhysicalDeviceShaderFloat16Int8FeaturesKHR){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
-            .pNext = &mmf, .shaderFloat16 = VK_TRUE};
+            .pNext = &mmf,
+            .shaderFloat16 = VK_TRUE};
         chain = &f16f;
     }
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -450,20 +411,15 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
                              .enabledExtensionCount = nexts,
                              .ppEnabledExtensionNames = exts};
     VkResult r = vkCreateDevice(c->phys, &di, NULL, &c->dev);
-    if (r != VK_SUCCESS) {
-        pvk_destroy(c);
+    if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkCreateDevice failed (%d)", (int)r);
-    }
     vkGetDeviceQueue(c->dev, c->qfamily, 0, &c->queue);
-    if (nqueues == 2) vkGetDeviceQueue(c->dev, c->qfamily, 1, &c->queue2);
     if (c->qfamily2 != UINT32_MAX) vkGetDeviceQueue(c->dev, c->qfamily2, 0, &c->queue2);
-    /* PTTS_VK_SPIN=N: poll a submission's fence for up to N microseconds before sleeping in
-     * the driver (0: sleep at once). Default 20000 on a discrete GPU; 0 elsewhere, where the
-     * polling core is one the device computes with or shares power with (lavapipe, one
-     * client of the tiny server: first audio 42-43 ms sleeping, 66-76 ms polling). */
-    const char *se = getenv("PTTS_VK_SPIN");
-    c->spin_us = se ? atoi(se)
-                    : c->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 20000 : 0;
+    return 0;
+}
+
+/* A command pool per queue family and a fence per queue. */
+static int make_pools(pvk_ctx *c, ptts_error *e) {
     VkCommandPoolCreateInfo cp = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                   .queueFamilyIndex = c->qfamily};
@@ -474,71 +430,33 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         (c->qfamily2 != UINT32_MAX &&
          vkCreateCommandPool(c->dev, &cp2, NULL, &c->pool2) != VK_SUCCESS) ||
         vkCreateFence(c->dev, &fi, NULL, &c->fence) != VK_SUCCESS ||
-        vkCreateFence(c->dev, &fi, NULL, &c->fence2) != VK_SUCCESS) {
-        pvk_destroy(c);
+        vkCreateFence(c->dev, &fi, NULL, &c->fence2) != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: cannot create a command pool or fence");
-    }
-    if ((rc = make_pipelines(c, e))) {
-        pvk_destroy(c);
-        return rc;
-    }
-    const char *pe = getenv("PTTS_VK_PROFILE");
-    if (pe && *pe && strcmp(pe, "0") != 0 && c->props.limits.timestampPeriod > 0) {
-        VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                    .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                    .queryCount = PROF_QUERIES};
-        c->pq = calloc(PROF_QUERIES, sizeof *c->pq);
-        if (c->pq && vkCreateQueryPool(c->dev, &qi, NULL, &c->qp) == VK_SUCCESS) {
-            c->prof = 1;
-            c->ts_ns = c->props.limits.timestampPeriod;
-        }
-    }
     return 0;
 }
 
-static const char *const pipe_names[PVK_N_PIPELINES] = {
-    "linear", "gemm", "layernorm", "rowop", "rope_kv", "attention", "upsample",
-    "advance", "mgemm", "skinny", "stepk", "attn_group", "gemm_l", "gemm_r64", "gemm_r32",
-    "gemm_sk", "gemm_s16", "gemm_s32", "stepk512", "gemm_tc_l", "gemm_tc_m", "gemm_tc_s",
-    "gemm_tc_w", "gemm_tc_t"};
-
-static void prof_report(pvk_ctx *c) {
-    double total = 0;
-    for (int i = 0; i < PVK_N_PIPELINES; i++) total += c->ptime[i];
-    fprintf(stderr, "vk profile: %llu replays, %.3f ms GPU (dispatch + barrier)\n",
-            (unsigned long long)c->psubmits, total * 1e-6);
-    for (int i = 0; i < PVK_N_PIPELINES; i++)
-        if (c->pcount[i])
-            fprintf(stderr, "  %-11s %9.3f ms %5.1f%% %8llu dispatches %7.2f us each\n",
-                    pipe_names[i], c->ptime[i] * 1e-6, 100.0 * c->ptime[i] / (total > 0 ? total : 1),
-                    (unsigned long long)c->pcount[i], c->ptime[i] * 1e-3 / (double)c->pcount[i]);
-    /* the 16 costliest dispatch sites */
-    for (int r = 0; r < 16; r++) {
-        uint32_t best = PROF_QUERIES;
-        for (uint32_t q = 0; q < PROF_QUERIES; q++)
-            if (c->pq[q].count && c->pq[q].ns >= 0 &&
-                (best == PROF_QUERIES || c->pq[q].ns > c->pq[best].ns))
-                best = q;
-        if (best == PROF_QUERIES) break;
-        struct pvk_prof_q *q = &c->pq[best];
-        fprintf(stderr, "  site %6u %-11s grid %6u x %-6u %8.3f ms %6.1f us each\n", best,
-                pipe_names[q->pipe], q->gx, q->gy, q->ns * 1e-6, q->ns * 1e-3 / q->count);
-        q->ns = -1;
+int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
+    memset(c, 0, sizeof *c);
+    int coop = 0, portability_subset = 0;
+    int rc = make_instance(&c->instance, e);
+    if (!rc) rc = pick_device(c, want, e);
+    if (!rc) scan_extensions(c, &coop, &portability_subset);
+    if (!rc) rc = pick_queues(c, e);
+    if (!rc) rc = make_device(c, coop, portability_subset, e);
+    if (!rc) rc = make_pools(c, e);
+    if (!rc) rc = make_pipelines(c, e);
+    if (rc) {
+        pvk_destroy(c);
+        return rc;
     }
-}
-
-static struct pvk_prof_cb *prof_find(pvk_ctx *c, VkCommandBuffer cb) {
-    for (int i = 0; i < 64; i++)
-        if (c->pcb[i].cb == cb) return &c->pcb[i];
-    return NULL;
+    pvk_prof_init(c);
+    return 0;
 }
 
 void pvk_destroy(pvk_ctx *c) {
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
-        if (c->prof) prof_report(c);
-        if (c->qp) vkDestroyQueryPool(c->dev, c->qp, NULL);
-        free(c->pq);
+        pvk_prof_destroy(c);
         for (int i = 0; i < PVK_N_PIPELINES; i++) {
             if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
             if (c->pipe_x[i]) vkDestroyPipeline(c->dev, c->pipe_x[i], NULL);
@@ -599,8 +517,9 @@ int pvk_buffer_create_ex(pvk_ctx *c, pvk_buffer *b, VkDeviceSize size, int host,
                                     VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
                   : find_memory(c, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (host && mt < 0)
-        mt = find_memory(c, req.memoryTypeBits,
-                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+        mt =
+            find_memory(c, req.memoryTypeBits,
+                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     if (mt < 0) {
         pvk_buffer_destroy(c, b);
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: no suitable memory type");
@@ -663,8 +582,7 @@ VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi) {
 
 static void bind_set(pvk_ctx *c, VkCommandBuffer cb) {
     uint32_t off = (uint32_t)c->wbase;
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 1,
-                            &off);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 1, &off);
     c->bound_wbase = c->wbase;
 }
 
@@ -685,14 +603,7 @@ VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e) {
     c->wbase = 0;
     c->wfail = 0;
     bind_set(c, cb);
-    if (c->prof) {
-        if (c->qnext + PROF_PER_CB > PROF_QUERIES) c->qnext = 0;
-        struct pvk_prof_cb *p = &c->pcb[c->pcb_next++ & 63];
-        *p = (struct pvk_prof_cb){cb, c->qnext, 1, 0};
-        c->qnext += PROF_PER_CB;
-        vkCmdResetQueryPool(cb, c->qp, p->base, PROF_PER_CB);
-        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base);
-    }
+    pvk_prof_begin(c, cb);
     return cb;
 }
 
@@ -709,17 +620,19 @@ int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
     return 0;
 }
 
-/* Wait for n fences and reset them: polled for up to spin_us microseconds (the H200's step
- * calls last 3-70 ms; polling instead of sleeping in the driver gave one stream 0.484 -> 0.468
- * and 0.494 -> 0.479 ms a frame in bench_vulkan, bench/RESULTS.md), then a blocking wait. */
+/* Wait for n fences and reset them: polled for up to spin_us microseconds (polling instead of
+ * sleeping in the driver shortens a frame on a discrete GPU, bench/RESULTS.md), then a
+ * blocking wait. */
 static VkResult wait_fences(pvk_ctx *c, uint32_t n, const VkFence *f) {
     VkResult r = VK_NOT_READY;
     if (c->spin_us > 0) {
         double t0 = ptts_now();
         uint32_t i = 0;
         while (i < n && (r = vkGetFenceStatus(c->dev, f[i])) != VK_ERROR_DEVICE_LOST) {
-            if (r == VK_SUCCESS) i++;
-            else if ((ptts_now() - t0) * 1e6 > c->spin_us) break;
+            if (r == VK_SUCCESS)
+                i++;
+            else if ((ptts_now() - t0) * 1e6 > c->spin_us)
+                break;
         }
         if (i < n && r != VK_ERROR_DEVICE_LOST) r = VK_NOT_READY;
     }
@@ -728,49 +641,28 @@ static VkResult wait_fences(pvk_ctx *c, uint32_t n, const VkFence *f) {
     return r;
 }
 
-/* PTTS_VK_PROFILE: the timestamps of cb's last replay into the per-pipeline sums */
-static void prof_collect(pvk_ctx *c, VkCommandBuffer cb) {
-    struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
-    uint64_t t[PROF_PER_CB];
-    if (p && p->subs++ > 0 && p->n > 1 &&
-        vkGetQueryPoolResults(c->dev, c->qp, p->base, p->n, sizeof t, t, sizeof t[0],
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
-        c->psubmits++;
-        for (uint32_t i = 1; i < p->n; i++) {
-            struct pvk_prof_q *q = &c->pq[p->base + i];
-            double ns = (double)(t[i] - t[i - 1]) * c->ts_ns;
-            c->ptime[q->pipe] += ns;
-            c->pcount[q->pipe]++;
-            q->ns += ns;
-            q->count++;
-        }
-    }
-}
-
 int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e) {
     return pvk_submit_wait_q(c, cb, 0, e);
 }
 
 int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cb};
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     VkQueue qu = q && c->queue2 ? c->queue2 : c->queue;
     VkFence f = q && c->queue2 ? c->fence2 : c->fence;
     VK_TRY(vkQueueSubmit(qu, 1, &si, f), "vkQueueSubmit");
     VkResult r = wait_fences(c, 1, &f);
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
-    prof_collect(c, cb);
+    pvk_prof_collect(c, cb);
     return 0;
 }
 
 int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
     VkResult r;
     if (c->queue2) {
-        VkSubmitInfo sa = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &b};
+        VkSubmitInfo sa = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &b};
         VkSubmitInfo sb = sa;
         sb.pCommandBuffers = &a;
         VK_TRY(vkQueueSubmit(c->queue2, 1, &sa, c->fence2), "vkQueueSubmit");
@@ -791,8 +683,8 @@ int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error
     }
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
-    prof_collect(c, a);
-    prof_collect(c, b);
+    pvk_prof_collect(c, a);
+    pvk_prof_collect(c, b);
     return 0;
 }
 
@@ -800,19 +692,18 @@ void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) { pvk_cmd_free_q(c, cb, 0); }
 
 void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q) {
     if (!cb) return;
-    for (int i = 0; c->prof && i < 64; i++) /* a later buffer may reuse the handle */
-        if (c->pcb[i].cb == cb) c->pcb[i].cb = VK_NULL_HANDLE;
+    pvk_prof_forget(c, cb); /* a later buffer may reuse the handle */
     vkFreeCommandBuffers(c->dev, q && c->pool2 ? c->pool2 : c->pool, 1, &cb);
 }
 
 static void barrier(VkCommandBuffer cb) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .srcAccessMask =
+                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_READ_BIT |
                                            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(cb,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                              VK_PIPELINE_STAGE_HOST_BIT,
                          0, 1, &mb, 0, NULL, 0, NULL);
@@ -837,13 +728,11 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl);
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);
-    if (c->skip_barrier) c->skip_barrier = 0;
-    else barrier(cb);
-    struct pvk_prof_cb *p = c->prof ? prof_find(c, cb) : NULL;
-    if (p && p->n < PROF_PER_CB) {
-        c->pq[p->base + p->n] = (struct pvk_prof_q){0, (uint32_t)pipe, gx, gy, 0};
-        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qp, p->base + p->n++);
-    }
+    if (c->skip_barrier)
+        c->skip_barrier = 0;
+    else
+        barrier(cb);
+    pvk_prof_dispatch(c, cb, pipe, gx, gy);
 }
 
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
@@ -866,4 +755,37 @@ void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const 
     VkBufferCopy r = {.srcOffset = so, .dstOffset = dof, .size = bytes};
     vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &r);
     barrier(cb);
+}
+
+const char *pvk_pipe_name(int i) { return i >= 0 && i < PVK_N_PIPELINES ? pipes[i].name : "?"; }
+
+/* ---- engine_vulkan.h and ptts.h: the devices for backend selection and listing ---------- */
+
+int ptts_vulkan_probe(const char *want, char *name, size_t name_size, int *discrete,
+                      ptts_error *e) {
+    pvk_device_info d[PVK_MAX_DEVICES];
+    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
+    if (n < 0) return n;
+    int i = pvk_pick(d, n, want, e);
+    if (i < 0) return i;
+    if (name && name_size) snprintf(name, name_size, "%s", d[i].name);
+    if (discrete) *discrete = d[i].discrete;
+    return 0;
+}
+
+int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e) {
+    pvk_device_info d[PVK_MAX_DEVICES];
+    int n = pvk_probe(d, PVK_MAX_DEVICES, e);
+    if (n < 0) return n;
+    ptts_error pe = {0};
+    int pick = pvk_pick(d, n, NULL, &pe); /* PTTS_VK_DEVICE, else the first discrete GPU... */
+    for (int i = 0; i < n && i < max; i++) {
+        _Static_assert(sizeof out[i].name == sizeof d[i].name, "device name sizes");
+        memcpy(out[i].name, d[i].name, sizeof out[i].name);
+        out[i].name[sizeof out[i].name - 1] = 0;
+        out[i].kind = pvk_type_name(d[i].type);
+        out[i].memory = d[i].memory;
+        out[i].picked = i == pick;
+    }
+    return n < max ? n : max;
 }

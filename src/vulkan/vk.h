@@ -14,32 +14,38 @@
 
 #include "common.h"
 
+/* The compute pipelines, one row each: X(enum suffix, shaders/<name>.comp, optional). An
+ * optional pipeline is left NULL where the device cannot run it: stepk512 needs 512 invocations
+ * and their shared memory; the gemm_tc_* tiles (tensor cores: 128 / 64 / 32 square, 64 x 128
+ * and 128 x 64 rows x outputs) need pvk_ctx.coop. */
+#define PVK_PIPELINES(X)                                                                           \
+    X(LINEAR, linear, 0)                                                                           \
+    X(GEMM, gemm, 0)                                                                               \
+    X(LAYERNORM, layernorm, 0)                                                                     \
+    X(ROWOP, rowop, 0)                                                                             \
+    X(ROPE_KV, rope_kv, 0)                                                                         \
+    X(ATTENTION, attention, 0)                                                                     \
+    X(UPSAMPLE, upsample, 0)                                                                       \
+    X(ADVANCE, advance, 0)                                                                         \
+    X(MGEMM, mgemm, 0)                                                                             \
+    X(SKINNY, skinny, 0)                                                                           \
+    X(STEPK, stepk, 0)                                                                             \
+    X(ATTN_GROUP, attn_group, 0)                                                                   \
+    X(GEMM_L, gemm_l, 0)                                                                           \
+    X(GEMM_R64, gemm_r64, 0)                                                                       \
+    X(GEMM_R32, gemm_r32, 0)                                                                       \
+    X(STEPK512, stepk512, 1)                                                                       \
+    X(GEMM_TC_L, gemm_tc_l, 1)                                                                     \
+    X(GEMM_TC_M, gemm_tc_m, 1)                                                                     \
+    X(GEMM_TC_S, gemm_tc_s, 1)                                                                     \
+    X(GEMM_TC_W, gemm_tc_w, 1)                                                                     \
+    X(GEMM_TC_T, gemm_tc_t, 1)
+
 enum {
-    PVK_LINEAR,
-    PVK_GEMM,
-    PVK_LAYERNORM,
-    PVK_ROWOP,
-    PVK_ROPE_KV,
-    PVK_ATTENTION,
-    PVK_UPSAMPLE,
-    PVK_ADVANCE,
-    PVK_MGEMM,
-    PVK_SKINNY,
-    PVK_STEPK,
-    PVK_ATTN_GROUP,
-    PVK_GEMM_L,
-    PVK_GEMM_R64,
-    PVK_GEMM_R32,
-    PVK_GEMM_SK,
-    PVK_GEMM_S16,
-    PVK_GEMM_S32,
-    PVK_STEPK512, /* optional: NULL where the device lacks the shared memory or invocations */
-    PVK_GEMM_TC_L, /* optional (pvk_ctx.coop): tensor-core GEMM tiles, 128 / 64 / 32 square, */
-    PVK_GEMM_TC_M,
-    PVK_GEMM_TC_S,
-    PVK_GEMM_TC_W, /* 64 x 128, and */
-    PVK_GEMM_TC_T, /* 128 x 64 (rows x outputs) */
-    PVK_N_PIPELINES
+#define PVK_ENUM_(id, name, opt) PVK_##id,
+    PVK_PIPELINES(PVK_ENUM_)
+#undef PVK_ENUM_
+        PVK_N_PIPELINES
 };
 
 /* OR'd into pvk_dispatch's pipeline: its variant with specialization constant 0 (XACT in
@@ -64,15 +70,14 @@ typedef struct pvk_ctx {
     VkPhysicalDeviceMemoryProperties mem_props;
     VkDevice dev;
     VkQueue queue;
-    /* a second queue (VK_NULL_HANDLE: none): of family qfamily2 with its own command pool
-     * pool2 (command buffers for it: pvk_cmd_begin_q(c, 1)), or where qfamily2 is UINT32_MAX
-     * and pool2 VK_NULL_HANDLE, a second queue of qfamily */
+    /* a second queue (VK_NULL_HANDLE: none) of another compute family qfamily2 (UINT32_MAX:
+     * none), with its own command pool pool2 (command buffers for it: pvk_cmd_begin_q(c, 1)) */
     VkQueue queue2;
     uint32_t qfamily2;
     VkCommandPool pool2;
     VkFence fence2;
-    int spin_us;    /* poll a fence this long before a blocking wait (PTTS_VK_SPIN; discrete
-                     * GPUs only by default) */
+    int spin_us; /* poll a fence this long before a blocking wait (0 after pvk_create: the
+                  * engine sets it from ptts_engine_args.fence_spin_us) */
     uint32_t qfamily;
     VkCommandPool pool;
     VkFence fence;
@@ -83,7 +88,7 @@ typedef struct pvk_ctx {
     VkPipeline pipe[PVK_N_PIPELINES];
     VkPipeline pipe_x[PVK_N_PIPELINES]; /* PVK_XELU variants, made on first use */
     int xfail;                          /* one could not be made */
-    int skip_barrier; /* the next pvk_dispatch records no barrier after itself */
+    int skip_barrier;                   /* the next pvk_dispatch records no barrier after itself */
     /* The weights binding is a dynamic storage buffer: a window of wrange bytes (the device's
      * maxStorageBufferRange, 128 MiB on lavapipe, the whole buffer on large GPUs) at byte
      * offset wbase, moved per dispatch (pvk_weights_window); shaders index it relative to
@@ -93,12 +98,14 @@ typedef struct pvk_ctx {
     int sm_count; /* streaming multiprocessors (VK_NV_shader_sm_builtins), 0 when unknown */
     /* VK_NV_cooperative_matrix with 16 x 16 x 16 float16 products into float32 sums in a
      * 32-invocation subgroup, and the float16 arithmetic and memory model its shaders need:
-     * the PVK_GEMM_TC_* pipelines exist. PTTS_VK_COOPMAT=0 leaves it off. */
+     * the PVK_GEMM_TC_* pipelines exist. */
     int coop;
-    int pipe_stats; /* PTTS_VK_PIPE_STATS: print every pipeline's compiler statistics */
-    /* PTTS_VK_PROFILE=1: a timestamp after every dispatch; GPU time per pipeline (barrier
-     * included) summed over the replays of recorded command buffers (their first submit and
-     * one-shot ones, such as uploads and prompts, left out), printed to stderr by pvk_destroy */
+    /* debugging reports (vk_prof.c): pipe_stats, the compiler statistics of every pipeline
+     * (PTTS_VK_PIPE_STATS); prof, GPU time per pipeline and dispatch site (PTTS_VK_PROFILE):
+     * qp holds a timestamp after every dispatch, ts_ns a tick in ns, qnext the next free
+     * query, pcb the last 64 recorded command buffers' query ranges, pq [queries] the
+     * dispatch each query ends and its summed time, ptime / pcount per pipeline */
+    int pipe_stats;
     int prof;
     VkQueryPool qp;
     double ts_ns;
@@ -111,7 +118,7 @@ typedef struct pvk_ctx {
     struct pvk_prof_q {
         double ns;
         uint32_t pipe, gx, gy, count;
-    } *pq; /* per query slot: the dispatch that ends there and its summed time */
+    } * pq; /* per query slot: the dispatch that ends there and its summed time */
     double ptime[PVK_N_PIPELINES];
     uint64_t pcount[PVK_N_PIPELINES], psubmits;
 } pvk_ctx;
@@ -182,5 +189,21 @@ void pvk_fill(VkCommandBuffer cb, const pvk_buffer *dst, VkDeviceSize off, VkDev
 /* Copy between buffers inside a recording, followed by a barrier. */
 void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const pvk_buffer *dst,
               VkDeviceSize dof, VkDeviceSize bytes);
+
+/* The pipeline's shader name (vk.h's table). */
+const char *pvk_pipe_name(int pipe);
+
+/* The debugging reports (vk_prof.c; through ptts_log): PTTS_VK_PIPE_STATS asks for the
+ * compiler statistics, printed as each pipeline is made; PTTS_VK_PROFILE for timestamps,
+ * set up by pvk_prof_init, recorded by the begin / dispatch hooks, read back after each
+ * submit (collect) and reported by pvk_prof_destroy. */
+int pvk_prof_stats_wanted(void);
+void pvk_prof_pipeline_stats(pvk_ctx *c, int pipe);
+void pvk_prof_init(pvk_ctx *c);
+void pvk_prof_begin(pvk_ctx *c, VkCommandBuffer cb);
+void pvk_prof_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, uint32_t gx, uint32_t gy);
+void pvk_prof_collect(pvk_ctx *c, VkCommandBuffer cb);
+void pvk_prof_forget(pvk_ctx *c, VkCommandBuffer cb);
+void pvk_prof_destroy(pvk_ctx *c);
 
 #endif

@@ -5,6 +5,5 @@
 #define BN 32
 #define TM 8
 #define TN 4
-#define KS 1
 #define BK 8
 #include "gemm_tile.glsl"

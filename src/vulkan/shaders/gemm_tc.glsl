@@ -87,8 +87,8 @@ void main() {
     load_step(0u, K4, xa, wa, rx, rw);
     for (uint st = 0u; st < nst; st++) {
         // X's load transform here, not at the load: a use right after the load would wait for
-        // it and take the next step's loads out of flight during this step's products (H200:
-        // the 128-row step gemms 38 -> 83 us)
+        // it and take the next step's loads out of flight during this step's products (twice
+        // as slow on the H200's 128-row step gemms, bench/RESULTS.md)
         [[unroll]] for (uint l = 0u; l < LX; l++) put(t + l * WGS, xload4(rx[l]), false);
         [[unroll]] for (uint l = 0u; l < LW; l++) put(t + l * WGS, rw[l], true);
         barrier();

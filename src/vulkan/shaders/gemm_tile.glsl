@@ -4,10 +4,9 @@
 //   TM x TN   rows x outputs of an invocation (multiples of 4: vec4 groups spread over the tile,
 //             group i of the rows at vec4 index ty + i * TY, so that neighbouring invocations
 //             read neighbouring vec4s of shared memory),
-//   KS        K slices: the 256 invocations are KS groups of BM/TM * BN/TN, group s takes the
-//             BK-wide K steps s, s + KS, ..; their sums are added at the end through shared
-//             memory in slice order (deterministic), slice 0 writes,
-//   BK        K per step and slice (4 or 8).
+//   BK        K per step (4 or 8).
+// The 256 invocations are the BM/TM x BN/TN of the tile (one K range each: tiles that split K
+// across invocations lost on the H200 and were removed, bench/RESULTS.md).
 // X and W tiles are held k-major in shared memory ([k][row] with one vec4 of padding per k, so
 // the transposing stores of a warp hit 32 banks), two stages: the next step's global loads go
 // into registers before the current step's math, then into the other stage, one barrier per
@@ -22,23 +21,20 @@ layout(local_size_x = 256) in;
 
 #define TX (BN / TN)
 #define TY (BM / TM)
-#define TS (TX * TY) // invocations per slice
+#define TS (TX * TY) // invocations
 #define KQ (BK / 4)  // vec4s of a row per step
 #define BM4 (BM / 4 + 1)
 #define BN4 (BN / 4 + 1)
 #define XS (BK * BM4)
 #define STAGE (XS + BK * BN4)
-#define SLICE (2 * STAGE)
 #define NXV (BM * KQ) // vec4 loads of an X tile step
 #define NWV (BN * KQ)
 #define LX ((NXV + TS - 1) / TS)
 #define LW ((NWV + TS - 1) / TS)
-#if TM % 4 != 0 || TN % 4 != 0 || TS * KS != 256 || LX > 2 || LW > 2 || BM % TM != 0 || BN % TN != 0
-#error "gemm_tile.glsl: TM, TN multiples of 4, KS slices of BM/TM * BN/TN filling 256 invocations, at most 2 X and 2 W vec4s staged an invocation"
+#if TM % 4 != 0 || TN % 4 != 0 || TS != 256 || LX > 2 || LW > 2 || BM % TM != 0 || BN % TN != 0
+#error "gemm_tile.glsl: TM, TN multiples of 4, BM/TM * BN/TN = 256 invocations, at most 2 X and 2 W vec4s staged an invocation"
 #endif
-#define RED (KS > 1 ? BM * BN / 4 : 0)
-#define SM (KS * SLICE > RED ? KS * SLICE : RED)
-shared vec4 sm[SM];
+shared vec4 sm[2 * STAGE];
 
 
 // vec4 v of an X row / W output `row` (k = k0 .. k0 + 3 of the step) into stage memory at b,
@@ -54,7 +50,7 @@ void put4(uint b, uint stride, uint q, vec4 v) {
 // indices only, so that the registers never become local memory), X's load transform applied
 // here rather than at the load (which would wait for the loads in flight)
 void stage(uint b, vec4 rx[LX], vec4 rw[LW]) {
-    const uint t = gl_LocalInvocationID.x % TS;
+    const uint t = gl_LocalInvocationID.x;
     if (NXV % TS == 0u || t < NXV) put4(b, BM4, t, xload4(rx[0]));
 #if LX > 1
     if (NXV % TS == 0u || t + TS < NXV) put4(b, BM4, t + TS, xload4(rx[1]));
@@ -78,7 +74,7 @@ void load_step(uint kq, uint t, uint K4, uint xa[LX], uint wa[LW], out vec4 rx[L
 }
 
 void main() {
-    const uint tid = gl_LocalInvocationID.x, s = tid / TS, t = tid % TS;
+    const uint t = gl_LocalInvocationID.x;
     const uint tx = t % TX, ty = t / TX;
     const uint m0 = gl_WorkGroupID.x * BN, r0 = gl_WorkGroupID.y * BM;
     const uint K4 = p.K / 4u;
@@ -96,17 +92,16 @@ void main() {
     [[unroll]] for (uint i = 0u; i < TM; i++)
         [[unroll]] for (uint j = 0u; j < TN / 4u; j++) acc[i][j] = vec4(0.0);
     vec4 rx[LX], rw[LW];
-    const uint nst = (K4 + KQ * KS - 1u) / (KQ * KS);
+    const uint nst = (K4 + KQ - 1u) / KQ;
     // step 0 into registers, then stage 0
-    load_step(s * KQ, t, K4, xa, wa, rx, rw);
-    const uint sb = s * SLICE;
-    stage(sb, rx, rw);
+    load_step(0u, t, K4, xa, wa, rx, rw);
+    stage(0u, rx, rw);
     barrier();
     for (uint st = 0u; st < nst; st++) {
         const bool more = st + 1u < nst;
         if (more) // the next step's global loads, in flight during this step's math
-            load_step(((st + 1u) * KS + s) * KQ, t, K4, xa, wa, rx, rw);
-        const uint xb = sb + (st & 1u) * STAGE, wb = xb + XS;
+            load_step((st + 1u) * KQ, t, K4, xa, wa, rx, rw);
+        const uint xb = (st & 1u) * STAGE, wb = xb + XS;
         [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
             vec4 a[TM / 4], b[TN / 4];
             [[unroll]] for (uint i = 0u; i < TM / 4u; i++) a[i] = sm[xb + kk * BM4 + ty + i * TY];
@@ -117,24 +112,10 @@ void main() {
                         acc[i * 4u + c][j] += a[i][c] * b[j];
         }
         if (more) {
-            stage(sb + ((st + 1u) & 1u) * STAGE, rx, rw);
+            stage(((st + 1u) & 1u) * STAGE, rx, rw);
         }
         barrier();
     }
-#if KS > 1
-    // slice sums into slice 0, in slice order
-    for (uint z = 1u; z < KS; z++) {
-        if (s == z)
-            [[unroll]] for (uint i = 0u; i < TM; i++)
-                [[unroll]] for (uint j = 0u; j < TN / 4u; j++) sm[(i * (TN / 4u) + j) * TS + t] = acc[i][j];
-        barrier();
-        if (s == 0u)
-            [[unroll]] for (uint i = 0u; i < TM; i++)
-                [[unroll]] for (uint j = 0u; j < TN / 4u; j++) acc[i][j] += sm[(i * (TN / 4u) + j) * TS + t];
-        barrier();
-    }
-    if (s != 0u) return;
-#endif
     // the epilogue a row at a time in a loop that stays a loop (the code of 8 activations, not
     // 8 TM TN / 4), taking row 0 of acc and moving the others up: constant indices only. The
     // bias is loaded once; a row's gate and Y loads all go out before its first store

@@ -14,7 +14,7 @@ layout(push_constant) uniform P {
 // X values as the kernel uses them: as stored, or (XACT 3, the pipeline variant pvk_dispatch
 // makes for PVK_XELU) the ELU of each: the codec's convs read their inputs raw, ELU(0) = 0
 // keeps zero padding zero. A specialization constant, not a push constant: with a run-time
-// branch the unused ELU code alone made the H200's step gemms 1.4-2x slower.
+// branch the unused ELU code alone made the H200's step gemms slower (bench/RESULTS.md).
 layout(constant_id = 0) const uint XACT = 0u;
 vec4 xload4(vec4 v) { return XACT == 3u ? vec4(elu_(v.x), elu_(v.y), elu_(v.z), elu_(v.w)) : v; }
 float xload(float v) { return XACT == 3u ? elu_(v) : v; }

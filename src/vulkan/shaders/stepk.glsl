@@ -4,9 +4,10 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 // stepk - the whole generation step (k frames of n <= 2 rows: backbone, EOS head, flow
 // head) as ONE dispatch of a persistent grid. At one stream every stage is a few microseconds
-// of work and the multi-dispatch path spends most of a frame in launch + barrier latency (~75
-// dispatches a frame); here the stages are phases of a program (built by the host, stored in
-// the arena, 64 words a phase) separated by grid-wide barriers: every workgroup must be resident
+// of work and the multi-dispatch path spends most of a frame in launch + barrier latency (some
+// 75 dispatches a frame); here the stages are phases of a program (built by the host in
+// vk_stepk.c, stored in the arena, PH_WORDS words a phase laid out as stepk_abi.h says)
+// separated by grid-wide barriers: every workgroup must be resident
 // at once, so the host launches at most as many workgroups as the GPU holds (1 on devices it
 // cannot size, e.g. lavapipe in the tests).
 //
@@ -17,11 +18,12 @@
 //          every 32-lane group of the grid.
 //  ATTN    per (row, head), spread over workgroups: RoPE on q and k at the row's position, k and
 //          v appended to the slot's cache, causal (windowed) attention over the cache.
-//  and in any phase up to four element-wise copies (noise in, latents and EOS out; words 32..63)
-//  and, in the last, the positions advanced by k (word 31).
+//  and in any phase up to PH_NCOPY element-wise copies (noise in, latents and EOS out) and, in
+//  the last, the positions advanced by k (PH_ADVANCE).
 // Arithmetic follows linear.comp / layernorm.comp / rope_kv.comp / attention.comp; sums run in
 // another order (parity 1e-3 as the rest of the GPU path).
 #include "funcs.glsl"
+#include "stepk_abi.h"
 layout(std430, set = 0, binding = 0) readonly buffer Weights { float wt[]; };
 layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
 layout(std430, set = 0, binding = 0) readonly buffer WeightsH { uvec4 wh4[]; }; // bf16 pairs
@@ -30,7 +32,7 @@ layout(std430, set = 0, binding = 1) coherent buffer Arena { float ar[]; };
 layout(std430, set = 0, binding = 1) coherent buffer ArenaU { uint au[]; };
 // The caches are not coherent: item (row, head) of every ATTN phase runs on workgroup
 // item % G, so a workgroup only reads keys and values written before the dispatch or by itself
-// (coherent loads are not pipelined: they cost a frame ~0.3 ms at one stream).
+// (coherent loads are not pipelined: they made a one-stream frame markedly slower).
 layout(std430, set = 0, binding = 2) buffer KCache { float kc[]; };
 layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, set = 0, binding = 3) buffer VCache { float vc[]; };
@@ -46,7 +48,6 @@ layout(std430, set = 0, binding = 5) coherent buffer Io { float io[]; };
 layout(local_size_x = WGS) in;
 layout(push_constant) uniform P {
     uint prog, nph, sync, n, list, len;
-    uint empty; // benchmarks: bit 0 skips the MATVEC phases' work, bit 1 the ATTN phases'
 } p;
 
 const uint XS4 = 1536u; // staged input: n * K <= 6144 floats (24 KiB: lavapipe allows 32 in all)
@@ -55,7 +56,7 @@ shared float red[WGS];
 shared float sc[WGS];
 shared float part[WGS];
 shared vec4 qs4[64];
-shared uint phb[2][64];  // the phase's words (PH_WORDS), double-buffered: the next phase's are
+shared uint phb[2][PH_WORDS]; // the phase's words (stepk_abi.h), double-buffered: the next's are
                          // loaded while this one runs and stored before its grid barrier
 uint pb_ = 0u;
 shared uint slot_[2], len_[2];
@@ -122,19 +123,20 @@ void grid_sync() {
     memoryBarrierBuffer();
 }
 
-float ld_(uint buf, uint a) { return buf == 2u ? io[a] : ar[a]; }
+float ld_(uint buf, uint a) { return buf == PHB_IO ? io[a] : ar[a]; }
 
 void copies() {
     uint gsz = gl_NumWorkGroups.x * WGS, me = gl_WorkGroupID.x * WGS + t_;
-    for (uint j = 0u; j < 4u; j++) {
-        uint b = 32u + 8u * j, w = phb[pb_][b + 7u];
+    for (uint j = 0u; j < PH_NCOPY; j++) {
+        uint b = PH_COPY + PH_COPY_WORDS * j, w = phb[pb_][b + CP_WIDTH];
         if (w == 0u) continue;
         for (uint i = me; i < p.n * w; i += gsz) {
             uint r = i / w, c = i % w;
-            float v = ld_(phb[pb_][b], phb[pb_][b + 1u] + r * phb[pb_][b + 2u] + c);
-            uint drow = phb[pb_][b + 6u] != 0u ? slot_[r] : r;
-            uint da = phb[pb_][b + 4u] + drow * phb[pb_][b + 5u] + c;
-            if (phb[pb_][b + 3u] == 2u) io[da] = v;
+            float v = ld_(phb[pb_][b + CP_SBUF],
+                          phb[pb_][b + CP_SOFF] + r * phb[pb_][b + CP_SLD] + c);
+            uint drow = phb[pb_][b + CP_DSLOT] != 0u ? slot_[r] : r;
+            uint da = phb[pb_][b + CP_DOFF] + drow * phb[pb_][b + CP_DLD] + c;
+            if (phb[pb_][b + CP_DBUF] == PHB_IO) io[da] = v;
             else ar[da] = v;
         }
     }
@@ -151,7 +153,8 @@ float dot8(uvec4 u, uint k8, uint row4) {
 }
 
 void matvec() {
-    uint K = phb[pb_][1], M = phb[pb_][2], xbuf = phb[pb_][3], xoff = phb[pb_][4], xld = phb[pb_][5], stage = phb[pb_][6];
+    uint K = phb[pb_][MV_K], M = phb[pb_][MV_M], xbuf = phb[pb_][MV_XBUF];
+    uint xoff = phb[pb_][MV_XOFF], xld = phb[pb_][MV_XLD], stage = phb[pb_][MV_STAGE];
     // stage the n input rows in shared memory: each invocation loads its <= 16 values of a
     // row once (one round trip to L2), LayerNorm statistics from those registers
     const uint cnt = (K + WGS - 1u) / WGS;
@@ -163,7 +166,7 @@ void matvec() {
             xv[i] = (i < cnt && c < K) ? ld_(xbuf, xb + c) : 0.0;
         }
         float mean = 0.0, inv = 1.0;
-        if (stage == 1u) {
+        if (stage == MVS_LN) {
             float s = 0.0;
             for (uint i = 0u; i < XV; i++) s += xv[i];
             mean = block_sum(s) / float(K);
@@ -173,22 +176,22 @@ void matvec() {
                 float q = (i < cnt && c < K) ? xv[i] - mean : 0.0;
                 v += q * q;
             }
-            inv = 1.0 / sqrt(block_sum(v) / float(K) + uintBitsToFloat(phb[pb_][9]));
+            inv = 1.0 / sqrt(block_sum(v) / float(K) + uintBitsToFloat(phb[pb_][MV_LN_EPS]));
         }
         for (uint i = 0u; i < cnt; i++) {
             uint c = t_ + i * WGS;
             if (c >= K) break;
             float y = xv[i];
-            if (stage == 1u) {
+            if (stage == MVS_LN) {
                 y = (y - mean) * inv;
-                if (phb[pb_][7] != NONE) y = y * wt[phb[pb_][7] + c];
-                if (phb[pb_][8] != NONE) y = y + wt[phb[pb_][8] + c];
-                if (phb[pb_][10] != NONE) {
-                    uint mb = phb[pb_][10] + r * phb[pb_][11];
+                if (phb[pb_][MV_LN_W] != NONE) y = y * wt[phb[pb_][MV_LN_W] + c];
+                if (phb[pb_][MV_LN_B] != NONE) y = y + wt[phb[pb_][MV_LN_B] + c];
+                if (phb[pb_][MV_MOD] != NONE) {
+                    uint mb = phb[pb_][MV_MOD] + r * phb[pb_][MV_MOD_LD];
                     y = y * (1.0 + ar[mb + K + c]) + ar[mb + c];
                 }
-            } else if (stage == 2u) {
-                y = silu_(y + ar[phb[pb_][12] + c]);
+            } else if (stage == MVS_SILU_ADD) {
+                y = silu_(y + ar[phb[pb_][MV_SILU_VEC] + c]);
             }
             uint j = r * K + c;
             xs4[j >> 2][j & 3u] = y;
@@ -200,12 +203,12 @@ void matvec() {
     // weight loads per lane are issued before they are used (K = 1024: a row in one round trip).
     uint lane = t_ & 31u, nlg = gl_NumWorkGroups.x * NLG;
     uint lg = gl_WorkGroupID.x * NLG + (t_ >> 5), K4 = K >> 2;
-    float alpha = uintBitsToFloat(phb[pb_][16]);
+    float alpha = uintBitsToFloat(phb[pb_][MV_ALPHA]);
     for (uint m0 = 0u; m0 < M; m0 += nlg) { // uniform over the workgroup
         uint m = m0 + lg;
         float a0 = 0.0, a1 = 0.0;
-        if (m < M && phb[pb_][23] != NONE) { // bf16 weights: 8 a load, eight loads at once
-            uint K8 = K >> 3, wb = (phb[pb_][23] >> 2) + m * K8, k = lane;
+        if (m < M && phb[pb_][MV_WH] != NONE) { // bf16 weights: 8 a load, eight loads at once
+            uint K8 = K >> 3, wb = (phb[pb_][MV_WH] >> 2) + m * K8, k = lane;
             float b0 = 0.0, b1 = 0.0;
             for (; k + 224u < K8; k += 256u) {
                 uvec4 u[8];
@@ -235,7 +238,7 @@ void matvec() {
             a0 += b0;
             a1 += b1;
         } else if (m < M) {
-            uint wb = (phb[pb_][13] >> 2) + m * K4;
+            uint wb = (phb[pb_][MV_W] >> 2) + m * K4;
             uint k = lane;
             float b0 = 0.0, b1 = 0.0;
             for (; k + 224u < K4; k += 256u) {
@@ -286,11 +289,13 @@ void matvec() {
         float s1 = p.n > 1u ? lg_sum(a1) : 0.0;
         if (m < M && lane < p.n) {
             float s = lane == 0u ? s0 : s1;
-            if (phb[pb_][14] != NONE) s += wt[phb[pb_][14] + m];
-            float v = act_(phb[pb_][15], s) * alpha;
-            if (phb[pb_][17] != NONE) v *= phb[pb_][18] == 1u ? wt[phb[pb_][17] + m] : ar[phb[pb_][17] + lane * phb[pb_][19] + m];
-            uint ya = phb[pb_][20] + lane * phb[pb_][21] + m;
-            ar[ya] = phb[pb_][22] != 0u ? ar[ya] + v : v;
+            if (phb[pb_][MV_B] != NONE) s += wt[phb[pb_][MV_B] + m];
+            float v = act_(phb[pb_][MV_ACT], s) * alpha;
+            uint go = phb[pb_][MV_GATE];
+            if (go != NONE)
+                v *= phb[pb_][MV_GATE_BUF] == 1u ? wt[go + m] : ar[go + lane * phb[pb_][MV_GATE_LD] + m];
+            uint ya = phb[pb_][MV_YOFF] + lane * phb[pb_][MV_YLD] + m;
+            ar[ya] = phb[pb_][MV_ACCUM] != 0u ? ar[ya] + v : v;
         }
     }
 }
@@ -300,20 +305,23 @@ const float P2 = 0.0019353071795864769;
 const float P3 = 2.5303012e-12;
 
 void attn() {
-    uint d = phb[pb_][1], dh = phb[pb_][2], heads = phb[pb_][3], qoff = phb[pb_][4], ooff = phb[pb_][5];
-    uint cap = phb[pb_][9], window = phb[pb_][10];
-    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][6] & 3u) == 0u && (phb[pb_][7] & 3u) == 0u &&
-              (phb[pb_][8] & 3u) == 0u;
-    float scale = uintBitsToFloat(phb[pb_][13]);
+    uint d = phb[pb_][AT_D], dh = phb[pb_][AT_DH], heads = phb[pb_][AT_HEADS];
+    uint qoff = phb[pb_][AT_QKV], ooff = phb[pb_][AT_OUT];
+    uint cap = phb[pb_][AT_CAP], window = phb[pb_][AT_WINDOW];
+    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][AT_KVBASE] & 3u) == 0u &&
+              (phb[pb_][AT_KVSLOT] & 3u) == 0u &&
+              (phb[pb_][AT_KVLAYER] & 3u) == 0u;
+    float scale = uintBitsToFloat(phb[pb_][AT_SCALE]);
     for (uint item = gl_WorkGroupID.x; item < p.n * heads; item += gl_NumWorkGroups.x) {
         uint r = item / heads, h = item % heads;
-        uint slot = slot_[r], pos = len_[r] + phb[pb_][12];
-        uint base = phb[pb_][6] + slot * phb[pb_][7] + phb[pb_][8] + h * dh;
+        uint slot = slot_[r], pos = len_[r] + phb[pb_][AT_FRAME];
+        uint base =
+            phb[pb_][AT_KVBASE] + slot * phb[pb_][AT_KVSLOT] + phb[pb_][AT_KVLAYER] + h * dh;
         uint qb = qoff + r * 3u * d + h * dh;
         if (t_ < 64u) qs4[t_] = vec4(0.0);
         barrier();
         if (t_ < dh / 2u) { // RoPE pair t_ of this head, k and v into the cache
-            float a = float(pos) * wt[phb[pb_][11] + t_];
+            float a = float(pos) * wt[phb[pb_][AT_FREQ] + t_];
             float kk = floor(a / 6.2831853071795864769 + 0.5);
             float rd = ((a - kk * P1) - kk * P2) - kk * P3;
             float cs = cos(rd), sn = sin(rd);
@@ -403,21 +411,21 @@ void main() {
         slot_[t_] = iv[p.list + t_];
         len_[t_] = iv[p.len + slot_[t_]];
     }
-    if (t_ < 64u) phb[0][t_] = au[p.prog + t_];
+    if (t_ < PH_WORDS) phb[0][t_] = au[p.prog + t_];
     barrier();
     for (uint q = 0u; q < p.nph; q++) {
         pb_ = q & 1u;
-        uint nw = (t_ < 64u && q + 1u < p.nph) ? au[p.prog + (q + 1u) * 64u + t_] : 0u;
-        if (phb[pb_][0] == 0u && (p.empty & 1u) == 0u) {
+        uint nw = (t_ < PH_WORDS && q + 1u < p.nph) ? au[p.prog + (q + 1u) * PH_WORDS + t_] : 0u;
+        if (phb[pb_][PH_KIND] == PHK_MATVEC) {
             matvec();
-        } else if (phb[pb_][0] == 1u && (p.empty & 2u) == 0u) {
+        } else if (phb[pb_][PH_KIND] == PHK_ATTN) {
             attn();
         }
         copies();
-        if (phb[pb_][31] != 0u && gl_WorkGroupID.x == 0u && t_ < p.n)
-            iv[p.len + slot_[t_]] += phb[pb_][31];
+        if (phb[pb_][PH_ADVANCE] != 0u && gl_WorkGroupID.x == 0u && t_ < p.n)
+            iv[p.len + slot_[t_]] += phb[pb_][PH_ADVANCE];
         if (q + 1u < p.nph) {
-            if (t_ < 64u) phb[pb_ ^ 1u][t_] = nw;
+            if (t_ < PH_WORDS) phb[pb_ ^ 1u][t_] = nw;
             grid_sync();
         }
     }
