@@ -12,7 +12,8 @@
  *
  * q8q is the int8 mode's gemm (gemm_q8q: X quantised to int8 per row, integer dot products)
  * on the same int8 weights, with its error against gemm_q8 (X in f32). Last, the codec's panel
- * kernels (f32 and bf16 panels) on a codec layer's matrices, one thread.
+ * kernels (f32 and bf16 panels) on a codec layer's matrices, one thread, and the tanh GELU of
+ * one frame (backbone 6 x 4096 + codec transformer 2 x 16 x 2048 = 90112 values) per table.
  *
  * Usage: bench_kernels [reps]   (default 5; the reference runs once, N = 1 only: its bf16
  * matvec calls st_bf16_to_f32 per weight and takes about a second a pass).
@@ -172,6 +173,30 @@ static void panels(const ptts_kernels *k, int reps, const float *X, float *Y) {
         free(wp[i]), free(wp16[i]);
 }
 
+/* The GELUs one generated frame computes (MODEL.md 3: every transformer's feed-forward): CPU
+ * microseconds per frame, one thread, for the reference and the best table. */
+static void gelu_frame(const ptts_kernels *const *ks, int nk, int reps) {
+    enum { G = 6 * 4096 + 2 * 16 * 2048 };
+    float *x = malloc(G * sizeof *x), *y = malloc(G * sizeof *y);
+    if (!x || !y) {
+        free(x), free(y);
+        return;
+    }
+    for (int i = 0; i < G; i++) x[i] = (float)((int)(rnd() % 20001) - 10000) / 2500.f;
+    for (int ki = 0; ki < nk; ki++) {
+        double best = 1e30;
+        for (int r = 0; r < 5 * reps; r++) {
+            memcpy(y, x, G * sizeof *y);
+            double t0 = cpu_now();
+            ks[ki]->gelu(y, G);
+            double t = cpu_now() - t0;
+            if (t < best) best = t;
+        }
+        printf("gelu (tanh) of one frame, %d values, %-7s: %.1f us\n", G, ks[ki]->isa, best * 1e6);
+    }
+    free(x), free(y);
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1) reps = 1;
@@ -247,6 +272,8 @@ int main(int argc, char **argv) {
     }
     printf("(GB/s counts weight bytes only; X and Y are under 0.5 MB a pass)\n");
     panels(best, reps, X, Y);
+    const ptts_kernels *gk[2] = {ptts_kernels_ref(), best};
+    gelu_frame(gk, best == ptts_kernels_ref() ? 1 : 2, reps);
     ptts_pool_free(pool);
     free(X);
     free(Y);

@@ -35,9 +35,26 @@ ab)
 profile)
   PTTS_VK_PIPE_STATS=1 timeout 60 $B --streams 1 --frames 4 2>&1 | grep -E "pipeline (gemm|mgemm)"
   PTTS_VK_PROFILE=1 timeout 100 $B --streams 128 --frames 32 2>&1 | grep -E "^  |^ +[0-9]" ;;
+round)
+  # one call after a restructuring: the host CPU, the kernel and 3.3 parity tests there (AVX-512),
+  # the GPU tests, the engine's figures (bench_vulkan, both precisions) and the loop's
+  grep -m1 "model name" /proc/cpuinfo; nproc
+  grep -o -w -E "avx512f|avx512bw|avx512_bf16|avx512_vnni|amx_tile|amx_bf16|amx_int8" /proc/cpuinfo | sort -u | tr "\n" " "; echo
+  timeout 60 build-vk2/tests/test_kernels 2>&1 | grep -E "gelu on|checks"
+  timeout 60 build-vk2/tests/test_ffn_gelu 2>&1 | tail -1
+  timeout 120 build-vk2/tests/test_generate 2>&1 | tail -1
+  timeout 300 build-vk2/tests/test_vulkan 2>&1 | grep -E "err|checks|skipped|FAIL" | tail -40
+  timeout 200 build-vk2/tests/test_vulkan_full 2>&1 | tail -3
+  for P in f32 bf16; do echo "== bench_vulkan $P"
+    timeout 120 $B --streams 1,8,32,128,256 --frames 64 --precision $P 2>&1 | grep -E "^ +[0-9]|stream|paired" | tail -8
+  done
+  for P in f32 bf16; do echo "== loop $P"
+    timeout 100 build-vk2/bench_pipeline --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 --tokenizer tests/fixtures/tokenizer/sp_unigram.model 2>&1 | grep -E "^loop|^ttfa"
+  done
+  timeout 100 build-vk2/bench_kernels 3 2>&1 | grep -E "gelu|^f32 .* 1  +1 " ;;
 loop)
   # one stream through the generation loop, f32 and bf16
   for P in f32 bf16; do echo "== $P"
-    timeout 100 build-vk2/bench_pipeline --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 2>&1 | grep -E "^loop|^ttfa"
+    timeout 100 build-vk2/bench_pipeline --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 --tokenizer tests/fixtures/tokenizer/sp_unigram.model 2>&1 | grep -E "^loop|^ttfa"
   done ;;
 esac

@@ -47,11 +47,23 @@ def pcm16(path):
     return struct.unpack(f"<{n}h", d[44:44 + 2 * n])
 
 
+# Compared: a chunk's first 30 frames. Generation at temperature 0 is free-running, and the tiny
+# synthetic model amplifies float differences between the CPU and the GPU (kernels of the same
+# function rounded differently, e.g. the tanh GELU): measured on lavapipe, a 88-frame chunk is
+# within 1e-5 at frame 0, 8e-5 at frame 28, 1.5e-3 at frame 36 and 8e-2 at frame 48. The parity
+# of the GPU against the reference is held per frame with the reference's own noise in
+# test_vulkan; here the lengths must match exactly and the frames before the divergence within
+# 1e-3.
+COMPARED = 30 * 1920
+
+
 def rel(a, b):
-    """Relative L2 of a against b. 16-bit samples: the rounding adds up to half a step a sample,
-    far below 1e-3 of a signal of any loudness the tiny model makes."""
+    """Relative L2 of a against b over the first COMPARED samples (the lengths must be equal).
+    16-bit samples: the rounding adds up to half a step a sample, far below 1e-3 of a signal of
+    any loudness the tiny model makes."""
     if len(a) != len(b) or not b:
         return math.inf
+    a, b = a[:COMPARED], b[:COMPARED]
     num = sum((x - y) * (x - y) for x, y in zip(a, b))
     den = sum(y * y for y in b)
     return math.sqrt(num / max(den, 1e-30))
