@@ -57,8 +57,21 @@ int ptts_synthetic_weights_write(const char *arch, const char *dtype, const char
     if (!arch || !dtype || !path)
         return ptts_fail(e, PTTS_E_INVALID, "ptts_synthetic_weights_write: NULL argument");
     ptts_arch a;
-    if (ptts_arch_preset(&a, arch))
-        return ptts_fail(e, PTTS_E_INVALID, "the architecture is full or tiny, not '%s'", arch);
+    const size_t n = strlen(arch);
+    const int is_config = (n > 5 && !strcmp(arch + n - 5, ".yaml")) ||
+                          (n > 4 && !strcmp(arch + n - 4, ".yml")) ||
+                          (n > 5 && !strcmp(arch + n - 5, ".json"));
+    if (is_config) { /* the architecture of a config (MODEL.md 10.2) */
+        ptts_config c;
+        ptts_config_init(&c);
+        int rc = ptts_config_load(&c, arch, e);
+        if (!rc) rc = ptts_arch_from_config(&a, &c, e);
+        ptts_config_free(&c);
+        if (rc) return rc;
+    } else if (ptts_arch_preset(&a, arch)) {
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "the architecture is full, tiny or a config file, not '%s'", arch);
+    }
     const st_dtype dt = !strcmp(dtype, "f32")    ? ST_F32
                         : !strcmp(dtype, "bf16") ? ST_BF16
                         : !strcmp(dtype, "f16")  ? ST_F16

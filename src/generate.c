@@ -98,6 +98,7 @@ typedef struct utt {
     int frames_total, eos_missed;
     rng_state rng;
     int in_chunk, step, eos_step, F, max_gen;
+    int noise_short; /* supplied noise ran out at a step the rule needed: 1 + its row index */
     int call_chunk, call_step0; /* chunk and first step of the last consumed call's frames */
 } utt;
 
@@ -114,14 +115,16 @@ static double normal(utt *u) {
     return r * cos(t);
 }
 
-/* noise for one step: out [ld] */
+/* noise for one step: out [ld]. Supplied noise that has run out gives zeros and counts on: an
+ * engine that computes frames ahead (a GPU call of k steps) may draw past the stop, and only a
+ * step the stop rule consumes needs a real row (utt_consume reports it). */
 static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
+    (void)e;
     if (u->o.noise) {
-        if (u->rng.noise_used >= u->o.noise_rows)
-            return ptts_fail(e, PTTS_E_INVALID,
-                             "the supplied noise has %d rows; step %d needs more", u->o.noise_rows,
-                             u->rng.noise_used);
-        memcpy(out, u->o.noise + (size_t)u->rng.noise_used * ld, (size_t)ld * sizeof(float));
+        if (u->rng.noise_used < u->o.noise_rows)
+            memcpy(out, u->o.noise + (size_t)u->rng.noise_used * ld, (size_t)ld * sizeof(float));
+        else
+            memset(out, 0, (size_t)ld * sizeof(float));
         u->rng.noise_used++;
         return 0;
     }
@@ -283,6 +286,9 @@ static int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v,
  * Returns 1 when there is a step to run, 0 when the utterance is complete, < 0 on error. */
 static int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng, int slot,
                      ptts_error *e) {
+    if (u->voice && u->noise_short)
+        return ptts_fail(e, PTTS_E_INVALID, "the supplied noise has %d rows; step %d needs more",
+                         u->o.noise_rows, u->noise_short - 1);
     for (;;) {
         if (!u->voice) return 0;
         if (!u->in_chunk) {
@@ -352,6 +358,11 @@ static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) 
     u->call_step0 = u->step;
     for (int j = 0; j < k; j++) {
         int s = u->step;
+        if (u->o.noise && after[j].noise_used > u->o.noise_rows) { /* step s had no row */
+            u->noise_short = after[j].noise_used;
+            u->rng = after[j];
+            return j;
+        }
         if (eos[j] > u->o.eos_threshold && u->eos_step < 0 && s >= PTTS_EOS_MIN_STEP)
             u->eos_step = s;
         if (u->eos_step >= 0 && s >= u->eos_step + u->F) {

@@ -12,10 +12,12 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "fill.h"
 #include "safetensors.h"
 
@@ -632,6 +634,57 @@ int ptts_arch_preset(ptts_arch *a, const char *name) {
     } else {
         return PTTS_E_INVALID;
     }
+    fill_derived(a);
+    return 0;
+}
+
+int ptts_arch_from_config(ptts_arch *a, const ptts_config *c, ptts_error *e) {
+    memset(a, 0, sizeof *a);
+    if (c->n_seanet_ratios != 3)
+        return ptts_fail(e, PTTS_E_MODEL, "mimi.seanet.ratios: %d ratios, the decoder has 3",
+                         c->n_seanet_ratios);
+    *a = (ptts_arch){.d = c->d_model, .heads = c->num_heads, .layers = c->num_layers,
+                     .ffn = c->d_model * c->hidden_scale, .ld = c->quantizer_dimension,
+                     .inner_dim = c->mimi_inner_dim, .nb = c->n_bins,
+                     .has_bos_before_voice = c->insert_bos_before_voice, .fd = c->flow_dim,
+                     .flow_depth = c->flow_depth, .flow_type = c->flow_type,
+                     .C = c->codec_d_model, .nf = c->seanet_n_filters,
+                     .codec_heads = c->codec_num_heads, .codec_layers = c->codec_num_layers,
+                     .codec_ffn = c->codec_ffn, .has_encoder = 1};
+    /* the decoder runs the ratios in the config's order (the encoder reversed) */
+    for (int i = 0; i < 3; i++) a->ratios[i] = c->seanet_ratios[i];
+    static const struct {
+        const char *key;
+        size_t off;
+        int max;
+    } sizes[] = {
+        {"flow_lm.transformer.d_model", offsetof(ptts_arch, d), 1 << 14},
+        {"flow_lm.transformer.num_heads", offsetof(ptts_arch, heads), 1 << 10},
+        {"flow_lm.transformer.num_layers", offsetof(ptts_arch, layers), 256},
+        {"flow_lm.transformer.hidden_scale", offsetof(ptts_arch, ffn), 1 << 16},
+        {"mimi.quantizer.dimension", offsetof(ptts_arch, ld), 1 << 12},
+        {"mimi.inner_dim", offsetof(ptts_arch, inner_dim), 1 << 14},
+        {"flow_lm.lookup_table.n_bins", offsetof(ptts_arch, nb), 1 << 20},
+        {"flow_lm.flow.dim", offsetof(ptts_arch, fd), 1 << 14},
+        {"flow_lm.flow.depth", offsetof(ptts_arch, flow_depth), 256},
+        {"mimi.transformer.d_model", offsetof(ptts_arch, C), 1 << 14},
+        {"mimi.seanet.n_filters", offsetof(ptts_arch, nf), 1 << 12},
+        {"mimi.transformer.num_heads", offsetof(ptts_arch, codec_heads), 1 << 10},
+        {"mimi.transformer.num_layers", offsetof(ptts_arch, codec_layers), 256},
+        {"mimi.transformer.dim_feedforward", offsetof(ptts_arch, codec_ffn), 1 << 16},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const int v = *(const int *)((const char *)a + sizes[i].off);
+        if (v < 1 || v > sizes[i].max)
+            return ptts_fail(e, PTTS_E_MODEL, "%s: %d is not a size this engine builds",
+                             sizes[i].key, v);
+    }
+    for (int i = 0; i < 3; i++)
+        if (a->ratios[i] < 1 || a->ratios[i] > 64)
+            return ptts_fail(e, PTTS_E_MODEL, "mimi.seanet.ratios: %d is out of range",
+                             a->ratios[i]);
+    if (a->d % a->heads || a->C % a->codec_heads)
+        return ptts_fail(e, PTTS_E_MODEL, "d_model is not a multiple of num_heads");
     fill_derived(a);
     return 0;
 }

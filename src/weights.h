@@ -185,6 +185,11 @@ int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *sou
 
 /* The two architectures of the fixtures: "tiny" and "full" (= english_2026-04). */
 int ptts_arch_preset(ptts_arch *a, const char *name);
+struct ptts_config;
+/* The architecture a parsed config describes (its transformer, flow, lookup-table and mimi
+ * sizes, sampler type and BOS rule), for synthetic weights of that config. PTTS_E_MODEL naming
+ * the key when a size is missing or out of range. */
+int ptts_arch_from_config(ptts_arch *a, const struct ptts_config *c, ptts_error *e);
 /* Call fn for each tensor of architecture `a`, in checkpoint order (name, ndim, shape). */
 typedef int (*ptts_tensor_fn)(void *user, const char *name, int ndim, const int64_t *shape);
 int ptts_arch_tensors(const ptts_arch *a, ptts_tensor_fn fn, void *user, ptts_error *e);
