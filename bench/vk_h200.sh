@@ -52,6 +52,15 @@ round)
     timeout 100 build-vk2/bench_pipeline --backend vulkan --precision $P --threads 16 --only loop,ttfa --frames 40 --reps 5 --tokenizer tests/fixtures/tokenizer/sp_unigram.model 2>&1 | grep -E "^loop|^ttfa"
   done
   timeout 100 build-vk2/bench_kernels 3 2>&1 | grep -E "gelu|^f32 .* 1  +1 " ;;
+cpu)
+  # the host's CPU, every precision, 2 and 16 threads: the tree before this round
+  # (build-vk2/pocket-tts-old, `pocket-tts bench` of 17ed481) against bench_pipeline, interleaved
+  T=tests/fixtures/tokenizer/sp_unigram.model
+  for R in 1 2; do for TH in 2 16; do for P in f32 bf16 int8; do
+    o=$(timeout 60 build-vk2/pocket-tts-old bench --backend cpu --precision $P --threads $TH --only backbone,flow,codec,loop --frames 40 --reps 3 --tokenizer $T 2>&1 | grep -E "^(backbone|flow|codec|loop) " | awk '{printf "%s %s  ", $1, $2}')
+    n=$(timeout 60 build-vk2/bench_pipeline --backend cpu --precision $P --threads $TH --only backbone,flow,codec,loop --frames 40 --reps 3 --tokenizer $T 2>&1 | grep -E "^(backbone|flow|codec|loop) " | awk '{printf "%s %s  ", $1, $2}')
+    echo "r$R t$TH $P  old: $o"; echo "r$R t$TH $P  new: $n"
+  done; done; done ;;
 loop)
   # one stream through the generation loop, f32 and bf16
   for P in f32 bf16; do echo "== $P"
