@@ -194,7 +194,7 @@ int ptts_feed_take(ptts_feed *f, unsigned flags, char **text, size_t *len, ptts_
     t[cut] = '\0';
     memmove(f->p, f->p + cut, f->n - cut);
     f->n -= cut;
-    f->flushed -= cut;
+    f->flushed = f->flushed > cut ? f->flushed - cut : 0;
     *text = t;
     *len = cut;
     return 0;
