@@ -121,14 +121,44 @@ static int put_tail(run *r, ptts_error *e) {
     return 0;
 }
 
+/* What stdin has: read and fed until it has no more for now (the first poll blocks when
+ * `block`), so that text written at once is fed at once. */
+typedef struct input {
+    char buf[4096];
+    size_t held; /* read and not yet taken (the feed was busy) */
+    int eof;
+} input;
+
+static int take_input(ptts_stream *s, input *in, int block, ptts_error *e) {
+    for (int first = 1; !in->eof; first = 0) {
+        if (in->held == 0) {
+            struct pollfd p = {.fd = 0, .events = POLLIN};
+            if (poll(&p, 1, first && block ? -1 : 0) <= 0) return 0;
+            ssize_t got = read(0, in->buf, sizeof in->buf);
+            if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+            if (got <= 0) {
+                in->eof = 1;
+                return ptts_stream_end(s, e);
+            }
+            in->held = (size_t)got;
+            if (memchr(in->buf, 0, in->held))
+                return tool_fail(e, PTTS_E_TEXT, "the text on stdin contains NUL bytes");
+        }
+        int rc = ptts_stream_feed(s, in->buf, in->held, e);
+        if (rc == PTTS_E_BUSY) /* generation catches up first; or a sentence too long */
+            return block ? ptts_stream_flush(s, e) : 0;
+        if (rc) return rc;
+        in->held = 0;
+    }
+    return 0;
+}
+
 /* --text -: stdin fed to an incremental stream, polled between frames and read blocking
  * only while the stream waits for text. */
 static int speak_stdin(run *r, const ptts_voice *v, const ptts_gen_options *go, float *pcm,
                        ptts_error *e) {
     int rc = ptts_stream_start_incremental(r->s, v, go, e);
-    char buf[4096];
-    size_t held = 0; /* read and not yet taken (the feed was busy) */
-    int eof = 0;
+    input in = {.held = 0};
     while (!rc) {
         int n = ptts_stream_next(r->s, pcm, e), waiting = 0;
         if (n < 0) return n;
@@ -140,26 +170,7 @@ static int speak_stdin(run *r, const ptts_voice *v, const ptts_gen_options *go, 
             if (!st.waiting) break; /* complete */
             waiting = 1;
         }
-        if (eof) continue;
-        if (held == 0) {
-            struct pollfd p = {.fd = 0, .events = POLLIN};
-            if (poll(&p, 1, waiting ? -1 : 0) <= 0) continue;
-            ssize_t got = read(0, buf, sizeof buf);
-            if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            if (got <= 0) {
-                eof = 1;
-                rc = ptts_stream_end(r->s, e);
-                continue;
-            }
-            held = (size_t)got;
-            if (memchr(buf, 0, held))
-                return tool_fail(e, PTTS_E_TEXT, "the text on stdin contains NUL bytes");
-        }
-        rc = ptts_stream_feed(r->s, buf, held, e);
-        if (rc == PTTS_E_BUSY) /* generation catches up first; or a sentence too long */
-            rc = waiting ? ptts_stream_flush(r->s, e) : 0;
-        else if (!rc)
-            held = 0;
+        rc = take_input(r->s, &in, waiting, e);
     }
     return rc;
 }
