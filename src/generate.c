@@ -844,8 +844,8 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
 
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
     const utt *u = &s->b->u[0];
-    st->chunk = u->chunks_before + PTTS_MAX(0, u->chunk < u->n_chunks ? u->chunk : u->n_chunks - 1);
     st->n_chunks = u->chunks_before + u->n_chunks;
+    st->chunk = PTTS_MAX(0, PTTS_MIN(u->chunks_before + u->chunk, st->n_chunks - 1));
     st->step = u->step;
     st->frames_total = u->frames_total;
     st->eos_missed = u->eos_missed;
