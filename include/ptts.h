@@ -370,7 +370,7 @@ void ptts_stream_cancel(ptts_stream *s);
 typedef struct ptts_stream_status {
     int chunk, n_chunks;  /* current chunk (0-based) and how many */
     int step;             /* step within the chunk */
-    int frames_total;     /* frames emitted so far */
+    int frames_total;     /* speech frames emitted so far (a pause's frames not counted) */
     int eos_missed;       /* chunks that hit max_gen_len without EOS */
     int frames_ahead;     /* frames the engine has computed beyond those (a GPU computes the
                            * next call's frames with the last call's audio): 0 at chunk ends */

@@ -59,16 +59,16 @@ ptts_gen_options ptts_gen_options_default(void) {
 typedef struct utt {
     const ptts_voice *voice; /* NULL: no utterance */
     ptts_gen_options o;
-    unsigned markup;     /* markup.h flags */
-    int64_t gap;         /* sentence_silence in samples */
+    unsigned markup; /* markup.h flags */
+    int64_t gap;     /* sentence_silence in samples */
     ptts_chunk *chunks;
-    int64_t *pause;      /* [n_chunks + 1]: zeros before chunk i, pause[n_chunks] after the last */
+    int64_t *pause; /* [n_chunks + 1]: zeros before chunk i, pause[n_chunks] after the last */
     int n_chunks, chunk;
-    int pause_at;        /* pause[pause_at] is the next pause not begun */
-    int64_t silence;     /* samples of the current pause still to emit */
-    int chunks_before;   /* incremental: chunks of earlier pieces (freed once spoken) */
+    int pause_at;      /* pause[pause_at] is the next pause not begun */
+    int64_t silence;   /* samples of the current pause still to emit */
+    int chunks_before; /* incremental: chunks of earlier pieces (freed once spoken) */
     int incremental, waiting, had_items, text_failed;
-    ptts_feed feed;      /* incremental: the text not yet chunks */
+    ptts_feed feed; /* incremental: the text not yet chunks */
     int frames_total, eos_missed;
     ptts_rng rng;
     int in_chunk, step, eos_step, F, max_gen;
@@ -122,7 +122,7 @@ static int utt_options(utt *u, const ptts_model *m, const ptts_voice *v,
     if (u->o.max_tokens == 0) u->o.max_tokens = 50;
     int rc = check_options(&u->o, e);
     if (rc) return rc;
-    u->markup = u->o.markup == 0                  ? PTTS_MARKUP_ALL
+    u->markup = u->o.markup == 0                 ? PTTS_MARKUP_ALL
                 : u->o.markup == PTTS_MARKUP_OFF ? 0u
                                                  : (unsigned)u->o.markup;
     u->gap = (int64_t)llround((double)u->o.sentence_silence * PTTS_SAMPLE_RATE);
@@ -142,8 +142,8 @@ static int check_ids(const ptts_model *m, const ptts_chunk *c, int n, ptts_error
         for (int j = 0; j < c[i].n_ids; j++)
             if (c[i].ids[j] < 0 || c[i].ids[j] >= nb)
                 return ptts_fail(e, PTTS_E_MODEL,
-                                 "token id %d is outside the model's vocabulary of %d",
-                                 c[i].ids[j], nb);
+                                 "token id %d is outside the model's vocabulary of %d", c[i].ids[j],
+                                 nb);
     return 0;
 }
 
@@ -165,8 +165,7 @@ static int utt_finish(utt *u, const ptts_model *m, const ptts_voice *v, ptts_err
 static int utt_items(const utt *u, const ptts_model *m, const char *text, size_t len,
                      ptts_items *it, ptts_error *e) {
     return ptts_items_build(m->tok, &m->text, text, len, u->markup, u->o.max_tokens,
-                            PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), u->gap, it,
-                            e);
+                            PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), u->gap, it, e);
 }
 
 static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
@@ -406,7 +405,8 @@ static int utt_consume(utt *u, int k, const float *eos, const ptts_rng *after) {
  * on pcm [frame_samples]: the first frame a fresh decoder gave for the chunk. */
 static void fade_in(float *pcm, int frame_samples) {
     const int n = PTTS_MIN(FADE_IN_SAMPLES, frame_samples);
-    for (int i = 0; i < n; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
+    for (int i = 0; i < n; i++)
+        pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
 }
 
 /* ---- step buffers --------------------------------------------------------------------------- */
@@ -423,8 +423,7 @@ typedef struct step_bufs {
     int cur, pend_k;
 } step_bufs;
 
-static int bufs_alloc(step_bufs *q, size_t slots, size_t kmax, const ptts_arch *a,
-                      ptts_error *e) {
+static int bufs_alloc(step_bufs *q, size_t slots, size_t kmax, const ptts_arch *a, ptts_error *e) {
     const size_t nk = slots * kmax;
     q->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
     q->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
@@ -455,22 +454,21 @@ struct ptts_batch {
     const ptts_engine_ops *ops;
     void *eng;
     int n_slots, kmax, sampler_steps;
-    utt *u;              /* [n_slots] */
-    int *active;         /* slot ids stepped this call */
-    int *counts;         /* frames to emit per stepped slot */
-    step_bufs q;         /* [n_slots] slots; pending frames are for the same slots */
-    int pend_n;          /* how many slots the pending call stepped */
+    utt *u;                   /* [n_slots] */
+    int *active;              /* slot ids stepped this call */
+    int *counts;              /* frames to emit per stepped slot */
+    step_bufs q;              /* [n_slots] slots; pending frames are for the same slots */
+    int pend_n;               /* how many slots the pending call stepped */
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
-    float *zeros;        /* [frame_samples]: a frame of a pause */
-    ptts_error *slot_err; /* a stream's: where a slot's error goes (NULL: logged) */
-    int failed;          /* an engine operation failed: the engine is not reused */
+    float *zeros;             /* [frame_samples]: a frame of a pause */
+    ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
+    int failed;               /* an engine operation failed: the engine is not reused */
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
     *out = NULL;
     if (max_streams < 1 || max_streams > 4096)
-        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d",
-                         max_streams);
+        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d", max_streams);
     ptts_batch *b = calloc(1, sizeof *b);
     if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     b->m = m;
@@ -499,7 +497,8 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
 
 void ptts_batch_free(ptts_batch *b) {
     if (!b) return;
-    for (int i = 0; b->u && i < b->n_slots; i++) utt_clear(&b->u[i]);
+    for (int i = 0; b->u && i < b->n_slots; i++)
+        utt_clear(&b->u[i]);
     ptts_engine_release(b->m, b->ops, b->n_slots, b->eng, b->failed);
     free(b->u);
     free(b->active);
@@ -594,7 +593,8 @@ void ptts_batch_cancel(ptts_batch *b, int slot) {
 
 int ptts_batch_active(const ptts_batch *b) {
     int n = 0;
-    for (int i = 0; i < b->n_slots; i++) n += b->u[i].voice != NULL;
+    for (int i = 0; i < b->n_slots; i++)
+        n += b->u[i].voice != NULL;
     return n;
 }
 
@@ -621,8 +621,10 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         if (rc < 0) {
             if (!u->text_failed) b->failed = 1; /* an engine's error: not reused */
             batch_clear(b, i);
-            if (b->slot_err) *b->slot_err = se;
-            else ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+            if (b->slot_err)
+                *b->slot_err = se;
+            else
+                ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
         } else if (rc == 0) { /* complete: the slot is free; its record stays for the status */
             u->voice = NULL;
             b->pend_live[i] = 0;
@@ -700,7 +702,8 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         if (!rc) {
             b->q.pend_k = kn;
             b->pend_n = n;
-            for (int j = 0; j < n; j++) b->pend_live[b->active[j]] = 1;
+            for (int j = 0; j < n; j++)
+                b->pend_live[b->active[j]] = 1;
         }
     } else {
         rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->q.pcm, e);
@@ -772,8 +775,8 @@ int ptts_stream_start_incremental(ptts_stream *s, const ptts_voice *v, const ptt
                                   ptts_error *e) {
     int slot = stream_slot(s, o, e);
     if (slot >= 0)
-        slot = batch_started(s->b, slot, utt_start_incremental(&s->b->u[slot], s->b->m, v, o, e),
-                             e);
+        slot =
+            batch_started(s->b, slot, utt_start_incremental(&s->b->u[slot], s->b->m, v, o, e), e);
     return slot < 0 ? slot : 0;
 }
 
@@ -781,7 +784,9 @@ int ptts_stream_feed(ptts_stream *s, const char *text, size_t len, ptts_error *e
     return utt_feed(&s->b->u[0], text, len, 0, e);
 }
 
-int ptts_stream_flush(ptts_stream *s, ptts_error *e) { return utt_feed(&s->b->u[0], NULL, 0, 1, e); }
+int ptts_stream_flush(ptts_stream *s, ptts_error *e) {
+    return utt_feed(&s->b->u[0], NULL, 0, 1, e);
+}
 
 int ptts_stream_end(ptts_stream *s, ptts_error *e) { return utt_feed(&s->b->u[0], NULL, 0, 2, e); }
 
@@ -804,8 +809,10 @@ static int stream_collect(void *user, int slot, const float *pcm, int n) {
     ptts_stream *s = user;
     (void)slot;
     if (pcm == s->b->zeros) s->sil_n = n;
-    if (pcm) s->n_ready++;
-    else s->end_rc = n;
+    if (pcm)
+        s->n_ready++;
+    else
+        s->end_rc = n;
     return 0;
 }
 
@@ -833,8 +840,7 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
         memset(pcm, 0, (size_t)s->sil_n * sizeof(float));
         return s->sil_n;
     }
-    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples,
-           (size_t)a->frame_samples * sizeof(float));
+    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
     s->rec.chunk = u->call_chunk;
     s->rec.step = u->call_step0 + j;
     s->rec.eos = b->q.eos[b->q.cur][j];
@@ -887,4 +893,3 @@ int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
     ptts_stream_free(s);
     return rc;
 }
-
