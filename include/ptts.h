@@ -330,7 +330,9 @@ typedef struct ptts_stream ptts_stream;
 
 int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e);
 void ptts_stream_free(ptts_stream *s);
-/* Prepare and split `text`; the voice must stay alive until the utterance ends. */
+/* Read the markup of `text` (ptts_gen_options.markup), prepare and split each piece of text;
+ * invalid markup or an empty text is PTTS_E_TEXT. The voice must stay alive until the
+ * utterance ends. */
 int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e);
 /* Generate the next frame: writes PTTS_FRAME_SAMPLES samples (float, about [-1, 1]) to pcm (a
