@@ -296,7 +296,30 @@ typedef struct ptts_gen_options {
      * drawing; running past the end is an error. For tests against the reference. */
     const float *noise;
     int noise_rows;
+    /* Pauses and SSML in the text: 0 (the default) reads both; PTTS_MARKUP_OFF speaks the text
+     * as written; else PTTS_MARKUP_* flags. On by default because clients send pauses and SSML
+     * without asking (no one wants "[pause]" read out) and plain text rarely trips it: only
+     * "[pause" and a "<" before a letter, "/", "!" or "?" start markup ("[laughs]", "a < b" and
+     * "AT&T" stay text). Brackets: [pause] (0.5 s), [pause:S] (S seconds, "1.5", "500ms").
+     * SSML: <break time="500ms"/>, <break strength="none|x-weak|weak|medium|strong|x-strong"/>
+     * (0, 0.1, 0.25, 0.5, 0.75, 1.25 s), <sub alias="A">..</sub>; other tags are removed with
+     * their text kept; entities inside <speak>. At most 10 s per pause. A pause ends the chunk
+     * before it, and exactly that many samples of silence follow before the next chunk (see
+     * ptts_stream_next). Invalid markup: PTTS_E_TEXT naming the byte offset. */
+    int markup;
+    /* Seconds of silence between two chunks that no pause separates (0: none, the reference's
+     * behaviour; at most 10), like Piper's --sentence-silence. */
+    float sentence_silence;
 } ptts_gen_options;
+
+/* ptts_gen_options.markup. The flags' values are those of the internal parser (src/markup.h). */
+enum {
+    PTTS_MARKUP_OFF = -1,
+    PTTS_MARKUP_BRACKETS = 1, /* [pause], [pause:S]: alone for text where "<" means itself */
+    PTTS_MARKUP_SSML = 2,     /* tags, comments, entities inside <speak>: alone for SSML clients
+                               * whose text holds literal brackets */
+    PTTS_MARKUP_SSML_DOCUMENT = 4 /* with SSML: entities decoded everywhere (the text is SSML) */
+};
 
 ptts_gen_options ptts_gen_options_default(void);
 
@@ -307,21 +330,53 @@ typedef struct ptts_stream ptts_stream;
 
 int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e);
 void ptts_stream_free(ptts_stream *s);
-/* Prepare and split `text`; the voice must stay alive until the utterance ends. */
+/* Read the markup of `text` (ptts_gen_options.markup), prepare and split each piece of text;
+ * invalid markup or an empty text is PTTS_E_TEXT. The voice must stay alive until the
+ * utterance ends. */
 int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
                       const ptts_gen_options *o, ptts_error *e);
 /* Generate the next frame: writes PTTS_FRAME_SAMPLES samples (float, about [-1, 1]) to pcm (a
- * buffer of at least that many) and returns that count; 0 when the utterance is complete; < 0
- * on error. */
+ * buffer of at least that many) and returns that count; 0 when the utterance is complete (or,
+ * incremental, waits for text: see below); < 0 on error. A pause (markup, sentence_silence)
+ * comes as frames of PTTS_FRAME_SAMPLES zeros and a last frame of the remainder: fewer samples,
+ * so that a pause of N samples is exactly N zeros; speech frames are always whole. */
 int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e);
+
+/* Incremental text (an LLM's tokens, a socket): start with the voice and options and no text,
+ * then feed pieces of any size (split anywhere, in the middle of a UTF-8 character too), flush,
+ * end. Text becomes chunks only when generation needs the next one: then every complete
+ * sentence that has arrived is split (MODEL.md 8.3, markup included) as one text would be,
+ * and the rest waits. A sentence is complete at a run of end marks (. ! ? U+2026) followed by
+ * any character, except a decimal point (a single "." after a digit with a digit as the next
+ * character other than whitespace: "3.75", "2. 5": that waits for the digit or its absence);
+ * marks inside a tag or a [pause...] do not count. A flush makes all text fed so far complete
+ * (a hard chunk boundary: where a server's idle-time rule calls it); the end makes the rest
+ * complete and ends the utterance once spoken. So all text fed and ended before the first
+ * ptts_stream_next gives the chunks and, with a seed, the samples of ptts_stream_start.
+ * While every complete sentence has been spoken and the end has not come, ptts_stream_next
+ * returns 0 with ptts_stream_status.waiting set; feed more and call it again. At most
+ * PTTS_FEED_MAX_BYTES bytes wait to become chunks: a feed beyond it is PTTS_E_BUSY (nothing is
+ * taken: let generation catch up and feed it again). Errors in the text (invalid markup,
+ * invalid UTF-8, an empty text at the end) are reported by the ptts_stream_next that reaches
+ * them. A feed after the end, or on a stream not started incrementally, is PTTS_E_INVALID. */
+#define PTTS_FEED_MAX_BYTES (1u << 20)
+int ptts_stream_start_incremental(ptts_stream *s, const ptts_voice *v, const ptts_gen_options *o,
+                                  ptts_error *e);
+int ptts_stream_feed(ptts_stream *s, const char *text, size_t len, ptts_error *e);
+int ptts_stream_flush(ptts_stream *s, ptts_error *e);
+int ptts_stream_end(ptts_stream *s, ptts_error *e);
+/* Drop the current utterance (incremental or not) and any frames computed ahead for it; the
+ * stream is idle until the next start. */
+void ptts_stream_cancel(ptts_stream *s);
 
 typedef struct ptts_stream_status {
     int chunk, n_chunks;  /* current chunk (0-based) and how many */
     int step;             /* step within the chunk */
-    int frames_total;     /* frames emitted so far */
+    int frames_total;     /* speech frames emitted so far (a pause's frames not counted) */
     int eos_missed;       /* chunks that hit max_gen_len without EOS */
     int frames_ahead;     /* frames the engine has computed beyond those (a GPU computes the
                            * next call's frames with the last call's audio): 0 at chunk ends */
+    int waiting;          /* incremental: all complete text is spoken; feed, flush or end */
 } ptts_stream_status;
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st);
 
@@ -343,13 +398,23 @@ void ptts_batch_free(ptts_batch *b);
  * taken (or the batch runs another sampler step count), or another error. */
 int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
                      const ptts_gen_options *o, ptts_error *e);
-/* fn(user, slot, pcm, n): a frame of slot's utterance (n samples); pcm NULL marks the end of
+/* fn(user, slot, pcm, n): a frame of slot's utterance (n samples: PTTS_FRAME_SAMPLES, fewer for
+ * the last frame of a pause); pcm NULL marks the end of
  * that utterance (n = 0: complete, n < 0: an error code); the slot is free afterwards. A nonzero
  * return cancels that utterance. */
 typedef int (*ptts_batch_fn)(void *user, int slot, const float *pcm, int n);
 /* One step of every active utterance. Returns how many remain active, or < 0 on an error. */
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e);
 void ptts_batch_cancel(ptts_batch *b, int slot);
+/* Incremental text in a slot, as the stream's (ptts_stream_start_incremental): the start returns
+ * the slot; a slot that waits for text is active but takes no step and gets no frame; its
+ * pauses come as frames of fewer samples as in ptts_stream_next; its text errors end it through
+ * fn (pcm NULL, n < 0). */
+int ptts_batch_start_incremental(ptts_batch *b, const ptts_voice *v, const ptts_gen_options *o,
+                                 ptts_error *e);
+int ptts_batch_feed(ptts_batch *b, int slot, const char *text, size_t len, ptts_error *e);
+int ptts_batch_flush(ptts_batch *b, int slot, ptts_error *e);
+int ptts_batch_end(ptts_batch *b, int slot, ptts_error *e);
 int ptts_batch_active(const ptts_batch *b);
 
 #ifdef __cplusplus

@@ -13,9 +13,10 @@
  * fade in (here, after the engine's decode, so that every backend fades once); the voice is
  * never modified.
  *
- * Noise: xoshiro256++ seeded through splitmix64, standard normals by Box-Muller (in double,
- * both values used), scaled by sqrt(temperature); with noise_clamp, values outside
- * [-clamp, clamp] are redrawn (a truncated normal). Tests replay the reference's draws.
+ * Noise: noise.h. Text: text_feed.h turns the text (markup, then each text segment split by
+ * the 3.3 rules) into chunks with the pauses between them; a pause is emitted as frames of
+ * zeros, the last one short, with no step; incremental text becomes chunks when generation
+ * needs the next one (ptts.h).
  *
  * The per-utterance state (chunks, EOS bookkeeping, noise) is `utt`; the compute is an engine
  * (engine.h) with one slot per utterance. A batch advances many utterances together, one step
@@ -27,14 +28,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "audio.h"
 #include "engine.h"
 #include "generate.h"
+#include "markup.h"
 #include "model.h"
-#include "text.h"
+#include "noise.h"
+#include "text_feed.h"
 
 /* A chunk of more ids than this is cut at word boundaries (see ptts_chunks_limit): the
  * reference would prompt and generate it whole, with attention over thousands of positions. */
@@ -53,104 +54,32 @@ ptts_gen_options ptts_gen_options_default(void) {
     return o;
 }
 
-/* ---- random numbers ----------------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t xoshiro(uint64_t s[4]) {
-    uint64_t r = rotl(s[0] + s[3], 23) + s[0];
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
-
-static double uniform01(uint64_t s[4]) { /* (0, 1] */
-    return ((double)(xoshiro(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
-}
-
-/* The noise generator: xoshiro256++ state, the spare Box-Muller value, and how many rows of
- * supplied noise were used. Copied whole to rewind after a stop (utt_consume). */
-typedef struct rng_state {
-    uint64_t s[4];
-    int has_spare;
-    double spare;
-    int noise_used;
-} rng_state;
-
-/* One utterance: text chunks, position in them, EOS bookkeeping, noise. */
+/* One utterance: text chunks and the pauses around them, position in them, EOS bookkeeping,
+ * noise; with incremental text, the bytes fed that are not chunks yet. */
 typedef struct utt {
     const ptts_voice *voice; /* NULL: no utterance */
     ptts_gen_options o;
+    unsigned markup; /* markup.h flags */
+    int64_t gap;     /* sentence_silence in samples */
     ptts_chunk *chunks;
+    int64_t *pause; /* [n_chunks + 1]: zeros before chunk i, pause[n_chunks] after the last */
     int n_chunks, chunk;
+    int pause_at;      /* pause[pause_at] is the next pause not begun */
+    int64_t silence;   /* samples of the current pause still to emit */
+    int chunks_before; /* incremental: chunks of earlier pieces (freed once spoken) */
+    int incremental, waiting, had_items, text_failed;
+    ptts_feed feed; /* incremental: the text not yet chunks */
     int frames_total, eos_missed;
-    rng_state rng;
+    ptts_rng rng;
     int in_chunk, step, eos_step, F, max_gen;
     int noise_short; /* supplied noise ran out at a step the rule needed: 1 + its row index */
     int call_chunk, call_step0; /* chunk and first step of the last consumed call's frames */
 } utt;
 
-static double normal(utt *u) {
-    rng_state *g = &u->rng;
-    if (g->has_spare) {
-        g->has_spare = 0;
-        return g->spare;
-    }
-    double a = uniform01(g->s), b = uniform01(g->s);
-    double r = sqrt(-2.0 * log(a)), t = 2.0 * 3.14159265358979323846 * b;
-    g->spare = r * sin(t);
-    g->has_spare = 1;
-    return r * cos(t);
-}
-
-/* noise for one step: out [ld]. Supplied noise that has run out gives zeros and counts on: an
- * engine that computes frames ahead (a GPU call of k steps) may draw past the stop, and only a
- * step the stop rule consumes needs a real row (utt_consume reports it). */
-static int draw_noise(utt *u, int ld, float *out, ptts_error *e) {
-    (void)e;
-    if (u->o.noise) {
-        if (u->rng.noise_used < u->o.noise_rows)
-            memcpy(out, u->o.noise + (size_t)u->rng.noise_used * ld, (size_t)ld * sizeof(float));
-        else
-            memset(out, 0, (size_t)ld * sizeof(float));
-        u->rng.noise_used++;
-        return 0;
-    }
-    double std = sqrt((double)u->o.temperature);
-    double clamp = u->o.noise_clamp;
-    for (int i = 0; i < ld; i++) {
-        if (std <= 0.0) {
-            out[i] = 0.f;
-            continue;
-        }
-        double v = normal(u) * std;
-        /* a truncated normal by rejection; clamps below 0.1 std would spin: clip those */
-        if (clamp > 0.0) {
-            if (clamp < 0.1 * std)
-                v = v > clamp ? clamp : v < -clamp ? -clamp : v;
-            else
-                while (fabs(v) > clamp) v = normal(u) * std;
-        }
-        out[i] = (float)v;
-    }
-    u->rng.noise_used++;
-    return 0;
-}
-
 static void utt_clear(utt *u) {
     ptts_chunks_free(u->chunks, u->n_chunks);
+    free(u->pause);
+    ptts_feed_free(&u->feed);
     memset(u, 0, sizeof *u);
 }
 
@@ -172,6 +101,12 @@ static int check_options(const ptts_gen_options *o, ptts_error *e) {
         return ptts_fail(e, PTTS_E_INVALID, "frames_after_eos too large: %d", o->frames_after_eos);
     if (o->noise && o->noise_rows <= 0)
         return ptts_fail(e, PTTS_E_INVALID, "noise given without rows");
+    if (o->markup != PTTS_MARKUP_OFF && (o->markup < 0 || o->markup > 7))
+        return ptts_fail(e, PTTS_E_INVALID, "markup must be 0, PTTS_MARKUP_OFF or flags, got %d",
+                         o->markup);
+    if (!(o->sentence_silence >= 0.f) || o->sentence_silence > 10.f)
+        return ptts_fail(e, PTTS_E_INVALID, "sentence_silence must be in [0, 10] s, got %g",
+                         (double)o->sentence_silence);
     return 0;
 }
 
@@ -188,6 +123,10 @@ static int utt_options(utt *u, const ptts_model *m, const ptts_voice *v,
     if (u->o.max_tokens == 0) u->o.max_tokens = 50;
     int rc = check_options(&u->o, e);
     if (rc) return rc;
+    u->markup = u->o.markup == 0                 ? PTTS_MARKUP_ALL
+                : u->o.markup == PTTS_MARKUP_OFF ? 0u
+                                                 : (unsigned)u->o.markup;
+    u->gap = (int64_t)llround((double)u->o.sentence_silence * PTTS_SAMPLE_RATE);
     const ptts_arch *a = &m->w->arch;
     const ptts_voice_state *vs = v->st;
     if (vs->layers != a->layers || vs->heads != a->heads || vs->heads * vs->dh != a->d)
@@ -197,33 +136,37 @@ static int utt_options(utt *u, const ptts_model *m, const ptts_voice *v,
     return 0;
 }
 
-/* With u->chunks in place: checks the ids against the vocabulary and seeds the noise. On an
- * error the utterance is cleared. */
-static int utt_finish(utt *u, const ptts_model *m, const ptts_voice *v, ptts_error *e) {
+/* The chunks' ids against the model's vocabulary. */
+static int check_ids(const ptts_model *m, const ptts_chunk *c, int n, ptts_error *e) {
     const int nb = m->w->arch.nb;
-    int rc = 0;
-    for (int i = 0; !rc && i < u->n_chunks; i++)
-        for (int j = 0; !rc && j < u->chunks[i].n_ids; j++)
-            if (u->chunks[i].ids[j] < 0 || u->chunks[i].ids[j] >= nb)
-                rc = ptts_fail(e, PTTS_E_MODEL,
-                               "token id %d is outside the model's vocabulary of %d",
-                               u->chunks[i].ids[j], nb);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < c[i].n_ids; j++)
+            if (c[i].ids[j] < 0 || c[i].ids[j] >= nb)
+                return ptts_fail(e, PTTS_E_MODEL,
+                                 "token id %d is outside the model's vocabulary of %d", c[i].ids[j],
+                                 nb);
+    return 0;
+}
+
+/* With u->chunks and u->pause in place: checks the ids and seeds the noise. On an error the
+ * utterance is cleared. */
+static int utt_finish(utt *u, const ptts_model *m, const ptts_voice *v, ptts_error *e) {
+    int rc = u->pause ? check_ids(m, u->chunks, u->n_chunks, e)
+                      : ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     if (rc) {
         utt_clear(u);
         return rc;
     }
-    uint64_t seed = u->o.seed;
-    if (!u->o.seed_set) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid() ^
-                     (uint64_t)(uintptr_t)u;
-        seed = splitmix64(&x);
-    }
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++) u->rng.s[i] = splitmix64(&x);
+    ptts_rng_seed(&u->rng, u->o.seed_set, u->o.seed, (uint64_t)(uintptr_t)u);
     u->voice = v;
     return 0;
+}
+
+/* text[0..len) as the utterance's options make it chunks and pauses. */
+static int utt_items(const utt *u, const ptts_model *m, const char *text, size_t len,
+                     ptts_items *it, ptts_error *e) {
+    return ptts_items_build(m->tok, &m->text, text, len, u->markup, u->o.max_tokens,
+                            PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), u->gap, it, e);
 }
 
 static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const char *text,
@@ -231,18 +174,82 @@ static int utt_start(utt *u, const ptts_model *m, const ptts_voice *v, const cha
     utt_clear(u);
     if (!text) return ptts_fail(e, PTTS_E_INVALID, "a text is required");
     int rc = utt_options(u, m, v, opt, e);
-    if (!rc)
-        rc = ptts_text_split(m->tok, text, u->o.max_tokens, &m->text, &u->chunks, &u->n_chunks,
-                             e);
-    if (!rc)
-        rc = ptts_chunks_limit(m->tok, &u->chunks, &u->n_chunks, u->o.max_tokens,
-                               PTTS_MAX(PTTS_HARD_MAX_CHUNK_TOKENS, u->o.max_tokens), &m->text,
-                               e);
+    ptts_items it;
+    if (!rc) rc = utt_items(u, m, text, strlen(text), &it, e);
     if (rc) {
         utt_clear(u);
         return rc;
     }
+    u->chunks = it.chunks;
+    u->n_chunks = it.n;
+    u->pause = it.pause;
     return utt_finish(u, m, v, e);
+}
+
+/* An utterance whose text is fed later (utt_feed, utt_take). */
+static int utt_start_incremental(utt *u, const ptts_model *m, const ptts_voice *v,
+                                 const ptts_gen_options *opt, ptts_error *e) {
+    utt_clear(u);
+    int rc = utt_options(u, m, v, opt, e);
+    if (rc) {
+        utt_clear(u);
+        return rc;
+    }
+    u->incremental = 1;
+    u->pause = calloc(1, sizeof *u->pause);
+    return utt_finish(u, m, v, e);
+}
+
+/* Text for an incremental utterance (PTTS_E_INVALID on any other). */
+static int utt_feed(utt *u, const char *text, size_t len, int flush, ptts_error *e) {
+    if (!u->voice || !u->incremental)
+        return ptts_fail(e, PTTS_E_INVALID, "%s",
+                         !u->voice ? "no utterance to feed"
+                                   : "the utterance was not started incrementally");
+    int rc = ptts_feed_append(&u->feed, text, len, e);
+    return rc || !flush ? rc : ptts_feed_flush(&u->feed, flush > 1, e);
+}
+
+static int is_blank_text(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!(s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))) return 0;
+    return 1;
+}
+
+/* Incremental, every chunk spoken: the complete text fed so far becomes the next chunks (the
+ * spoken ones are freed). 1: new chunks, 0: none yet (waiting, or ended: complete), < 0 error. */
+static int utt_take(utt *u, const ptts_model *m, ptts_error *e) {
+    char *t;
+    size_t len;
+    int rc = ptts_feed_take(&u->feed, u->markup, &t, &len, e);
+    if (rc) return rc;
+    ptts_items it = {0};
+    /* the blank rest of a text or a flush of blanks is dropped; an empty text is the error */
+    if (!(t ? is_blank_text(t, len) && (u->had_items || !u->feed.ended)
+            : u->had_items || !u->feed.ended)) {
+        rc = utt_items(u, m, t ? t : "", len, &it, e);
+        if (!rc) rc = check_ids(m, it.chunks, it.n, e);
+    }
+    free(t);
+    if (rc) {
+        ptts_items_free(&it);
+        return rc;
+    }
+    if (!it.pause) return 0;
+    /* sentence_silence between the last spoken chunk and this piece's first, unless a pause
+     * separates them */
+    if (u->n_chunks + u->chunks_before > 0 && u->pause[u->n_chunks] == 0 && it.n > 0 &&
+        it.pause[0] == 0)
+        it.pause[0] = u->gap;
+    u->chunks_before += u->n_chunks;
+    ptts_chunks_free(u->chunks, u->n_chunks);
+    free(u->pause);
+    u->chunks = it.chunks;
+    u->n_chunks = it.n;
+    u->pause = it.pause;
+    u->chunk = u->pause_at = 0;
+    u->had_items = 1;
+    return 1;
 }
 
 /* A deep copy of n chunks into u->chunks. */
@@ -275,6 +282,8 @@ static int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v,
     utt_clear(u);
     int rc = utt_options(u, m, v, opt, e);
     if (!rc) rc = utt_copy_chunks(u, chunks, n, e);
+    if (!rc && !(u->pause = calloc((size_t)n + 1, sizeof *u->pause)))
+        rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     if (rc) {
         utt_clear(u);
         return rc;
@@ -282,17 +291,40 @@ static int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v,
     return utt_finish(u, m, v, e);
 }
 
-/* Make sure the utterance is inside a chunk (beginning the next one in the engine's slot).
- * Returns 1 when there is a step to run, 0 when the utterance is complete, < 0 on error. */
+/* What utt_ready found. */
+enum { UTT_DONE = 0, UTT_STEP = 1, UTT_SILENCE = 2, UTT_WAIT = 3 };
+
+/* Make sure the utterance is inside a chunk (beginning the next one in the engine's slot), in
+ * a pause or waiting for text. Returns UTT_STEP when there is a step to run, UTT_SILENCE when
+ * u->silence samples of a pause come first, UTT_WAIT when incremental text must arrive first,
+ * UTT_DONE when the utterance is complete, < 0 on error. */
 static int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng, int slot,
                      ptts_error *e) {
+    u->waiting = 0;
     if (u->voice && u->noise_short)
         return ptts_fail(e, PTTS_E_INVALID, "the supplied noise has %d rows; step %d needs more",
                          u->o.noise_rows, u->noise_short - 1);
     for (;;) {
-        if (!u->voice) return 0;
+        if (!u->voice) return UTT_DONE;
         if (!u->in_chunk) {
-            if (u->chunk >= u->n_chunks) return 0;
+            if (u->pause_at <= u->chunk && u->pause_at <= u->n_chunks) {
+                u->silence = u->pause[u->pause_at];
+                u->pause_at = u->chunk + 1;
+            }
+            if (u->silence > 0) return UTT_SILENCE;
+            if (u->chunk >= u->n_chunks) {
+                int rc = u->incremental ? utt_take(u, m, e) : 0;
+                if (rc < 0) {
+                    u->text_failed = 1;
+                    return rc;
+                }
+                if (rc > 0) continue;
+                if (u->incremental && !u->feed.ended) {
+                    u->waiting = 1;
+                    return UTT_WAIT;
+                }
+                return UTT_DONE;
+            }
             const ptts_chunk *ch = &u->chunks[u->chunk];
             u->max_gen = (int)ceil(((double)ch->n_ids / 3.0 + 2.0) * 12.5);
             if (u->o.frames_after_eos >= 0) {
@@ -308,7 +340,7 @@ static int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, vo
             u->eos_step = -1;
             u->in_chunk = 1;
         }
-        if (u->step < u->max_gen) return 1;
+        if (u->step < u->max_gen) return UTT_STEP;
         if (u->eos_step < 0) {
             u->eos_missed++;
             ptts_log(PTTS_LOG_WARN, "chunk %d reached max_gen_len (%d frames) without EOS",
@@ -323,9 +355,9 @@ static int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, vo
 static int utt_plan(const utt *u, int kmax) { return PTTS_MIN(kmax, u->max_gen - u->step); }
 
 /* Noise for k steps, remembering the generator after each draw (for the rewind). */
-static int utt_noise(utt *u, int ld, int k, float *noise, rng_state *after, ptts_error *e) {
+static int utt_noise(utt *u, int ld, int k, float *noise, ptts_rng *after, ptts_error *e) {
     for (int j = 0; j < k; j++) {
-        int rc = draw_noise(u, ld, noise + (size_t)j * ld, e);
+        int rc = ptts_noise_draw(&u->rng, &u->o, ld, noise + (size_t)j * ld, e);
         if (rc) return rc;
         after[j] = u->rng;
     }
@@ -353,7 +385,7 @@ static int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
 }
 
 /* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
-static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) {
+static int utt_consume(utt *u, int k, const float *eos, const ptts_rng *after) {
     u->call_chunk = u->chunk;
     u->call_step0 = u->step;
     for (int j = 0; j < k; j++) {
@@ -382,7 +414,8 @@ static int utt_consume(utt *u, int k, const float *eos, const rng_state *after) 
  * on pcm [frame_samples]: the first frame a fresh decoder gave for the chunk. */
 static void fade_in(float *pcm, int frame_samples) {
     const int n = PTTS_MIN(FADE_IN_SAMPLES, frame_samples);
-    for (int i = 0; i < n; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
+    for (int i = 0; i < n; i++)
+        pcm[i] *= ptts_linspace_f32(0.f, 1.f, FADE_IN_SAMPLES, i);
 }
 
 /* ---- step buffers --------------------------------------------------------------------------- */
@@ -395,12 +428,11 @@ static void fade_in(float *pcm, int frame_samples) {
 typedef struct step_bufs {
     float *noise, *pcm;
     float *eos[2], *lat[2];
-    rng_state *after;
+    ptts_rng *after;
     int cur, pend_k;
 } step_bufs;
 
-static int bufs_alloc(step_bufs *q, size_t slots, size_t kmax, const ptts_arch *a,
-                      ptts_error *e) {
+static int bufs_alloc(step_bufs *q, size_t slots, size_t kmax, const ptts_arch *a, ptts_error *e) {
     const size_t nk = slots * kmax;
     q->noise = ptts_calloc_aligned(nk * a->ld * sizeof(float));
     q->pcm = ptts_calloc_aligned(nk * a->frame_samples * sizeof(float));
@@ -431,21 +463,21 @@ struct ptts_batch {
     const ptts_engine_ops *ops;
     void *eng;
     int n_slots, kmax, sampler_steps;
-    utt *u;              /* [n_slots] */
-    int *active;         /* slot ids stepped this call */
-    int *counts;         /* frames to emit per stepped slot */
-    step_bufs q;         /* [n_slots] slots; pending frames are for the same slots */
-    int pend_n;          /* how many slots the pending call stepped */
+    utt *u;                   /* [n_slots] */
+    int *active;              /* slot ids stepped this call */
+    int *counts;              /* frames to emit per stepped slot */
+    step_bufs q;              /* [n_slots] slots; pending frames are for the same slots */
+    int pend_n;               /* how many slots the pending call stepped */
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
-    ptts_error *slot_err; /* a stream's: where a slot's error goes (NULL: logged) */
-    int failed;          /* an engine operation failed: the engine is not reused */
+    float *zeros;             /* [frame_samples]: a frame of a pause */
+    ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
+    int failed;               /* an engine operation failed: the engine is not reused */
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
     *out = NULL;
     if (max_streams < 1 || max_streams > 4096)
-        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d",
-                         max_streams);
+        return ptts_fail(e, PTTS_E_INVALID, "a batch holds 1 to 4096 streams, not %d", max_streams);
     ptts_batch *b = calloc(1, sizeof *b);
     if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     b->m = m;
@@ -459,8 +491,9 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
         b->pend_live = calloc((size_t)max_streams, 1);
+        b->zeros = calloc((size_t)m->w->arch.frame_samples, sizeof *b->zeros);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
-        if (!rc && !(b->u && b->active && b->counts && b->pend_live))
+        if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->zeros))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -473,13 +506,15 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
 
 void ptts_batch_free(ptts_batch *b) {
     if (!b) return;
-    for (int i = 0; b->u && i < b->n_slots; i++) utt_clear(&b->u[i]);
+    for (int i = 0; b->u && i < b->n_slots; i++)
+        utt_clear(&b->u[i]);
     ptts_engine_release(b->m, b->ops, b->n_slots, b->eng, b->failed);
     free(b->u);
     free(b->active);
     free(b->counts);
     bufs_free(&b->q);
     free(b->pend_live);
+    free(b->zeros);
     free(b);
 }
 
@@ -531,13 +566,44 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
     return batch_started(b, slot, utt_start(&b->u[slot], b->m, v, text, o, e), e);
 }
 
+int ptts_batch_start_incremental(ptts_batch *b, const ptts_voice *v, const ptts_gen_options *o,
+                                 ptts_error *e) {
+    int slot = batch_free_slot(b, steps_of(o), e);
+    if (slot < 0) return slot;
+    return batch_started(b, slot, utt_start_incremental(&b->u[slot], b->m, v, o, e), e);
+}
+
+static utt *batch_utt(ptts_batch *b, int slot, ptts_error *e) {
+    if (slot < 0 || slot >= b->n_slots) {
+        ptts_fail(e, PTTS_E_INVALID, "slot %d is not one of the batch's %d", slot, b->n_slots);
+        return NULL;
+    }
+    return &b->u[slot];
+}
+
+int ptts_batch_feed(ptts_batch *b, int slot, const char *text, size_t len, ptts_error *e) {
+    utt *u = batch_utt(b, slot, e);
+    return u ? utt_feed(u, text, len, 0, e) : PTTS_E_INVALID;
+}
+
+int ptts_batch_flush(ptts_batch *b, int slot, ptts_error *e) {
+    utt *u = batch_utt(b, slot, e);
+    return u ? utt_feed(u, NULL, 0, 1, e) : PTTS_E_INVALID;
+}
+
+int ptts_batch_end(ptts_batch *b, int slot, ptts_error *e) {
+    utt *u = batch_utt(b, slot, e);
+    return u ? utt_feed(u, NULL, 0, 2, e) : PTTS_E_INVALID;
+}
+
 void ptts_batch_cancel(ptts_batch *b, int slot) {
     if (slot >= 0 && slot < b->n_slots) batch_clear(b, slot);
 }
 
 int ptts_batch_active(const ptts_batch *b) {
     int n = 0;
-    for (int i = 0; i < b->n_slots; i++) n += b->u[i].voice != NULL;
+    for (int i = 0; i < b->n_slots; i++)
+        n += b->u[i].voice != NULL;
     return n;
 }
 
@@ -554,11 +620,20 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         if (!u->voice) continue;
         ptts_error se = {0};
         int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
+        if (rc == UTT_WAIT) continue;
+        if (rc == UTT_SILENCE) { /* a frame of the pause (the last one short), no step */
+            int ns = (int)PTTS_MIN(u->silence, (int64_t)b->m->w->arch.frame_samples);
+            u->silence -= ns;
+            if (fn && fn(user, i, b->zeros, ns)) batch_clear(b, i);
+            continue;
+        }
         if (rc < 0) {
+            if (!u->text_failed) b->failed = 1; /* an engine's error: not reused */
             batch_clear(b, i);
-            if (b->slot_err) *b->slot_err = se;
-            else ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
-            b->failed = 1;
+            if (b->slot_err)
+                *b->slot_err = se;
+            else
+                ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
         } else if (rc == 0) { /* complete: the slot is free; its record stays for the status */
             u->voice = NULL;
             b->pend_live[i] = 0;
@@ -598,7 +673,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         buf = b->q.cur ^ 1;
         b->q.pend_k = 0;
     } else {
-        if ((n = batch_plan(b, fn, user, &k)) <= 0) return n;
+        if ((n = batch_plan(b, fn, user, &k)) == 0) return ptts_batch_active(b);
         buf = b->q.cur ^ 1;
         for (int j = 0; j < n; j++) {
             utt *u = &b->u[b->active[j]];
@@ -636,7 +711,8 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         if (!rc) {
             b->q.pend_k = kn;
             b->pend_n = n;
-            for (int j = 0; j < n; j++) b->pend_live[b->active[j]] = 1;
+            for (int j = 0; j < n; j++)
+                b->pend_live[b->active[j]] = 1;
         }
     } else {
         rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->q.pcm, e);
@@ -665,6 +741,7 @@ struct ptts_stream {
     ptts_batch *b;         /* one slot (0) */
     int n_ready, next_out; /* frames of the last step call (slot 0's in b->q), handed out */
     int end_rc;            /* the batch's end report for the slot: 0 complete, < 0 an error */
+    int sil_n;             /* the last step call gave a frame of a pause of this many samples */
     ptts_error err;        /* the slot's error message (b->slot_err) */
     ptts_step_record rec;
 };
@@ -691,9 +768,7 @@ void ptts_stream_free(ptts_stream *s) {
 
 /* A new utterance replaces the current one: frames computed ahead for it are dropped. */
 static int stream_slot(ptts_stream *s, const ptts_gen_options *o, ptts_error *e) {
-    ptts_batch_cancel(s->b, 0);
-    s->b->q.pend_k = 0;
-    s->n_ready = s->next_out = 0;
+    ptts_stream_cancel(s);
     return batch_free_slot(s->b, steps_of(o), e);
 }
 
@@ -703,6 +778,31 @@ int ptts_stream_start(ptts_stream *s, const ptts_voice *v, const char *text,
     if (slot >= 0)
         slot = batch_started(s->b, slot, utt_start(&s->b->u[slot], s->b->m, v, text, o, e), e);
     return slot < 0 ? slot : 0;
+}
+
+int ptts_stream_start_incremental(ptts_stream *s, const ptts_voice *v, const ptts_gen_options *o,
+                                  ptts_error *e) {
+    int slot = stream_slot(s, o, e);
+    if (slot >= 0)
+        slot =
+            batch_started(s->b, slot, utt_start_incremental(&s->b->u[slot], s->b->m, v, o, e), e);
+    return slot < 0 ? slot : 0;
+}
+
+int ptts_stream_feed(ptts_stream *s, const char *text, size_t len, ptts_error *e) {
+    return utt_feed(&s->b->u[0], text, len, 0, e);
+}
+
+int ptts_stream_flush(ptts_stream *s, ptts_error *e) {
+    return utt_feed(&s->b->u[0], NULL, 0, 1, e);
+}
+
+int ptts_stream_end(ptts_stream *s, ptts_error *e) { return utt_feed(&s->b->u[0], NULL, 0, 2, e); }
+
+void ptts_stream_cancel(ptts_stream *s) {
+    ptts_batch_cancel(s->b, 0);
+    s->b->q.pend_k = 0;
+    s->n_ready = s->next_out = s->sil_n = 0;
 }
 
 int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
@@ -717,8 +817,11 @@ int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chu
 static int stream_collect(void *user, int slot, const float *pcm, int n) {
     ptts_stream *s = user;
     (void)slot;
-    if (pcm) s->n_ready++;
-    else s->end_rc = n;
+    if (pcm == s->b->zeros) s->sil_n = n;
+    if (pcm)
+        s->n_ready++;
+    else
+        s->end_rc = n;
     return 0;
 }
 
@@ -727,7 +830,7 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
     const ptts_arch *a = &b->m->w->arch;
     utt *u = &b->u[0];
     while (s->next_out >= s->n_ready) {
-        s->n_ready = s->next_out = 0;
+        s->n_ready = s->next_out = s->sil_n = 0;
         s->end_rc = 0;
         int active = ptts_batch_step(b, stream_collect, s, e);
         if (active < 0) { /* the utterance is over and the engine is not reused */
@@ -736,14 +839,17 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
             b->failed = 1;
             return active;
         }
-        if (s->n_ready == 0 && active == 0) {
+        if (s->n_ready == 0 && (active == 0 || u->waiting)) {
             if (s->end_rc < 0 && e) *e = s->err;
             return s->end_rc;
         }
     }
     int j = s->next_out++;
-    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples,
-           (size_t)a->frame_samples * sizeof(float));
+    if (s->sil_n > 0) { /* a pause's frame: the call stepped nothing else for the slot */
+        memset(pcm, 0, (size_t)s->sil_n * sizeof(float));
+        return s->sil_n;
+    }
+    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
     s->rec.chunk = u->call_chunk;
     s->rec.step = u->call_step0 + j;
     s->rec.eos = b->q.eos[b->q.cur][j];
@@ -753,12 +859,13 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
 
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
     const utt *u = &s->b->u[0];
-    st->chunk = u->chunk < u->n_chunks ? u->chunk : u->n_chunks - 1;
-    st->n_chunks = u->n_chunks;
+    st->n_chunks = u->chunks_before + u->n_chunks;
+    st->chunk = PTTS_MAX(0, PTTS_MIN(u->chunks_before + u->chunk, st->n_chunks - 1));
     st->step = u->step;
     st->frames_total = u->frames_total;
     st->eos_missed = u->eos_missed;
     st->frames_ahead = s->b->q.pend_k;
+    st->waiting = u->voice && u->waiting;
 }
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
@@ -795,4 +902,3 @@ int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
     ptts_stream_free(s);
     return rc;
 }
-

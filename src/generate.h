@@ -8,7 +8,7 @@
 #include "ptts.h"
 #include "text.h"
 
-/* The frame the last ptts_stream_next returned. */
+/* The speech frame the last ptts_stream_next returned (a pause's frame leaves it as it was). */
 typedef struct ptts_step_record {
     int chunk, step;     /* its chunk (0-based) and step within the chunk (0 at bos_emb) */
     float eos;           /* the step's EOS logit */

@@ -73,18 +73,10 @@
 #define PTTS_MARKUP_SAMPLE_RATE 24000
 #define PTTS_MARKUP_MAX_PAUSE_SAMPLES (10 * PTTS_MARKUP_SAMPLE_RATE) /* per written pause */
 
-/* Flags of ptts_markup_parse; 0 turns markup off: the whole text is one literal text segment
- * (brackets and tags spoken as written). */
-enum {
-    /* [pause], [pause:S]; alone, for text where "<" and "&" mean themselves (code, maths) */
-    PTTS_MARKUP_BRACKETS = 1,
-    /* tags, comments, entities inside <speak>; alone, for SSML clients (speech-dispatcher),
-     * whose text may hold literal brackets */
-    PTTS_MARKUP_SSML = 2,
-    /* with SSML: entities decoded in all of the text (the caller knows the text is SSML) */
-    PTTS_MARKUP_SSML_DOCUMENT = 4,
-    PTTS_MARKUP_ALL = PTTS_MARKUP_BRACKETS | PTTS_MARKUP_SSML /* what plain text input gets */
-};
+/* Flags of ptts_markup_parse: PTTS_MARKUP_BRACKETS, PTTS_MARKUP_SSML and
+ * PTTS_MARKUP_SSML_DOCUMENT of ptts.h (the public options name them); 0 turns markup off: the
+ * whole text is one literal text segment (brackets and tags spoken as written). */
+#define PTTS_MARKUP_ALL (PTTS_MARKUP_BRACKETS | PTTS_MARKUP_SSML) /* what plain text input gets */
 
 typedef enum ptts_segment_kind { PTTS_SEGMENT_TEXT, PTTS_SEGMENT_PAUSE } ptts_segment_kind;
 

@@ -36,7 +36,10 @@ const char *cli_gen_help =
     "  --eos-threshold X      EOS logit threshold (default -4.0)\n"
     "  --frames-after-eos N   frames after EOS (default: the model's, else from the text)\n"
     "  --max-tokens N         tokens per text chunk (default 50)\n"
-    "  --seed N               reproducible noise (default: random)\n";
+    "  --seed N               reproducible noise (default: random)\n"
+    "  --no-markup            speak [pause] and <tags> as written (default: [pause],\n"
+    "                         [pause:1.5], <break time=\"500ms\"/> and SSML are read)\n"
+    "  --sentence-silence S   seconds of silence between chunks (default 0)\n";
 
 int cli_is(const char *arg, const char *name) {
     size_t n = strlen(name);
@@ -198,6 +201,11 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
         }
         o->seed = s;
         o->seed_set = 1;
+    } else if (!strcmp(arg, "--no-markup")) {
+        o->markup = PTTS_MARKUP_OFF;
+    } else if (cli_is(arg, "--sentence-silence")) {
+        if (!(v = cli_value(argc, argv, i)) || cli_parse_float(arg, v, 0, 10, &x)) return -1;
+        o->sentence_silence = (float)x;
     } else {
         return 0;
     }

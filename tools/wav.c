@@ -68,7 +68,7 @@ void wav_header(uint8_t out[44], int sample_rate, int64_t n_samples) {
     put_u32(out + 40, (uint32_t)data);
 }
 
-static int16_t wav_sample(float x) {
+int16_t wav_sample(float x) {
     if (isnan(x)) return 0;
     if (x > 1.0f) x = 1.0f;
     if (x < -1.0f) x = -1.0f;

@@ -25,6 +25,9 @@ int wav_close(wav_writer *w, ptts_error *e);
 /* Give up: remove the temporary file. Frees w. NULL is a no-op. */
 void wav_abort(wav_writer *w);
 
+/* One sample as the writer stores it (the conversion above); for raw s16le output. */
+int16_t wav_sample(float x);
+
 /* The 44-byte header for a mono 16-bit stream of `n_samples` (UINT32_MAX-ish when unknown). */
 void wav_header(uint8_t out[44], int sample_rate, int64_t n_samples);
 
