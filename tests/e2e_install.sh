@@ -3,7 +3,8 @@
 # application does: the shared library exports exactly the public API; examples/hello.c built
 # with `pkg-config --cflags --libs pocket-tts` and by a CMake find_package(PocketTTS) consumer
 # runs against the installed library on the tiny fixture; the installed binary speaks; the
-# manual pages render without warnings.
+# manual pages render without warnings; the version copies (man pages, python/pyproject.toml)
+# are CMakeLists.txt's.
 # Usage: e2e_install.sh POCKET_TTS FIXTURES_DIR (POCKET_TTS in the build folder to install)
 set -u
 bin=$1
@@ -90,9 +91,13 @@ want="pocket-tts $(sed -n 's/.*(pocket-tts \(.*\))$/\1/p' "$tmp/hello.out")"
   [ "$(stat -c %s "$tmp/bin.wav")" -gt 1000 ] && ok "the installed pocket-tts speaks" ||
   bad "installed pocket-tts: $(cat "$tmp/bin.err")"
 
-# the manual pages render without warnings
+# the manual pages render without warnings and name this version; the Python package too
 for m in "$p"/share/man/man*/*; do
   w=$(groff -ww -z -man "$m" 2>&1)
   [ -z "$w" ] && ok "man $(basename "$m") renders" || bad "man $(basename "$m"): $w"
+  grep -q "^\.TH .*\"pocket-tts-c ${want#pocket-tts }\"" "$m" && ok "man $(basename "$m") says ${want#pocket-tts }" ||
+    bad "man $(basename "$m"): .TH does not name version ${want#pocket-tts }"
 done
+grep -qx "version = \"${want#pocket-tts }\"" "$root/python/pyproject.toml" && ok "python/pyproject.toml: the same version" ||
+  bad "python/pyproject.toml's version is not ${want#pocket-tts }"
 exit $fail
