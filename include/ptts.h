@@ -22,7 +22,8 @@
 extern "C" {
 #endif
 
-#define PTTS_VERSION "0.1.0"
+/* The library's version, "MAJOR.MINOR.PATCH" (what `pocket-tts --version` prints). Never NULL. */
+const char *ptts_version(void);
 
 #define PTTS_SAMPLE_RATE 24000
 /* One latent frame = 80 ms at 24 kHz: what ptts_stream_next writes and a frame callback

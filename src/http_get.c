@@ -176,7 +176,7 @@ static CURL *easy_new(const char *url, const char *token, struct curl_slist **hd
     CURL *c = curl_easy_init();
     if (!c) return NULL;
     curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "pocket-tts-c/" PTTS_VERSION);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "pocket-tts-c/" PTTS_VERSION_STRING);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
     /* a stalled transfer (under 1 byte/s for 60 s) fails and is resumed */

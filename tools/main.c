@@ -19,7 +19,7 @@ static const tool_command commands[] = {
 
 static void usage(FILE *f) {
     fprintf(f, "pocket-tts %s - Kyutai's Pocket TTS in C\n\nusage: pocket-tts COMMAND [options]\n\n",
-            PTTS_VERSION);
+            ptts_version());
     for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`pocket-tts COMMAND --help` describes a command's options.\n");
 }
@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("pocket-tts %s\n", PTTS_VERSION);
+        printf("pocket-tts %s\n", ptts_version());
         return 0;
     }
     for (int i = 0; i < N_COMMANDS; i++)
