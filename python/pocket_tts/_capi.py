@@ -77,6 +77,8 @@ class GenOptions(ctypes.Structure):
         ("seed_set", ctypes.c_int),
         ("noise", ctypes.POINTER(ctypes.c_float)),
         ("noise_rows", ctypes.c_int),
+        ("markup", ctypes.c_int),
+        ("sentence_silence", ctypes.c_float),
     ]
 
 
