@@ -64,9 +64,11 @@ static inline float short_case_threshold(const char *key) {
 static inline float eos_case_threshold(void) { return short_case_threshold("eos_case"); }
 
 /* Replays case `cname` of `size` through m's engine and compares every frame within `tol`;
- * the run must emit exactly `expect_frames` frames. */
-static void replay(ptts_model *m, const char *size, const char *cname, const char *voice_file,
-                   float eos_threshold, int expect_frames, double tol, errs *er) {
+ * the run must emit exactly `expect_frames` frames. (inline: not every test that includes this
+ * header calls it.) */
+static inline void replay(ptts_model *m, const char *size, const char *cname,
+                          const char *voice_file, float eos_threshold, int expect_frames,
+                          double tol, errs *er) {
     char path[512], gpath[512];
     snprintf(path, sizeof path, "%s/manifest.json", size);
     cJSON *man = load_json(fixture_path(path));

@@ -5,6 +5,7 @@
  * cancelled slot; the reference's generate case replayed inside a batch next to other streams.
  */
 #include "model.h"
+#include "replay.h"
 #include "test.h"
 
 #define MAXF 400
@@ -43,6 +44,55 @@ static int on_single(void *user, const float *pcm, int n) {
     if (s->frames < MAXF) memcpy(s->pcm + (size_t)s->frames * n, pcm, (size_t)n * sizeof(float));
     s->frames++;
     return 0;
+}
+
+/* The reference's generate_short replayed in slot 1 (its recorded noise, the eos_case threshold:
+ * 16 frames, MODEL.md 8.4) while slots 0 and 2 speak other texts with drawn noise: the frames
+ * equal the fixture's within the float32 tolerance. */
+static void reference_in_batch(ptts_model *m, const ptts_voice *v, const ptts_voice *vs) {
+    ptts_error e = {0};
+    int64_t nn = 0, np = 0;
+    float *noise = load_f32(fixture_path("tiny/generate_short.safetensors"), "noise", &nn);
+    float *ref = load_f32(fixture_path("tiny/generate_short.safetensors"), "pcm", &np);
+    REQUIRE(noise && ref);
+    ptts_gen_options o[3];
+    for (int i = 0; i < 3; i++) {
+        o[i] = ptts_gen_options_default();
+        o[i].seed = 7 + (uint64_t)i;
+        o[i].seed_set = 1;
+    }
+    o[1].noise = noise;
+    o[1].noise_rows = (int)(nn / m->w->arch.ld);
+    o[1].eos_threshold = eos_case_threshold();
+    o[1].eos_threshold_set = 1;
+    const char *texts[3] = {"Hello world. This is a test.", "ok go", "A third voice speaks."};
+    const ptts_voice *voices[3] = {v, vs, v};
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    collect c = {.cancel_slot = -1, .utt_of_slot = {0, 1, 2}};
+    for (int i = 0; i < 3; i++) {
+        c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float));
+        CHECKF(ptts_batch_start(b, voices[i], texts[i], &o[i], &e) == i, "%s", e.msg);
+    }
+    int guard = 0;
+    while (ptts_batch_active(b) > 0 && guard++ < 2000)
+        CHECKF(ptts_batch_step(b, on_frame, &c, &e) >= 0, "%s", e.msg);
+    CHECKF(c.ended[1] && c.frames[1] == 16, "the reference's case in a batch: %d frames, not 16",
+           c.frames[1]);
+    double worst = 0;
+    for (int f = 0; f < c.frames[1] && f < 16 && (f + 1) * PTTS_FRAME_SAMPLES <= np; f++) {
+        double r = rel_l2(c.pcm[1] + (size_t)f * PTTS_FRAME_SAMPLES,
+                          ref + (size_t)f * PTTS_FRAME_SAMPLES, PTTS_FRAME_SAMPLES);
+        if (r > worst) worst = r;
+    }
+    printf("generate_short in slot 1 of 3: %d frames, max rel err per frame vs the reference %.3g\n",
+           c.frames[1], worst);
+    CHECK(worst <= 1e-4);
+    CHECK(c.frames[0] > 0 && c.frames[2] > 0);
+    ptts_batch_free(b);
+    for (int i = 0; i < 3; i++) free(c.pcm[i]);
+    free(noise);
+    free(ref);
 }
 
 int main(void) {
@@ -118,6 +168,7 @@ int main(void) {
     CHECK(cc.frames[0] > 3);
     ptts_batch_free(b);
     for (int i = 0; i < 4; i++) free(c.pcm[i]);
+    reference_in_batch(m, v, vs);
     ptts_voice_free(v);
     ptts_voice_free(vs);
     ptts_model_free(m);
