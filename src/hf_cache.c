@@ -415,7 +415,7 @@ int ptts_hf_fetch(char **out, const char *url, const ptts_http_progress *progres
     }
     ptts_http_response r;
     ptts_error he = {0};
-    if ((rc = ptts_http_head(rurl, token, &r, &he))) {
+    if ((rc = ptts_http_head(rurl, token, progress, &r, &he))) {
         if (rc == PTTS_E_NETWORK && (cached = hf_cached(&h))) { /* a branch seen before */
             ptts_log(PTTS_LOG_INFO, "%s: using the cached %s", he.msg, url);
             rc = 0;
