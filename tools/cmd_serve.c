@@ -43,9 +43,9 @@ static void usage(FILE *f) {
             "                         --no-voice-urls is none (docs/security.md)\n"
             "  --voice-url-max-mb N   largest voice file a URL may name (default 20)\n"
             "  --voice-url-timeout S  longest download of a voice URL in seconds (default 30)\n"
-            "  --drain-timeout S      on SIGTERM: /ready fails, no new connection is accepted and\n"
+            "  --drain-timeout S      on SIGTERM: /ready and new syntheses answer 503 and the\n"
             "                         requests in flight may finish for S seconds (default 30)\n"
-            "                         before the server exits (SIGINT: at once)\n"
+            "                         before the server exits 0 (SIGINT: at once)\n"
             "  --log-level LEVEL      error, warn, info (default: one line per request) or debug\n"
             "  --quiet                only errors on stderr (--log-level error)\n\n");
     fputs(cli_model_help, f);
@@ -58,13 +58,14 @@ static void log_to_stderr(void *user, int level, const char *msg) {
     if (level <= *(const int *)user) tool_log(0, level, "%s", msg);
 }
 
-/* SIGTERM: stop taking work, let what is in flight finish (up to --drain-timeout). */
+/* SIGTERM: stop taking work, let what is in flight finish (up to --drain-timeout). The socket
+ * stays open meanwhile so that a load balancer's health check gets /ready's 503 (and a new
+ * synthesis a 503 with Retry-After and Connection: close) instead of a refused connection. */
 static void drain(srv *s) {
     pthread_mutex_lock(&s->mu);
     s->draining = 1;
     int left = s->inflight;
     pthread_mutex_unlock(&s->mu);
-    srv_http_quiesce(s);
     srv_log(s, PTTS_LOG_INFO, "draining: %d request%s in flight, up to %.0f s", left,
             left == 1 ? "" : "s", s->cfg.drain_timeout_s);
     double until = tool_now() + s->cfg.drain_timeout_s;

@@ -211,8 +211,6 @@ void srv_enc_free(srv_enc *e);
 
 /* ---- HTTP (server_http.c) */
 int srv_http_start(srv *s, char *msg, size_t cap);
-/* Stop accepting connections (the listening socket closes); open ones are still served. */
-void srv_http_quiesce(srv *s);
 void srv_http_stop(srv *s);
 /* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
 void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);

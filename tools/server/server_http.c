@@ -21,7 +21,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "server.h"
 #include "util.h"
@@ -754,8 +753,7 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
     /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
      * this hard limit, where no answer can be sent */
     int hard_limit = s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_ITC; /* ITC: MHD_quiesce_daemon for the drain */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -775,12 +773,6 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
         if (di) s->cfg.port = di->port;
     }
     return 0;
-}
-
-void srv_http_quiesce(srv *s) {
-    if (!s->mhd) return;
-    MHD_socket fd = MHD_quiesce_daemon(s->mhd);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
 }
 
 void srv_http_stop(srv *s) {
