@@ -60,7 +60,7 @@ static const char *v6_nonpublic(const uint8_t *a) {
     if (all_zero(a, 15) && a[15] == 1) return "loopback";
     if (!memcmp(a, mapped, 12) || !memcmp(a, nat64, 12)) return v4_nonpublic(a + 12);
     if (all_zero(a, 12)) return "IPv4-compatible"; /* ::a.b.c.d, deprecated: never routed */
-    if ((a[0] & 0xe0) != 0x20) { /* outside 2000::/3 */
+    if ((a[0] & 0xe0) != 0x20) {                   /* outside 2000::/3 */
         if (a[0] == 0xff) return "multicast";
         if ((a[0] & 0xfe) == 0xfc) return "unique local";
         if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return "link-local";
