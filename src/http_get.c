@@ -199,7 +199,8 @@ static curl_socket_t open_checked(void *user, curlsocktype purpose, struct curl_
         const void *ip = a->family == AF_INET6
                              ? (const void *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr
                              : (const void *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
-        if (!inet_ntop(a->family, ip, g->addr, sizeof g->addr)) snprintf(g->addr, sizeof g->addr, "?");
+        if (!inet_ntop(a->family, ip, g->addr, sizeof g->addr))
+            snprintf(g->addr, sizeof g->addr, "?");
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype, a->protocol);

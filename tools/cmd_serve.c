@@ -11,8 +11,8 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "util.h"
 #include "server/server.h"
+#include "util.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -76,8 +76,9 @@ static void drain(srv *s) {
         left = s->inflight;
         pthread_mutex_unlock(&s->mu);
     }
-    if (left) srv_log(s, PTTS_LOG_WARN, "drain timeout: %d request%s cut short", left,
-                      left == 1 ? "" : "s");
+    if (left)
+        srv_log(s, PTTS_LOG_WARN, "drain timeout: %d request%s cut short", left,
+                left == 1 ? "" : "s");
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -221,7 +222,8 @@ int cmd_serve(int argc, char **argv) {
             goto done;
         }
         want = s.voices[0].name;
-        tool_log(cfg.quiet, PTTS_LOG_WARN, "the preset voice %s is unavailable (%s); the default voice is %s",
+        tool_log(cfg.quiet, PTTS_LOG_WARN,
+                 "the preset voice %s is unavailable (%s); the default voice is %s",
                  lang->default_voice, msg, want);
     }
     s.cfg.default_voice = want;

@@ -40,10 +40,10 @@ typedef struct srv_config {
     const char *voices_dir;
     const char *default_voice;
     const char *language;
-    int voice_urls;           /* VOICE_URLS_* */
-    int64_t voice_url_max;    /* bytes of a voice a URL names */
-    int voice_url_timeout_s;  /* its whole download */
-    double drain_timeout_s;   /* SIGTERM: how long in-flight requests may still run */
+    int voice_urls;          /* VOICE_URLS_* */
+    int64_t voice_url_max;   /* bytes of a voice a URL names */
+    int voice_url_timeout_s; /* its whole download */
+    double drain_timeout_s;  /* SIGTERM: how long in-flight requests may still run */
     ptts_gen_options go;
     int quiet;
     int log_level; /* PTTS_LOG_*: the most verbose level printed; requests log at INFO */
@@ -162,8 +162,7 @@ typedef struct srv_speech {
     double speed;
     int streaming;
 } srv_speech;
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r,
-                     srv_bad *b);
+int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b);
 void srv_speech_free(srv_speech *r);
 /* POST /tts: the form's fields (text, voice_url, voice_wav) as the HTTP library hands them out,
  * in pieces, collected up to the limits (set text_limit and wav_limit, the rest zero). */

@@ -27,7 +27,7 @@
 
 #define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
 #define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
-#define WAIT_SLICE_MS 40 /* how often a waiting thread looks for a client hang-up */
+#define WAIT_SLICE_MS 40        /* how often a waiting thread looks for a client hang-up */
 #define DISCARD_MAX (64u << 20) /* body bytes read and dropped past a refusal before closing */
 
 enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
@@ -54,7 +54,7 @@ typedef struct conn_ctx {
     char method[8], path[96];
     unsigned status;
     uint64_t bytes;
-    double audio_s, first_ms; /* first_ms < 0: no audio */
+    double audio_s, first_ms;              /* first_ms < 0: no audio */
     char detail[PTTS_ERROR_MSG_MAX + 300]; /* a library message and what it was about */
 } conn_ctx;
 
@@ -553,7 +553,8 @@ static enum MHD_Result on_headers(srv *s, struct MHD_Connection *c, conn_ctx *x,
     const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
     /* a client that waits for 100 Continue sends no body after an early answer */
-    x->has_body = (te || (cl && strcmp(cl, "0"))) && !(expect && !strcasecmp(expect, "100-continue"));
+    x->has_body =
+        (te || (cl && strcmp(cl, "0"))) && !(expect && !strcasecmp(expect, "100-continue"));
     pthread_mutex_lock(&s->mu);
     int crowded = s->conns > (uint64_t)s->cfg.max_connections, draining = s->draining;
     if (crowded) s->conns_refused++;
@@ -701,8 +702,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                                                                                : PTTS_LOG_INFO;
     char first[32] = "-";
     if (x->first_ms >= 0) snprintf(first, sizeof first, "%.0f", x->first_ms);
-    srv_log(s, level, "%s %s %u bytes=%llu audio_s=%.2f first_audio_ms=%s ms=%.0f%s%s%s",
-            x->method, x->path, x->status, (unsigned long long)x->bytes, x->audio_s, first,
+    srv_log(s, level, "%s %s %u bytes=%llu audio_s=%.2f first_audio_ms=%s ms=%.0f%s%s%s", x->method,
+            x->path, x->status, (unsigned long long)x->bytes, x->audio_s, first,
             1000.0 * (tool_now() - x->t0),
             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)",
             x->detail[0] ? ": " : "", x->detail);
@@ -752,16 +753,17 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
         }
     /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
      * this hard limit, where no answer can be sent */
-    int hard_limit = s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
+    int hard_limit =
+        s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)s->cfg.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+        (unsigned)1, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!s->mhd) {
         snprintf(msg, cap, "cannot listen on %s:%d (%s)", s->cfg.host, s->cfg.port,

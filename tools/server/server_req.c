@@ -71,7 +71,8 @@ size_t srv_utf8_check(const char *text, size_t len, uint32_t *cp) {
             u = (u << 6) | (t[i + k] & 0x3F);
         }
         /* overlong forms, UTF-16 surrogates, past U+10FFFF */
-        if ((n == 3 && (u < 0x800 || (u >= 0xD800 && u <= 0xDFFF))) || (n == 4 && (u < 0x10000 || u > 0x10FFFF))) {
+        if ((n == 3 && (u < 0x800 || (u >= 0xD800 && u <= 0xDFFF))) ||
+            (n == 4 && (u < 0x10000 || u > 0x10FFFF))) {
             *cp = 0xFFFFFFFFu;
             return i;
         }
@@ -91,8 +92,8 @@ static int check_text(const char *text, size_t len, int max_chars, const char *p
     uint32_t cp = 0;
     size_t at = srv_utf8_check(text, len, &cp);
     if (at < len && cp == 0xFFFFFFFFu)
-        return refuse(b, 400, param, "invalid_utf8", "the text is not valid UTF-8 (byte offset %zu)",
-                      at);
+        return refuse(b, 400, param, "invalid_utf8",
+                      "the text is not valid UTF-8 (byte offset %zu)", at);
     if (at < len)
         return refuse(b, 400, param, "control_character",
                       "the text contains the control character U+%04X at byte offset %zu; only "

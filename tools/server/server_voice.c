@@ -11,8 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "util.h"
 #include "server.h"
+#include "util.h"
 
 /* Voices resolved from presets and URLs are kept up to this many; beyond, 503-free reuse is
  * not promised and a new URL is refused (bounded memory). */
@@ -103,7 +103,8 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
             continue;
         }
         if (find_voice(s, stem)) {
-            tool_log(s->cfg.quiet, PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)", path, stem);
+            tool_log(s->cfg.quiet, PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)",
+                     path, stem);
             continue;
         }
         ptts_voice *v = NULL;
@@ -149,7 +150,8 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
             snprintf(msg, cap, "voice URLs are disabled on this server");
             return 400;
         }
-        if (mode == VOICE_URLS_PUBLIC && strncmp(name, "hf://", 5) && strncmp(name, "https://", 8)) {
+        if (mode == VOICE_URLS_PUBLIC && strncmp(name, "hf://", 5) &&
+            strncmp(name, "https://", 8)) {
             snprintf(msg, cap, "this server takes hf:// and https:// voice URLs only");
             return 400;
         }
@@ -161,7 +163,7 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
                ptts_preset_voice_url(s->cfg.language, name, buf, sizeof buf)) {
         snprintf(msg, cap, "unknown voice '%.128s': use a name from GET /v1/audio/voices%s",
                  srv_voice_name_ok(name) ? name : "(invalid name)",
-                 s->cfg.voice_urls == VOICE_URLS_NONE ? ""
+                 s->cfg.voice_urls == VOICE_URLS_NONE  ? ""
                  : s->cfg.voice_urls == VOICE_URLS_ANY ? ", an hf:// or http(s) URL"
                                                        : ", an hf:// or https:// URL");
         return 400;
