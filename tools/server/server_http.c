@@ -63,6 +63,7 @@ typedef struct stream_ctx {
     srv_req *r;
     srv_enc *enc;
     conn_ctx *x; /* its request: valid while the reader runs */
+    int fmt;     /* FMT_* */
     int fd;
     int done;
     float *frames;
@@ -210,9 +211,13 @@ static int pump(stream_ctx *c) {
         int state = r->state, cancel = r->cancel;
         c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
         if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
+        if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
+            snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
         pthread_mutex_unlock(&s->mu);
         if (got) {
             if (srv_enc_write(c->enc, c->frames, got * r->frame_samples)) {
+                snprintf(c->x->detail, sizeof c->x->detail, "the %s encoder failed",
+                         srv_format_mime(c->fmt));
                 srv_req_cancel(s, r);
                 return -1;
             }
@@ -284,7 +289,7 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         srv_enc_free(enc);
         return send_error(s, c, x, 500, NULL, NULL, "out of memory");
     }
-    *sc = (stream_ctx){s, r, enc, x, conn_fd(c), 0, frames};
+    *sc = (stream_ctx){s, r, enc, x, fmt, conn_fd(c), 0, frames};
     if (srv_enqueue(s, r)) {
         stream_free(sc);
         return send_error_h(s, c, x, 503, "server_error", NULL, "queue_full",

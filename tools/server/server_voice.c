@@ -182,7 +182,7 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
     if (rc) {
         int status = 400;
         if (rc == PTTS_E_INVALID && url)
-            snprintf(msg, cap, "voice URL refused: only public addresses are allowed");
+            snprintf(msg, cap, "voice URL refused: malformed, or its host is not a public address");
         else if (rc == PTTS_E_NOMEM && url)
             snprintf(msg, cap, "the voice file is over this server's limit of %lld bytes",
                      (long long)s->cfg.voice_url_max);
