@@ -235,6 +235,20 @@ void ptts_set_progress_callback(ptts_progress_fn fn, void *user);
 /* A local path for `path_or_url`: a local path is returned as it is; a URL is downloaded unless
  * cached. *path is malloc'd (free it). */
 int ptts_fetch(char **path, const char *path_or_url, ptts_error *e);
+/* Limits for a URL the program did not choose itself (a server's client named it). */
+typedef struct ptts_fetch_options {
+    /* 1: https:// (and hf:// over https) only, redirects included, no proxy, and every
+     * connection of the transfer goes to a public unicast address: the address checked is the
+     * one connected to (after resolution, each redirect hop too), never loopback, private,
+     * link-local, carrier-grade NAT, multicast, unspecified, reserved or their IPv4-mapped /
+     * NAT64 / 6to4 forms. A refused address is PTTS_E_INVALID. */
+    int public_only;
+    int64_t max_bytes; /* a larger file fails (PTTS_E_NOMEM) and is deleted; 0: no limit */
+    int timeout_s;     /* the whole download, retries included (PTTS_E_NETWORK); 0: none */
+} ptts_fetch_options;
+/* ptts_fetch of a URL (a local path is refused: PTTS_E_INVALID) under the limits of `o`. A
+ * cached copy is used without any network. */
+int ptts_fetch_url(char **path, const char *url, const ptts_fetch_options *o, ptts_error *e);
 /* 1 with *path (malloc'd) when the URL is in the cache (or the local file exists), else 0.
  * Never touches the network. */
 int ptts_fetch_cached(char **path, const char *path_or_url);

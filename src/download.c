@@ -38,7 +38,9 @@ int ptts_is_url(const char *s) {
            (!strncmp(s, "hf://", 5) || !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8));
 }
 
-int ptts_download(char **path, const char *url, int *http_status, ptts_error *e) {
+/* ptts_download under the limits of `o` (NULL: none). */
+static int download_with(char **path, const char *url, const ptts_fetch_options *o,
+                         int *http_status, ptts_error *e) {
     *path = NULL;
     if (http_status) *http_status = 0;
     if (!url || !*url) return ptts_fail(e, PTTS_E_INVALID, "empty path or URL");
@@ -48,9 +50,29 @@ int ptts_download(char **path, const char *url, int *http_status, ptts_error *e)
     }
     int rc = ptts_http_init(e);
     if (rc) return rc;
-    ptts_http_progress progress = {report_progress, NULL};
+    ptts_http_progress progress = {report_progress, NULL, 0, 0, 0};
+    if (o) {
+        if (o->public_only && strncmp(url, "https://", 8) && strncmp(url, "hf://", 5))
+            return ptts_fail(e, PTTS_E_INVALID, "%s: only https:// and hf:// URLs are allowed",
+                             url);
+        progress.public_only = o->public_only;
+        progress.max_bytes = o->max_bytes;
+        progress.deadline = o->timeout_s > 0 ? ptts_now() + o->timeout_s : 0;
+    }
     return !strncmp(url, "hf://", 5) ? ptts_hf_fetch(path, url, &progress, http_status, e)
                                      : ptts_url_fetch(path, url, &progress, http_status, e);
+}
+
+int ptts_download(char **path, const char *url, int *http_status, ptts_error *e) {
+    return download_with(path, url, NULL, http_status, e);
+}
+
+int ptts_fetch_url(char **path, const char *url, const ptts_fetch_options *o, ptts_error *e) {
+    if (!ptts_is_url(url)) {
+        *path = NULL;
+        return ptts_fail(e, PTTS_E_INVALID, "not a URL (hf://, https:// or http://)");
+    }
+    return download_with(path, url, o, NULL, e);
 }
 
 int ptts_download_cached(char **path, const char *url) {

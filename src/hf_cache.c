@@ -264,8 +264,9 @@ static int hf_parse(hf_ref *h, const char *url, ptts_error *e) {
     if (!slash2 || (at && !at[1]))
         return ptts_fail(e, PTTS_E_INVALID,
                          "%s: expected hf://ORG/NAME/PATH or hf://ORG/NAME/PATH@REVISION", url);
-    /* every segment of the repo and the path must be a plain name */
-    for (const char *p = s; p < s + body;) {
+    /* every segment of the repo and the path must be a plain name (a trailing '/' too: its
+     * empty last segment is refused) */
+    for (const char *p = s;;) {
         const char *q = memchr(p, '/', (size_t)(s + body - p));
         size_t n = q ? (size_t)(q - p) : (size_t)(s + body - p);
         if (bad_segment(p, n))
@@ -273,7 +274,8 @@ static int hf_parse(hf_ref *h, const char *url, ptts_error *e) {
         for (size_t i = 0; i < n; i++)
             if ((unsigned char)p[i] < 0x20)
                 return ptts_fail(e, PTTS_E_INVALID, "%s: control character in the URL", url);
-        p += n + 1;
+        if (!q) break;
+        p = q + 1;
     }
     const char *rev = at ? at + 1 : "main";
     if (strstr(rev, "..") || rev[0] == '/' || strchr(rev, '\\'))
@@ -290,6 +292,19 @@ static int hf_parse(hf_ref *h, const char *url, ptts_error *e) {
         hf_ref_free(h);
         return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
+    return 0;
+}
+
+int ptts_hf_url_parse(const char *url, char **repo, char **file, char **rev, ptts_error *e) {
+    *repo = *file = *rev = NULL;
+    if (strncmp(url, "hf://", 5)) return ptts_fail(e, PTTS_E_INVALID, "not an hf:// URL");
+    hf_ref h;
+    int rc = hf_parse(&h, url, e);
+    if (rc) return rc;
+    *repo = h.repo;
+    *file = h.file;
+    *rev = h.rev;
+    free(h.repo_dir);
     return 0;
 }
 
@@ -415,7 +430,7 @@ int ptts_hf_fetch(char **out, const char *url, const ptts_http_progress *progres
     }
     ptts_http_response r;
     ptts_error he = {0};
-    if ((rc = ptts_http_head(rurl, token, &r, &he))) {
+    if ((rc = ptts_http_head(rurl, token, progress, &r, &he))) {
         if (rc == PTTS_E_NETWORK && (cached = hf_cached(&h))) { /* a branch seen before */
             ptts_log(PTTS_LOG_INFO, "%s: using the cached %s", he.msg, url);
             rc = 0;

@@ -15,6 +15,10 @@ int ptts_offline(void);
  * commit-pinned copy is there (or, offline or unreachable, any cached copy of the branch). */
 int ptts_hf_fetch(char **out, const char *url, const ptts_http_progress *progress, int *http_status,
                   ptts_error *e);
+/* hf://ORG/NAME/PATH[@REVISION] split into "ORG/NAME", "PATH" and the revision ("main" when
+ * none), each malloc'd; every segment a plain name (no empty, '.' or '..' segment, no control
+ * character). PTTS_E_INVALID for anything else (the fuzz target tests/fuzz/fuzz_url.c). */
+int ptts_hf_url_parse(const char *url, char **repo, char **file, char **rev, ptts_error *e);
 /* The cached snapshot file of an hf:// URL without any network, or NULL. */
 char *ptts_hf_cached(const char *url);
 

@@ -7,6 +7,7 @@
  */
 #include "http_get.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +18,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "netaddr.h"
 
 #define MAX_ATTEMPTS 5
 
@@ -115,6 +118,8 @@ typedef struct transfer {
     int64_t got;      /* body bytes written by this request */
     int64_t limit;    /* expected total size, -1 unknown */
     int write_errno, overflow, range_mismatch, started;
+    int64_t max_bytes; /* 0: no limit */
+    int too_large;
     const char *name; /* for the progress callback */
     const ptts_http_progress *progress;
     int64_t total;
@@ -141,6 +146,10 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *user) {
             t->range_mismatch = 1;
             return 0;
         }
+    }
+    if (t->max_bytes > 0 && t->base + t->got + (int64_t)n > t->max_bytes) {
+        t->too_large = 1;
+        return 0;
     }
     if (t->limit >= 0 && t->base + t->got + (int64_t)n > t->limit) {
         t->overflow = 1;
@@ -171,11 +180,60 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     return 0;
 }
 
-static CURL *easy_new(const char *url, const char *token, struct curl_slist **hdrs,
-                      ptts_http_response *r) {
+/* A transfer under public_only: the address of a refused connection, for the message. */
+typedef struct guard {
+    int refused;
+    const char *what; /* netaddr.h's word for it */
+    char addr[INET6_ADDRSTRLEN];
+} guard;
+
+/* libcurl asks for each connection's socket with the address it resolved and will connect to:
+ * checking here checks what is connected to (no second lookup to race), every redirect hop and
+ * every address happy eyeballs tries. */
+static curl_socket_t open_checked(void *user, curlsocktype purpose, struct curl_sockaddr *a) {
+    guard *g = user;
+    const char *what = purpose == CURLSOCKTYPE_IPCXN ? ptts_sockaddr_nonpublic(&a->addr) : "other";
+    if (what) {
+        g->refused = 1;
+        g->what = what;
+        const void *ip = a->family == AF_INET6
+                             ? (const void *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr
+                             : (const void *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
+        if (!inet_ntop(a->family, ip, g->addr, sizeof g->addr))
+            snprintf(g->addr, sizeof g->addr, "?");
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype, a->protocol);
+}
+
+static int refused_error(ptts_error *e, const char *url, const guard *g) {
+    return ptts_fail(e, PTTS_E_INVALID,
+                     "%s: the host resolves to %s, a %s address: refused (only public addresses)",
+                     url, g->addr, g->what);
+}
+
+/* Milliseconds left before the deadline (at least 1), 0 without one. */
+static long ms_left(const ptts_http_progress *lim) {
+    if (!lim || lim->deadline <= 0) return 0;
+    double left = lim->deadline - ptts_now();
+    return left < 0.001 ? 1 : (long)(left * 1000.0);
+}
+
+static CURL *easy_new(const char *url, const char *token, const ptts_http_progress *lim, guard *g,
+                      struct curl_slist **hdrs, ptts_http_response *r) {
     CURL *c = curl_easy_init();
     if (!c) return NULL;
     curl_easy_setopt(c, CURLOPT_URL, url);
+    if (lim && lim->public_only) {
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+        curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+        curl_easy_setopt(c, CURLOPT_PROXY, ""); /* a proxy would connect for us, unchecked */
+        curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_checked);
+        curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, g);
+    }
+    if (lim && lim->max_bytes > 0)
+        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)lim->max_bytes);
+    if (ms_left(lim)) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms_left(lim));
     curl_easy_setopt(c, CURLOPT_USERAGENT, "pocket-tts-c/" PTTS_VERSION_STRING);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
@@ -269,6 +327,10 @@ int ptts_http_get_file(const char *url, const char *token, const char *tmp, int6
             have = 0;
         }
         if (size >= 0 && have == size) return 0;
+        int64_t max_bytes = progress ? progress->max_bytes : 0;
+        if (max_bytes > 0 && size > max_bytes)
+            return ptts_fail(e, PTTS_E_NOMEM, "%s: the file (%lld bytes) is over the limit of %lld",
+                             url, (long long)size, (long long)max_bytes);
         FILE *f = fopen(tmp, "ab");
         if (!f)
             return ptts_fail(e, PTTS_E_IO,
@@ -278,7 +340,8 @@ int ptts_http_get_file(const char *url, const char *token, const char *tmp, int6
         ptts_http_response r;
         response_reset(&r);
         struct curl_slist *hdrs = NULL;
-        CURL *c = easy_new(url, token, &hdrs, &r);
+        guard g = {0};
+        CURL *c = easy_new(url, token, progress, &g, &hdrs, &r);
         if (!c) {
             fclose(f);
             curl_slist_free_all(hdrs);
@@ -289,6 +352,7 @@ int ptts_http_get_file(const char *url, const char *token, const char *tmp, int6
                       .path = tmp,
                       .base = have,
                       .limit = size,
+                      .max_bytes = max_bytes,
                       .name = name,
                       .progress = progress,
                       .last_progress = -1,
@@ -315,6 +379,19 @@ int ptts_http_get_file(const char *url, const char *token, const char *tmp, int6
         if (fclose(f) != 0 && !close_err) close_err = errno;
         if (!t.write_errno && close_err) t.write_errno = close_err;
         if (t.cancelled) return ptts_fail(e, PTTS_E_CANCELLED, "download of %s cancelled", url);
+        if (g.refused) {
+            unlink(tmp);
+            return refused_error(e, url, &g);
+        }
+        if (t.too_large || cr == CURLE_FILESIZE_EXCEEDED) {
+            unlink(tmp);
+            return ptts_fail(e, PTTS_E_NOMEM,
+                             "%s: the file is over the limit of %lld bytes; the partial file was "
+                             "deleted",
+                             url, (long long)max_bytes);
+        }
+        if (cr == CURLE_OPERATION_TIMEDOUT && ms_left(progress) == 1)
+            return ptts_fail(e, PTTS_E_NETWORK, "downloading %s: timed out", url);
         if (t.write_errno)
             return ptts_fail(e, PTTS_E_IO,
                              "cannot write %s: %s (free some space, or set HF_HOME "
@@ -370,6 +447,9 @@ int ptts_http_get_file(const char *url, const char *token, const char *tmp, int6
             rc = network_error(e, url, cr, errbuf);
         }
         if (attempt + 1 >= MAX_ATTEMPTS) return rc;
+        if (progress && progress->deadline > 0 &&
+            ptts_now() + 0.001 * (double)(100L << attempt) >= progress->deadline)
+            return rc;
         ptts_log(PTTS_LOG_INFO, "%s: transfer interrupted (%s), resuming", name ? name : url,
                  errbuf[0] ? errbuf : curl_easy_strerror(cr));
         sleep_ms(100L << attempt);
@@ -417,14 +497,16 @@ char *ptts_http_escape_path(const char *path) {
 
 /* HEAD the resolve URL: follows relative redirects (a renamed repository), stops at the
  * absolute one to the CDN, whose headers carry the metadata. */
-int ptts_http_head(const char *url, const char *token, ptts_http_response *r, ptts_error *e) {
+int ptts_http_head(const char *url, const char *token, const ptts_http_progress *limits,
+                   ptts_http_response *r, ptts_error *e) {
     char errbuf[CURL_ERROR_SIZE];
     CURLcode cr = CURLE_OK;
     char *cur = ptts_strdup(url);
     for (int hops = 0; cur && hops < 10; hops++) {
         struct curl_slist *hdrs = NULL;
         response_reset(r);
-        CURL *c = easy_new(cur, token, &hdrs, r);
+        guard g = {0};
+        CURL *c = easy_new(cur, token, limits, &g, &hdrs, r);
         if (!c) break;
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
@@ -432,6 +514,11 @@ int ptts_http_head(const char *url, const char *token, ptts_http_response *r, pt
         cr = curl_easy_perform(c);
         curl_easy_cleanup(c);
         curl_slist_free_all(hdrs);
+        if (g.refused) {
+            int rc = refused_error(e, url, &g);
+            free(cur);
+            return rc;
+        }
         if (cr != CURLE_OK || r->status < 300 || r->status >= 400 || r->location[0] != '/') {
             free(cur);
             return cr == CURLE_OK ? 0 : network_error(e, url, cr, errbuf);

@@ -7,16 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "commands.h"
-#include "util.h"
 #include "server/server.h"
+#include "util.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: pocket-tts serve [options]\n\n"
-            "HTTP server: GET / (web page), GET /health, GET /metrics, POST /tts (the reference's\n"
+            "HTTP server: GET / (web page), GET /health (alive), GET /ready (serving: 503 while\n"
+            "draining), GET /metrics, POST /tts (the reference's\n"
             "multipart form), POST /v1/audio/speech, GET /v1/audio/voices, GET /v1/models.\n\n"
             "  --host HOST            address to listen on (default localhost)\n"
             "  --port N               port (default 8000; 0 picks a free one, printed at start)\n"
@@ -35,11 +37,48 @@ static void usage(FILE *f) {
             "  --timeout S            idle connection timeout in seconds (default 30)\n"
             "  --client-buffer S      seconds of audio a slow client may fall behind before its\n"
             "                         request is cancelled (default 30)\n"
-            "  --no-voice-urls        refuse hf:// and http(s) voice URLs\n"
-            "  --quiet                only errors on stderr\n\n");
+            "  --voice-urls MODE      voice URLs a request may name: public (default: hf:// and\n"
+            "                         https:// whose every connection goes to a public address),\n"
+            "                         any (also http://, loopback and private networks) or none;\n"
+            "                         --no-voice-urls is none (docs/security.md)\n"
+            "  --voice-url-max-mb N   largest voice file a URL may name (default 20)\n"
+            "  --voice-url-timeout S  longest download of a voice URL in seconds (default 30)\n"
+            "  --drain-timeout S      on SIGTERM: /ready and new syntheses answer 503 and the\n"
+            "                         requests in flight may finish for S seconds (default 30)\n"
+            "                         before the server exits 0 (SIGINT: at once)\n"
+            "  --log-level LEVEL      error, warn, info (default: one line per request) or debug\n"
+            "  --quiet                only errors on stderr (--log-level error)\n\n");
     fputs(cli_model_help, f);
     fputc('\n', f);
     fputs(cli_gen_help, f);
+}
+
+/* The library's messages, as far as --log-level lets them. */
+static void log_to_stderr(void *user, int level, const char *msg) {
+    if (level <= *(const int *)user) tool_log(0, level, "%s", msg);
+}
+
+/* SIGTERM: stop taking work, let what is in flight finish (up to --drain-timeout). The socket
+ * stays open meanwhile so that a load balancer's health check gets /ready's 503 (and a new
+ * synthesis a 503 with Retry-After and Connection: close) instead of a refused connection. */
+static void drain(srv *s) {
+    pthread_mutex_lock(&s->mu);
+    s->draining = 1;
+    int left = s->inflight;
+    pthread_mutex_unlock(&s->mu);
+    srv_log(s, PTTS_LOG_INFO, "draining: %d request%s in flight, up to %.0f s", left,
+            left == 1 ? "" : "s", s->cfg.drain_timeout_s);
+    double until = tool_now() + s->cfg.drain_timeout_s;
+    while (left > 0 && tool_now() < until) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&s->mu);
+        left = s->inflight;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (left)
+        srv_log(s, PTTS_LOG_WARN, "drain timeout: %d request%s cut short", left,
+                left == 1 ? "" : "s");
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -53,7 +92,11 @@ int cmd_serve(int argc, char **argv) {
                       .max_connections = 64,
                       .timeout_s = 30,
                       .client_buffer_s = 30,
-                      .allow_voice_urls = 1,
+                      .voice_urls = VOICE_URLS_PUBLIC,
+                      .voice_url_max = 20 << 20,
+                      .voice_url_timeout_s = 30,
+                      .drain_timeout_s = 30,
+                      .log_level = PTTS_LOG_INFO,
                       .go = ptts_gen_options_default()};
     for (int i = 1; i < argc; i++) {
         int r;
@@ -99,15 +142,49 @@ int cmd_serve(int argc, char **argv) {
             if (!(v = cli_value(argc, argv, &i)) || cli_parse_float(a, v, 0.2, 3600, &x)) return 2;
             cfg.client_buffer_s = x;
         } else if (!strcmp(a, "--no-voice-urls")) {
-            cfg.allow_voice_urls = 0;
+            cfg.voice_urls = VOICE_URLS_NONE;
+        } else if (cli_is(a, "--voice-urls")) {
+            if (!(v = cli_value(argc, argv, &i))) return 2;
+            if (!strcmp(v, "none"))
+                cfg.voice_urls = VOICE_URLS_NONE;
+            else if (!strcmp(v, "public"))
+                cfg.voice_urls = VOICE_URLS_PUBLIC;
+            else if (!strcmp(v, "any"))
+                cfg.voice_urls = VOICE_URLS_ANY;
+            else {
+                fprintf(stderr, "pocket-tts serve: --voice-urls is public, any or none\n");
+                return 2;
+            }
+        } else if (cli_is(a, "--voice-url-max-mb")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 4096, &n)) return 2;
+            cfg.voice_url_max = (int64_t)n << 20;
+        } else if (cli_is(a, "--voice-url-timeout")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 3600, &n)) return 2;
+            cfg.voice_url_timeout_s = (int)n;
+        } else if (cli_is(a, "--drain-timeout")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_float(a, v, 0, 86400, &x)) return 2;
+            cfg.drain_timeout_s = x;
+        } else if (cli_is(a, "--log-level")) {
+            static const char *const levels[] = {"error", "warn", "info", "debug"};
+            if (!(v = cli_value(argc, argv, &i))) return 2;
+            int l = -1;
+            for (int k = 0; k < 4; k++)
+                if (!strcmp(v, levels[k])) l = k;
+            if (l < 0) {
+                fprintf(stderr, "pocket-tts serve: --log-level is error, warn, info or debug\n");
+                return 2;
+            }
+            cfg.log_level = l;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             cfg.quiet = 1;
+            cfg.log_level = PTTS_LOG_ERROR;
         } else {
             fprintf(stderr, "pocket-tts serve: unknown option '%s' (see --help)\n", a);
             return 2;
         }
     }
-    ptts_set_log_callback(cli_log_to_stderr, &cfg.quiet);
+    cfg.quiet = cfg.log_level == PTTS_LOG_ERROR;
+    ptts_set_log_callback(log_to_stderr, &cfg.log_level);
     cli_show_progress(cfg.quiet);
     const ptts_language *lang = ptts_language_find(ma.mo.language ? ma.mo.language : "english");
     cfg.language = lang->name;
@@ -139,13 +216,14 @@ int cmd_serve(int argc, char **argv) {
     const ptts_voice *dv = NULL;
     const char *want = cfg.default_voice ? cfg.default_voice : lang->default_voice;
     if (cfg.default_voice ? srv_voice_default(&s, cfg.default_voice, &want, msg, sizeof msg)
-                          : srv_voice_get(&s, want, &dv, msg, sizeof msg)) {
+                          : srv_voice_get(&s, want, &dv, msg, sizeof msg, msg, sizeof msg)) {
         if (cfg.default_voice || s.n_voices == 0) {
             fprintf(stderr, "pocket-tts: default voice: %s\n", msg);
             goto done;
         }
         want = s.voices[0].name;
-        tool_log(cfg.quiet, PTTS_LOG_WARN, "the preset voice %s is unavailable (%s); the default voice is %s",
+        tool_log(cfg.quiet, PTTS_LOG_WARN,
+                 "the preset voice %s is unavailable (%s); the default voice is %s",
                  lang->default_voice, msg, want);
     }
     s.cfg.default_voice = want;
@@ -174,6 +252,7 @@ int cmd_serve(int argc, char **argv) {
     int sig = 0;
     sigwait(&set, &sig);
     if (!cfg.quiet) fprintf(stderr, "pocket-tts: %s, shutting down\n", strsignal(sig));
+    if (sig == SIGTERM) drain(&s);
     srv_gen_stop(&s); /* ends every request: their readers return at once */
     srv_http_stop(&s);
     rc = 0;

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "ptts.h"
+#include "util.h"
 
 typedef struct srv_config {
     const char *host;
@@ -39,10 +40,18 @@ typedef struct srv_config {
     const char *voices_dir;
     const char *default_voice;
     const char *language;
-    int allow_voice_urls;
+    int voice_urls;          /* VOICE_URLS_* */
+    int64_t voice_url_max;   /* bytes of a voice a URL names */
+    int voice_url_timeout_s; /* its whole download */
+    double drain_timeout_s;  /* SIGTERM: how long in-flight requests may still run */
     ptts_gen_options go;
     int quiet;
+    int log_level; /* PTTS_LOG_*: the most verbose level printed; requests log at INFO */
 } srv_config;
+
+/* Which voice URLs a request may name: none; hf:// and https:// to public addresses only (the
+ * default: ptts_fetch_options.public_only); any hf://, http:// or https:// URL. */
+enum { VOICE_URLS_NONE = 0, VOICE_URLS_PUBLIC, VOICE_URLS_ANY };
 
 enum { SRC_DIR = 0, SRC_PRESET = 1, SRC_URL = 2 };
 
@@ -65,7 +74,8 @@ typedef struct srv_req {
     ptts_voice *owned_voice; /* an upload, freed with the request */
     char err[PTTS_ERROR_MSG_MAX];
     int err_code;
-    float *ring; /* frames of frame_samples floats */
+    float *ring;   /* frames of frame_samples floats */
+    int *ring_len; /* samples of each entry: frame_samples, fewer for a pause's last frame */
     int cap, max_cap, head, count;
     int frame_samples;
     pthread_cond_t cv;
@@ -95,6 +105,9 @@ typedef struct srv {
     /* metrics */
     uint64_t req_by_status[N_STATUS];
     uint64_t conns, frames_total, cancelled, overflows;
+    uint64_t conns_refused; /* 503s past --max-connections */
+    int draining;           /* SIGTERM: /ready fails, new syntheses get 503 */
+    int inflight;           /* synthesis requests between their headers and their end */
     double audio_s, busy_s, ttfb_sum;
     uint64_t ttfb_count;
     double started;
@@ -115,9 +128,13 @@ void srv_req_cancel(srv *s, srv_req *r);
 
 /* ---- voices (server_voice.c) */
 int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e);
-/* A voice by name (voices dir, then presets, then hf:// and http(s) URLs when allowed).
- * Returns 0, or an HTTP status (400 unknown/invalid name, 502 download failed) with msg. */
-int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap);
+/* A voice by name (voices dir, then presets, then hf:// and http(s) URLs as cfg.voice_urls
+ * allows, under its size and time limits). Returns 0, or an HTTP status (400 unknown/invalid
+ * name or refused URL, 502 download failed) with msg for the client (the request's fault, no
+ * server path or library message) and detail for the log (may be the same buffer as msg, which
+ * then gets the detail). */
+int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap,
+                  char *detail, size_t dcap);
 /* The voice of `serve --default-voice`, loaded once at start (before any request thread): a
  * voices-dir name, a preset, an hf:// or http(s) URL (even with --no-voice-urls: the operator
  * chose it) or a local voice-state or audio file (not truncated, as the reference). *name: its
@@ -146,8 +163,7 @@ typedef struct srv_speech {
     double speed;
     int streaming;
 } srv_speech;
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r,
-                     srv_bad *b);
+int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b);
 void srv_speech_free(srv_speech *r);
 /* POST /tts: the form's fields (text, voice_url, voice_wav) as the HTTP library hands them out,
  * in pieces, collected up to the limits (set text_limit and wav_limit, the rest zero). */
@@ -165,6 +181,10 @@ void srv_form_field(srv_form *f, const char *key, const char *filename, const ch
 /* 0 when the form makes a request, else the status with b filled. */
 int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b);
 void srv_form_free(srv_form *f);
+/* The first byte offset of `text` (len bytes) that is not valid UTF-8 (overlong forms,
+ * surrogates and code points past U+10FFFF included; *cp = 0xFFFFFFFF) or starts a control
+ * character other than tab, LF and CR (C0, DEL, C1; *cp = the code point); len when none. */
+size_t srv_utf8_check(const char *text, size_t len, uint32_t *cp);
 /* Append n bytes to the NUL-terminated heap buffer *dst (*len bytes, at most limit); -1 when
  * that would pass the limit or memory runs out. */
 int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit);
@@ -192,6 +212,8 @@ void srv_enc_free(srv_enc *e);
 /* ---- HTTP (server_http.c) */
 int srv_http_start(srv *s, char *msg, size_t cap);
 void srv_http_stop(srv *s);
+/* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
+void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
 
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */

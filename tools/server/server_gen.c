@@ -35,6 +35,7 @@ static void req_free(srv_req *r) {
     pthread_cond_destroy(&r->cv);
     free(r->text);
     free(r->ring);
+    free(r->ring_len);
     ptts_voice_free(r->owned_voice);
     free(r);
 }
@@ -96,24 +97,35 @@ static void finish_locked(srv *s, srv_req *r, int state) {
     unref_locked(r);
 }
 
-/* A frame into the ring (s->mu held). 0, or -1 when the client is too far behind. */
-static int ring_push(srv_req *r, const float *pcm) {
+/* A frame of n <= frame_samples samples into the ring (s->mu held). 0, or -1 when the client is
+ * too far behind. */
+static int ring_push(srv_req *r, const float *pcm, int n) {
     if (r->count == r->cap) {
         if (r->cap >= r->max_cap) return -1;
         int nc = r->cap ? TOOL_MIN(r->cap * 2, r->max_cap) : TOOL_MIN(RING_START, r->max_cap);
         float *nr = malloc((size_t)nc * r->frame_samples * sizeof(float));
-        if (!nr) return -1;
-        for (int i = 0; i < r->count; i++)
-            memcpy(nr + (size_t)i * r->frame_samples,
-                   r->ring + (size_t)((r->head + i) % r->cap) * r->frame_samples,
+        int *nl = malloc((size_t)nc * sizeof(int));
+        if (!nr || !nl) {
+            free(nr);
+            free(nl);
+            return -1;
+        }
+        for (int i = 0; i < r->count; i++) {
+            const int j = (r->head + i) % r->cap;
+            memcpy(nr + (size_t)i * r->frame_samples, r->ring + (size_t)j * r->frame_samples,
                    (size_t)r->frame_samples * sizeof(float));
+            nl[i] = r->ring_len[j];
+        }
         free(r->ring);
+        free(r->ring_len);
         r->ring = nr;
+        r->ring_len = nl;
         r->cap = nc;
         r->head = 0;
     }
     int at = (r->head + r->count) % r->cap;
-    memcpy(r->ring + (size_t)at * r->frame_samples, pcm, (size_t)r->frame_samples * sizeof(float));
+    memcpy(r->ring + (size_t)at * r->frame_samples, pcm, (size_t)n * sizeof(float));
+    r->ring_len[at] = n;
     r->count++;
     return 0;
 }
@@ -134,7 +146,7 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
     } else if (r->cancel) {
         finish_locked(s, r, RQ_DONE);
         stop = 1;
-    } else if (n != r->frame_samples || ring_push(r, pcm)) {
+    } else if (n < 1 || n > r->frame_samples || ring_push(r, pcm, n)) {
         r->overflow = 1;
         s->overflows++;
         snprintf(r->err, sizeof r->err, "the client fell more than %.0f s of audio behind",

@@ -27,10 +27,13 @@
 
 #define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
 #define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
-#define WAIT_SLICE_MS 40 /* how often a waiting thread looks for a client hang-up */
+#define WAIT_SLICE_MS 40        /* how often a waiting thread looks for a client hang-up */
+#define DISCARD_MAX (64u << 20) /* body bytes read and dropped past a refusal before closing */
 
 enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
 
+/* One request (MHD's con_cls): from its headers to MHD's completion callback, which writes its
+ * log line and frees it. A response's reader runs only between the two. */
 typedef struct conn_ctx {
     int route;
     struct MHD_PostProcessor *pp;
@@ -39,12 +42,28 @@ typedef struct conn_ctx {
     srv_form form; /* /tts */
     char *body;    /* JSON */
     size_t body_len;
+    int inflight; /* counted in srv.inflight (a synthesis route) */
+    /* an answer decided from the headers while a body follows: queued once the body is read
+     * and discarded (up to DISCARD_MAX), so that a client that writes its whole body before
+     * reading still gets it instead of a reset */
+    int has_body;
+    struct MHD_Response *early;
+    unsigned early_status;
+    /* the log line */
+    double t0;
+    char method[8], path[96];
+    unsigned status;
+    uint64_t bytes;
+    double audio_s, first_ms;              /* first_ms < 0: no audio */
+    char detail[PTTS_ERROR_MSG_MAX + 300]; /* a library message and what it was about */
 } conn_ctx;
 
 typedef struct stream_ctx {
     srv *s;
     srv_req *r;
     srv_enc *enc;
+    conn_ctx *x; /* its request: valid while the reader runs */
+    int fmt;     /* FMT_* */
     int fd;
     int done;
     float *frames;
@@ -54,37 +73,49 @@ typedef struct stream_ctx {
 
 /* ---- responses ---------------------------------------------------------------------------- */
 
-static enum MHD_Result send_resp(srv *s, struct MHD_Connection *c, unsigned status,
-                                 struct MHD_Response *resp) {
+/* Queue `resp` (taken), or keep it for the end of the body (conn_ctx.early) when it is decided
+ * from the headers of a request whose body is still to come. */
+static enum MHD_Result send_resp(srv *s, struct MHD_Connection *c, conn_ctx *x, unsigned status,
+                                 struct MHD_Response *resp, uint64_t len) {
     if (!resp) return MHD_NO;
     pthread_mutex_lock(&s->mu);
     if (status < N_STATUS) s->req_by_status[status]++;
+    int draining = s->draining;
     pthread_mutex_unlock(&s->mu);
+    x->status = status;
+    x->bytes = len;
+    if (draining) MHD_add_response_header(resp, "Connection", "close");
+    if (x->has_body && x->total == 0 && !x->early) {
+        x->early = resp;
+        x->early_status = status;
+        return MHD_YES;
+    }
     enum MHD_Result r = MHD_queue_response(c, status, resp);
     MHD_destroy_response(resp);
     return r;
 }
 
-static enum MHD_Result send_text(srv *s, struct MHD_Connection *c, unsigned status,
+static enum MHD_Result send_text(srv *s, struct MHD_Connection *c, conn_ctx *x, unsigned status,
                                  const char *mime, const char *body, size_t len) {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", mime);
     MHD_add_response_header(resp, "Cache-Control", "no-store");
-    return send_resp(s, c, status, resp);
+    return send_resp(s, c, x, status, resp, len);
 }
 
-static enum MHD_Result send_json(srv *s, struct MHD_Connection *c, unsigned status, cJSON *j) {
+static enum MHD_Result send_json(srv *s, struct MHD_Connection *c, conn_ctx *x, unsigned status,
+                                 cJSON *j) {
     char *txt = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!txt) return MHD_NO;
-    enum MHD_Result r = send_text(s, c, status, "application/json", txt, strlen(txt));
+    enum MHD_Result r = send_text(s, c, x, status, "application/json", txt, strlen(txt));
     cJSON_free(txt);
     return r;
 }
 
-static enum MHD_Result send_error_h(srv *s, struct MHD_Connection *c, unsigned status,
+static enum MHD_Result send_error_h(srv *s, struct MHD_Connection *c, conn_ctx *x, unsigned status,
                                     const char *type, const char *param, const char *code,
                                     const char *msg, const char *hname, const char *hval) {
     cJSON *root = cJSON_CreateObject(), *err = cJSON_AddObjectToObject(root, "error");
@@ -101,19 +132,19 @@ static enum MHD_Result send_error_h(srv *s, struct MHD_Connection *c, unsigned s
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!txt) return MHD_NO;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(txt), txt, MHD_RESPMEM_MUST_COPY);
+    size_t len = strlen(txt);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, txt, MHD_RESPMEM_MUST_COPY);
     cJSON_free(txt);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", "application/json");
     if (hname) MHD_add_response_header(resp, hname, hval);
-    return send_resp(s, c, status, resp);
+    return send_resp(s, c, x, status, resp, len);
 }
 
-static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
+static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, conn_ctx *x, unsigned status,
                                   const char *param, const char *code, const char *fmt, ...)
-    TOOL_PRINTF(6, 7);
-static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned status,
+    TOOL_PRINTF(7, 8);
+static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, conn_ctx *x, unsigned status,
                                   const char *param, const char *code, const char *fmt, ...) {
     char msg[1024];
     va_list ap;
@@ -121,7 +152,7 @@ static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, unsigned sta
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const char *type = status >= 500 ? "server_error" : "invalid_request_error";
-    return send_error_h(s, c, status, type, param, code, msg, NULL, NULL);
+    return send_error_h(s, c, x, status, type, param, code, msg, NULL, NULL);
 }
 
 /* ---- waiting on a request, with an eye on the client ------------------------------------- */
@@ -168,19 +199,26 @@ static int pump(stream_ctx *c) {
                 return -1;
             }
         }
-        int got = 0;
+        int got = 0, got_samples = 0; /* frames, and their samples packed in c->frames */
         while (r->count > 0 && got < PUMP_FRAMES) {
-            memcpy(c->frames + (size_t)got * r->frame_samples,
-                   r->ring + (size_t)r->head * r->frame_samples,
-                   (size_t)r->frame_samples * sizeof(float));
+            const int len = r->ring_len[r->head];
+            memcpy(c->frames + got_samples, r->ring + (size_t)r->head * r->frame_samples,
+                   (size_t)len * sizeof(float));
+            got_samples += len;
             r->head = (r->head + 1) % r->cap;
             r->count--;
             got++;
         }
         int state = r->state, cancel = r->cancel;
+        c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
+        if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
+        if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
+            snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
         pthread_mutex_unlock(&s->mu);
         if (got) {
-            if (srv_enc_write(c->enc, c->frames, got * r->frame_samples)) {
+            if (srv_enc_write(c->enc, c->frames, got_samples)) {
+                snprintf(c->x->detail, sizeof c->x->detail, "the %s encoder failed",
+                         srv_format_mime(c->fmt));
                 srv_req_cancel(s, r);
                 return -1;
             }
@@ -206,6 +244,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             size_t k = n < max ? n : max;
             memcpy(buf, d, k);
             srv_enc_consume(c->enc, k);
+            c->x->bytes += k;
             return (ssize_t)k;
         }
         if (c->done) return MHD_CONTENT_READER_END_OF_STREAM;
@@ -225,14 +264,16 @@ static void stream_free(void *cls) {
 /* ---- synthesis ---------------------------------------------------------------------------- */
 
 /* Queue `text` (taken) with voice v (owned taken) and answer with the audio. */
-static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, const ptts_voice *v,
-                                  ptts_voice *owned, int fmt, double speed, int streaming) {
+static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x, char *text,
+                                  const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
+                                  int streaming) {
     char err[256];
     srv_enc *enc = NULL;
     if (srv_enc_open(&enc, fmt, speed, streaming, err, sizeof err)) {
         free(text);
         ptts_voice_free(owned);
-        return send_error(s, c, 500, "response_format", NULL, "%s", err);
+        snprintf(x->detail, sizeof x->detail, "encoder: %s", err);
+        return send_error(s, c, x, 500, "response_format", NULL, "the audio encoder failed");
     }
     srv_req *r = srv_req_new(s, text, v, owned);
     float *frames = malloc((size_t)PUMP_FRAMES * s->frame_samples * sizeof(float));
@@ -247,12 +288,12 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, 
         free(frames);
         free(sc);
         srv_enc_free(enc);
-        return send_error(s, c, 500, NULL, NULL, "out of memory");
+        return send_error(s, c, x, 500, NULL, NULL, "out of memory");
     }
-    *sc = (stream_ctx){s, r, enc, conn_fd(c), 0, frames};
+    *sc = (stream_ctx){s, r, enc, x, fmt, conn_fd(c), 0, frames};
     if (srv_enqueue(s, r)) {
         stream_free(sc);
-        return send_error_h(s, c, 503, "server_error", NULL, "queue_full",
+        return send_error_h(s, c, x, 503, "server_error", NULL, "queue_full",
                             "the server is busy: every generation slot and the queue are full; "
                             "retry later",
                             "Retry-After", "1");
@@ -276,8 +317,12 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, 
     pthread_mutex_unlock(&s->mu);
     if (state == RQ_FAILED && r->samples == 0) {
         stream_free(sc);
-        unsigned st = rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID ? 400 : 500;
-        return send_error(s, c, st, st == 400 ? "input" : NULL, NULL, "%s", rerr);
+        snprintf(x->detail, sizeof x->detail, "generation: %s", rerr);
+        if (rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID)
+            return send_error(s, c, x, 400, "input", NULL,
+                              "the input cannot be spoken (nothing to say after text preparation, "
+                              "or too long)");
+        return send_error(s, c, x, 500, NULL, NULL, "the generation failed");
     }
     if (!streaming) {
         while (!sc->done)
@@ -292,7 +337,7 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, 
         stream_free(sc);
         if (!resp) return MHD_NO;
         MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
-        return send_resp(s, c, 200, resp);
+        return send_resp(s, c, x, 200, resp, n);
     }
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
                                                                   stream_reader, sc, stream_free);
@@ -303,7 +348,7 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, char *text, 
     MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    return send_resp(s, c, 200, resp);
+    return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
 }
 
 /* ---- POST /tts ---------------------------------------------------------------------------- */
@@ -317,13 +362,13 @@ static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
-static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, const srv_bad *b) {
-    return send_error(s, c, b->status, b->param, b->code, "%s", b->msg);
+static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, conn_ctx *x, const srv_bad *b) {
+    return send_error(s, c, x, b->status, b->param, b->code, "%s", b->msg);
 }
 
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     srv_bad b;
-    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, &b);
+    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, x, &b);
     int has_url = x->form.voice_url && *x->form.voice_url;
     const ptts_voice *v = NULL;
     ptts_voice *owned = NULL;
@@ -332,43 +377,51 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
         ptts_error e = {0};
         int rc = ptts_voice_from_audio_memory(&owned, s->model, x->form.wav, x->form.wav_len,
                                               PTTS_VOICE_CLONE_SECONDS, &e);
-        if (rc)
-            return send_error(s, c, rc == PTTS_E_NOMEM ? 500 : 400, "voice_wav", NULL,
-                              "voice_wav: %s", e.msg);
+        if (rc) {
+            snprintf(x->detail, sizeof x->detail, "voice_wav: %s", e.msg);
+            if (rc == PTTS_E_NOMEM)
+                return send_error(s, c, x, 500, "voice_wav", NULL, "out of memory");
+            return send_error(s, c, x, 400, "voice_wav", NULL,
+                              rc == PTTS_E_UNSUPPORTED
+                                  ? "voice_wav: this server's model cannot clone voices"
+                                  : "voice_wav: not usable audio (not an audio file this server "
+                                    "reads, shorter than 80 ms, or silent)");
+        }
         v = owned;
     } else {
         int st = srv_voice_get(s, has_url ? x->form.voice_url : s->cfg.default_voice, &v, msg,
-                               sizeof msg);
-        if (st) return send_error(s, c, (unsigned)st, "voice_url", NULL, "%s", msg);
+                               sizeof msg, x->detail, sizeof x->detail);
+        if (st) return send_error(s, c, x, (unsigned)st, "voice_url", NULL, "%s", msg);
     }
     char *text = x->form.text;
     x->form.text = NULL;
-    return synthesize(s, c, text, v, owned, FMT_WAV, 1.0, 1);
+    return synthesize(s, c, x, text, v, owned, FMT_WAV, 1.0, 1);
 }
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
 
 static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     if (x->too_big)
-        return send_error(s, c, 413, NULL, "payload_too_large", "the request body is too large");
+        return send_error(s, c, x, 413, NULL, "payload_too_large", "the request body is too large");
     srv_speech r;
     srv_bad b;
     if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &r, &b))
-        return refuse(s, c, &b);
+        return refuse(s, c, x, &b);
     const ptts_voice *v = NULL;
     char msg[1024];
-    int st = srv_voice_get(s, r.voice ? r.voice : s->cfg.default_voice, &v, msg, sizeof msg);
+    int st = srv_voice_get(s, r.voice ? r.voice : s->cfg.default_voice, &v, msg, sizeof msg,
+                           x->detail, sizeof x->detail);
     if (st) {
         srv_speech_free(&r);
-        return send_error(s, c, (unsigned)st, "voice", NULL, "%s", msg);
+        return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
     }
     free(r.voice);
-    return synthesize(s, c, r.text, v, NULL, r.fmt, r.speed, r.streaming);
+    return synthesize(s, c, x, r.text, v, NULL, r.fmt, r.speed, r.streaming);
 }
 
 /* ---- GET endpoints ------------------------------------------------------------------------ */
 
-static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c) {
+static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "voices");
     pthread_mutex_lock(&s->voice_mu);
     for (int i = 0; i < s->n_voices; i++) {
@@ -412,10 +465,10 @@ static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c) {
             static const char *const names[] = {"wav", "pcm", "flac", "opus", "mp3"};
             cJSON_AddItemToArray(fm, cJSON_CreateString(names[f]));
         }
-    return send_json(s, c, 200, root);
+    return send_json(s, c, x, 200, root);
 }
 
-static enum MHD_Result get_models(srv *s, struct MHD_Connection *c) {
+static enum MHD_Result get_models(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "object", "list");
     cJSON *arr = cJSON_AddArrayToObject(root, "data");
@@ -427,10 +480,10 @@ static enum MHD_Result get_models(srv *s, struct MHD_Connection *c) {
         cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
         cJSON_AddItemToArray(arr, o);
     }
-    return send_json(s, c, 200, root);
+    return send_json(s, c, x, 200, root);
 }
 
-static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
+static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     size_t cap = 8192, len = 0;
     char *b = malloc(cap);
     if (!b) return MHD_NO;
@@ -455,6 +508,13 @@ static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
     OUT("# HELP ptts_open_connections HTTP connections open.\n"
         "# TYPE ptts_open_connections gauge\nptts_open_connections %llu\n",
         (unsigned long long)s->conns);
+    OUT("# HELP ptts_connections_refused_total Requests answered 503 because more than "
+        "--max-connections connections were open.\n"
+        "# TYPE ptts_connections_refused_total counter\nptts_connections_refused_total %llu\n",
+        (unsigned long long)s->conns_refused);
+    OUT("# HELP ptts_draining 1 while SIGTERM drains the server.\n"
+        "# TYPE ptts_draining gauge\nptts_draining %d\n",
+        s->draining);
     OUT("# HELP ptts_audio_seconds_total Seconds of audio generated.\n"
         "# TYPE ptts_audio_seconds_total counter\nptts_audio_seconds_total %.3f\n",
         s->audio_s);
@@ -482,12 +542,91 @@ static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c) {
         tool_now() - s->started);
     pthread_mutex_unlock(&s->mu);
 #undef OUT
-    enum MHD_Result r = send_text(s, c, 200, "text/plain; version=0.0.4", b, len);
+    enum MHD_Result r = send_text(s, c, x, 200, "text/plain; version=0.0.4", b, len);
     free(b);
     return r;
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
+
+/* The first call of a request: its headers. Route, check the limits, answer what needs no body. */
+static enum MHD_Result on_headers(srv *s, struct MHD_Connection *c, conn_ctx *x, const char *url,
+                                  const char *method) {
+    int post = !strcmp(method, "POST");
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    int is_tts = !strcmp(url, "/tts"), is_speech = !strcmp(url, "/v1/audio/speech");
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+    /* a client that waits for 100 Continue sends no body after an early answer */
+    x->has_body =
+        (te || (cl && strcmp(cl, "0"))) && !(expect && !strcasecmp(expect, "100-continue"));
+    pthread_mutex_lock(&s->mu);
+    int crowded = s->conns > (uint64_t)s->cfg.max_connections, draining = s->draining;
+    if (crowded) s->conns_refused++;
+    pthread_mutex_unlock(&s->mu);
+    if (crowded)
+        return send_error_h(s, c, x, 503, "server_error", NULL, "too_many_connections",
+                            "too many connections; retry later", "Retry-After", "1");
+    if (get && !strcmp(url, "/health"))
+        return send_text(s, c, x, 200, "application/json", "{\"status\":\"healthy\"}", 20);
+    if (get && !strcmp(url, "/ready"))
+        return draining ? send_error_h(s, c, x, 503, "server_error", NULL, "draining",
+                                       "the server is shutting down", "Retry-After", "1")
+                        : send_text(s, c, x, 200, "application/json", "{\"status\":\"ready\"}", 18);
+    if (is_tts || is_speech) {
+        if (!post)
+            return send_error(s, c, x, 405, NULL, "method_not_allowed", "%s takes POST", url);
+        if (draining)
+            return send_error_h(s, c, x, 503, "server_error", NULL, "draining",
+                                "the server is shutting down; retry on another replica",
+                                "Retry-After", "1");
+        x->route = is_tts ? ROUTE_TTS : ROUTE_SPEECH;
+        size_t text_bytes = (size_t)s->cfg.max_text_chars * 4;
+        size_t body_limit = (is_tts ? s->cfg.max_upload : 0) + text_bytes + JSON_SLACK;
+        x->limit = is_tts ? s->cfg.max_upload : body_limit;
+        if (cl) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(cl, &end, 10);
+            if (errno || end == cl || *end || v > body_limit) {
+                /* a body too large to read and drop is answered now (the connection closes) */
+                if (errno || end == cl || *end || v > body_limit + DISCARD_MAX) x->has_body = 0;
+                return send_error(s, c, x, 413, NULL, "payload_too_large",
+                                  "the request body is larger than this server accepts "
+                                  "(%zu bytes)",
+                                  body_limit);
+            }
+        }
+        x->form.text_limit = text_bytes;
+        x->form.wav_limit = s->cfg.max_upload;
+        if (is_tts) {
+            x->pp = MHD_create_post_processor(c, 64 * 1024, form_field, x);
+            if (!x->pp)
+                return send_error(s, c, x, 415, NULL, "unsupported_media_type",
+                                  "/tts takes multipart/form-data or "
+                                  "application/x-www-form-urlencoded");
+        }
+        pthread_mutex_lock(&s->mu);
+        s->inflight++;
+        pthread_mutex_unlock(&s->mu);
+        x->inflight = 1;
+        return MHD_YES;
+    }
+    if (!get)
+        return send_error(s, c, x,
+                          strcmp(url, "/") && strcmp(url, "/health") && strcmp(url, "/ready") &&
+                                  strcmp(url, "/metrics") && strncmp(url, "/v1/", 4)
+                              ? 404
+                              : 405,
+                          NULL, NULL, "%.16s %.96s is not an endpoint of this server", method, url);
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        return send_text(s, c, x, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
+    if (!strcmp(url, "/metrics")) return get_metrics(s, c, x);
+    if (!strcmp(url, "/v1/models")) return get_models(s, c, x);
+    if (!strcmp(url, "/v1/audio/voices")) return get_voices(s, c, x);
+    return send_error(s, c, x, 404, NULL, "not_found", "no endpoint %.96s", url);
+}
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload,
@@ -495,70 +634,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     (void)version;
     srv *s = cls;
     conn_ctx *x = *con_cls;
-    if (!x) { /* headers only: route, check limits */
+    if (!x) {
         x = calloc(1, sizeof *x);
         if (!x) return MHD_NO;
         *con_cls = x;
-        int post = !strcmp(method, "POST");
-        int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-        int is_tts = !strcmp(url, "/tts"), is_speech = !strcmp(url, "/v1/audio/speech");
-        pthread_mutex_lock(&s->mu);
-        int crowded = s->conns > (uint64_t)s->cfg.max_connections;
-        pthread_mutex_unlock(&s->mu);
-        if (crowded)
-            return send_error_h(s, c, 503, "server_error", NULL, "too_many_connections",
-                                "too many connections; retry later", "Retry-After", "1");
-        if (is_tts || is_speech) {
-            if (!post)
-                return send_error(s, c, 405, NULL, "method_not_allowed", "%s takes POST", url);
-            x->route = is_tts ? ROUTE_TTS : ROUTE_SPEECH;
-            size_t text_bytes = (size_t)s->cfg.max_text_chars * 4;
-            size_t body_limit = (is_tts ? s->cfg.max_upload : 0) + text_bytes + JSON_SLACK;
-            x->limit = is_tts ? s->cfg.max_upload : body_limit;
-            const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-            if (cl) {
-                char *end;
-                errno = 0;
-                unsigned long long v = strtoull(cl, &end, 10);
-                if (errno || end == cl || v > body_limit)
-                    return send_error(s, c, 413, NULL, "payload_too_large",
-                                      "the request body is larger than this server accepts "
-                                      "(%zu bytes)",
-                                      body_limit);
-            }
-            x->form.text_limit = text_bytes;
-            x->form.wav_limit = s->cfg.max_upload;
-            if (is_tts) {
-                x->pp = MHD_create_post_processor(c, 64 * 1024, form_field, x);
-                if (!x->pp)
-                    return send_error(s, c, 415, NULL, "unsupported_media_type",
-                                      "/tts takes multipart/form-data or "
-                                      "application/x-www-form-urlencoded");
-            }
-            return MHD_YES;
-        }
-        if (!get)
-            return send_error(s, c,
-                              strcmp(url, "/") && strcmp(url, "/health") &&
-                                      strcmp(url, "/metrics") && strncmp(url, "/v1/", 4)
-                                  ? 404
-                                  : 405,
-                              NULL, NULL, "%s %s is not an endpoint of this server", method, url);
-        if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
-            return send_text(s, c, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
-        if (!strcmp(url, "/health"))
-            return send_text(s, c, 200, "application/json", "{\"status\":\"healthy\"}", 20);
-        if (!strcmp(url, "/metrics")) return get_metrics(s, c);
-        if (!strcmp(url, "/v1/models")) return get_models(s, c);
-        if (!strcmp(url, "/v1/audio/voices")) return get_voices(s, c);
-        return send_error(s, c, 404, NULL, "not_found", "no endpoint %s", url);
+        x->t0 = tool_now();
+        x->first_ms = -1;
+        snprintf(x->method, sizeof x->method, "%s", method);
+        snprintf(x->path, sizeof x->path, "%s", url);
+        return on_headers(s, c, x, url, method);
     }
     if (*upload_size) { /* body data */
         size_t n = *upload_size;
         *upload_size = 0;
         x->total += n;
-        if (x->too_big || x->form.too_big || x->form.bad)
-            return MHD_YES; /* drain; the answer comes at the end */
+        if (x->early || x->too_big || x->form.too_big || x->form.bad)
+            /* drain; the answer comes at the end, or the connection closes past the bound */
+            return x->total > x->limit + DISCARD_MAX ? MHD_NO : MHD_YES;
         if (x->route == ROUTE_TTS) {
             size_t text_bytes = (size_t)s->cfg.max_text_chars * 4;
             if (x->total > s->cfg.max_upload + text_bytes + JSON_SLACK) {
@@ -566,15 +658,22 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                 return MHD_YES;
             }
             if (MHD_post_process(x->pp, upload, n) != MHD_YES) x->form.bad = 1;
-        } else {
+        } else if (x->route == ROUTE_SPEECH) {
             char *b = x->body;
             if (srv_append(&b, &x->body_len, upload, n, x->limit)) x->too_big = 1;
             x->body = b;
         }
-        /* a body ten times over the limit is not worth reading to the end */
-        return x->total > 10 * (x->limit + JSON_SLACK) ? MHD_NO : MHD_YES;
+        return MHD_YES;
     }
     /* the whole request is in */
+    x->has_body = 0;
+    if (x->early) {
+        struct MHD_Response *resp = x->early;
+        x->early = NULL;
+        enum MHD_Result r = MHD_queue_response(c, x->early_status, resp);
+        MHD_destroy_response(resp);
+        return r;
+    }
     if (x->route == ROUTE_TTS) {
         if (!x->form.bad && !x->form.too_big && MHD_destroy_post_processor(x->pp) != MHD_YES)
             x->form.bad = 1;
@@ -587,11 +686,39 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     return MHD_NO;
 }
 
+void srv_log(const srv *s, int level, const char *fmt, ...) {
+    if (level > s->cfg.log_level) return;
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], buf);
+}
+
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe) {
-    (void)cls, (void)c, (void)toe;
+    (void)c;
+    srv *s = cls;
     conn_ctx *x = *con_cls;
     if (!x) return;
+    /* one line per request; the detail (paths, library messages) is for the operator only */
+    int level = x->status >= 500 || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ? PTTS_LOG_WARN
+                                                                               : PTTS_LOG_INFO;
+    char first[32] = "-";
+    if (x->first_ms >= 0) snprintf(first, sizeof first, "%.0f", x->first_ms);
+    srv_log(s, level, "%s %s %u bytes=%llu audio_s=%.2f first_audio_ms=%s ms=%.0f%s%s%s", x->method,
+            x->path, x->status, (unsigned long long)x->bytes, x->audio_s, first,
+            1000.0 * (tool_now() - x->t0),
+            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)",
+            x->detail[0] ? ": " : "", x->detail);
+    if (x->inflight) {
+        pthread_mutex_lock(&s->mu);
+        s->inflight--;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (x->early) MHD_destroy_response(x->early);
     if (x->pp) MHD_destroy_post_processor(x->pp);
     srv_form_free(&x->form);
     free(x->body);
@@ -630,15 +757,19 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
             ai = p;
             break;
         }
+    /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
+     * this hard limit, where no answer can be sent */
+    int hard_limit =
+        s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->cfg.max_connections + 16),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)s->cfg.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+        (unsigned)1, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!s->mhd) {
         snprintf(msg, cap, "cannot listen on %s:%d (%s)", s->cfg.host, s->cfg.port,

@@ -41,9 +41,64 @@ static int blank(const char *t, size_t len) {
     return 1;
 }
 
-/* The checks every text gets: no NUL byte, not blank, at most max_chars characters. */
+size_t srv_utf8_check(const char *text, size_t len, uint32_t *cp) {
+    const unsigned char *t = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        unsigned c = t[i];
+        uint32_t u;
+        size_t n;
+        if (c < 0x80) {
+            u = c, n = 1;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            u = c & 0x1F, n = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            u = c & 0x0F, n = 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            u = c & 0x07, n = 4;
+        } else {
+            *cp = 0xFFFFFFFFu;
+            return i;
+        }
+        if (len - i < n) {
+            *cp = 0xFFFFFFFFu;
+            return i;
+        }
+        for (size_t k = 1; k < n; k++) {
+            if ((t[i + k] & 0xC0) != 0x80) {
+                *cp = 0xFFFFFFFFu;
+                return i;
+            }
+            u = (u << 6) | (t[i + k] & 0x3F);
+        }
+        /* overlong forms, UTF-16 surrogates, past U+10FFFF */
+        if ((n == 3 && (u < 0x800 || (u >= 0xD800 && u <= 0xDFFF))) ||
+            (n == 4 && (u < 0x10000 || u > 0x10FFFF))) {
+            *cp = 0xFFFFFFFFu;
+            return i;
+        }
+        /* C0 controls but tab and line ends, DEL, C1 controls */
+        if ((u < 0x20 && u != '\t' && u != '\n' && u != '\r') || (u >= 0x7F && u <= 0x9F)) {
+            *cp = u;
+            return i;
+        }
+        i += n;
+    }
+    return len;
+}
+
+/* The checks every text gets: valid UTF-8 without control characters, not blank, at most
+ * max_chars characters. */
 static int check_text(const char *text, size_t len, int max_chars, const char *param, srv_bad *b) {
-    if (memchr(text, 0, len)) return refuse(b, 400, param, NULL, "the text contains NUL bytes");
+    uint32_t cp = 0;
+    size_t at = srv_utf8_check(text, len, &cp);
+    if (at < len && cp == 0xFFFFFFFFu)
+        return refuse(b, 400, param, "invalid_utf8",
+                      "the text is not valid UTF-8 (byte offset %zu)", at);
+    if (at < len)
+        return refuse(b, 400, param, "control_character",
+                      "the text contains the control character U+%04X at byte offset %zu; only "
+                      "tab, line feed and carriage return are accepted",
+                      (unsigned)cp, at);
     if (blank(text, len)) return refuse(b, 400, param, NULL, "the text cannot be empty");
     size_t n = utf8_chars(text, len);
     if (n > (size_t)max_chars)
@@ -69,6 +124,14 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
     r->speed = 1.0;
     r->streaming = 1;
     if (!body) return refuse(b, 400, NULL, NULL, "a JSON body is required");
+    /* cJSON decodes \u0000 into a NUL that would end the string early: refused here */
+    for (size_t i = 0; i + 5 < len; i++) {
+        if (body[i] != '\\') continue;
+        if (body[i + 1] == 'u' && !memcmp(body + i + 2, "0000", 4))
+            return refuse(b, 400, NULL, "control_character",
+                          "the body contains \\u0000 (NUL) at byte offset %zu", i);
+        i++; /* an escaped character: "\\\\u0000" is a backslash, then text */
+    }
     cJSON *j = cJSON_ParseWithLength(body, len);
     if (!j || !cJSON_IsObject(j)) {
         cJSON_Delete(j);

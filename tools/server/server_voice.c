@@ -11,8 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "util.h"
 #include "server.h"
+#include "util.h"
 
 /* Voices resolved from presets and URLs are kept up to this many; beyond, 503-free reuse is
  * not promised and a new URL is refused (bounded memory). */
@@ -103,7 +103,8 @@ int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e) {
             continue;
         }
         if (find_voice(s, stem)) {
-            tool_log(s->cfg.quiet, PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)", path, stem);
+            tool_log(s->cfg.quiet, PTTS_LOG_WARN, "voices: skipping %s (voice '%s' already loaded)",
+                     path, stem);
             continue;
         }
         ptts_voice *v = NULL;
@@ -129,8 +130,10 @@ static int is_url(const char *s) {
     return !strncmp(s, "hf://", 5) || !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
 }
 
-int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap) {
+int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, size_t cap,
+                  char *detail, size_t dcap) {
     *out = NULL;
+    detail[0] = 0;
     pthread_mutex_lock(&s->voice_mu);
     srv_voice *sv = find_voice(s, name);
     const ptts_voice *found = sv ? sv->v : NULL;
@@ -142,8 +145,14 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
     int url = is_url(name);
     char buf[512];
     if (url) {
-        if (!s->cfg.allow_voice_urls) {
-            snprintf(msg, cap, "voice URLs are disabled on this server (--no-voice-urls)");
+        int mode = s->cfg.voice_urls;
+        if (mode == VOICE_URLS_NONE) {
+            snprintf(msg, cap, "voice URLs are disabled on this server");
+            return 400;
+        }
+        if (mode == VOICE_URLS_PUBLIC && strncmp(name, "hf://", 5) &&
+            strncmp(name, "https://", 8)) {
+            snprintf(msg, cap, "this server takes hf:// and https:// voice URLs only");
             return 400;
         }
         if (strlen(name) > 2048) {
@@ -154,21 +163,45 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
                ptts_preset_voice_url(s->cfg.language, name, buf, sizeof buf)) {
         snprintf(msg, cap, "unknown voice '%.128s': use a name from GET /v1/audio/voices%s",
                  srv_voice_name_ok(name) ? name : "(invalid name)",
-                 s->cfg.allow_voice_urls ? ", an hf:// or http(s) URL" : "");
+                 s->cfg.voice_urls == VOICE_URLS_NONE  ? ""
+                 : s->cfg.voice_urls == VOICE_URLS_ANY ? ", an hf:// or http(s) URL"
+                                                       : ", an hf:// or https:// URL");
         return 400;
     }
-    /* downloads and loads happen outside the lock: one slow URL stalls only its own request */
+    /* downloads and loads happen outside the lock: one slow URL stalls only its own request.
+     * A client's URL is fetched under the server's limits; a preset's URL is the operator's
+     * (its endpoint, HF_ENDPOINT, too). The client learns what was wrong with its request, the
+     * log (detail) the rest: paths and library messages stay on the server. */
     char *path = NULL;
     ptts_error e = {0};
-    if (ptts_voice_resolve(&path, s->cfg.language, name, &e)) {
-        snprintf(msg, cap, "cannot fetch voice '%.256s': %s", name, e.msg);
-        return e.code == PTTS_E_NOT_FOUND ? 400 : 502;
+    ptts_fetch_options fo = {.public_only = s->cfg.voice_urls == VOICE_URLS_PUBLIC,
+                             .max_bytes = s->cfg.voice_url_max,
+                             .timeout_s = s->cfg.voice_url_timeout_s};
+    int rc = url ? ptts_fetch_url(&path, name, &fo, &e)
+                 : ptts_voice_resolve(&path, s->cfg.language, name, &e);
+    if (rc) {
+        int status = 400;
+        if (rc == PTTS_E_INVALID && url)
+            snprintf(msg, cap, "voice URL refused: malformed, or its host is not a public address");
+        else if (rc == PTTS_E_NOMEM && url)
+            snprintf(msg, cap, "the voice file is over this server's limit of %lld bytes",
+                     (long long)s->cfg.voice_url_max);
+        else if (rc == PTTS_E_NOT_FOUND)
+            snprintf(msg, cap, "voice '%.256s' was not found", name);
+        else {
+            snprintf(msg, cap, "the voice could not be downloaded");
+            status = 502;
+        }
+        snprintf(detail, dcap, "voice %.256s: %s", name, e.msg); /* last: detail may be msg */
+        return status;
     }
     ptts_voice *v = NULL;
-    int rc = ptts_voice_open(&v, s->model, s->cfg.language, path, 0, NULL, &e);
+    rc = ptts_voice_open(&v, s->model, s->cfg.language, path, 0, NULL, &e);
     free(path);
     if (rc) {
-        snprintf(msg, cap, "voice '%.256s' is unusable: %s", name, e.msg);
+        snprintf(msg, cap, "voice '%.256s' is not a voice state or audio file this server reads",
+                 name);
+        snprintf(detail, dcap, "voice %.256s: %s", name, e.msg);
         return 400;
     }
     pthread_mutex_lock(&s->voice_mu);
@@ -193,7 +226,7 @@ int srv_voice_default(srv *s, const char *arg, const char **name, char *msg, siz
     int preset = !is_url(arg) && srv_voice_name_ok(arg) &&
                  !ptts_preset_voice_url(s->cfg.language, arg, buf, sizeof buf);
     if (find_voice(s, arg) || preset) { /* a voices-dir name or a preset: as a request's */
-        int st = srv_voice_get(s, arg, &found, msg, cap);
+        int st = srv_voice_get(s, arg, &found, msg, cap, msg, cap);
         if (!st) *name = find_voice(s, arg)->name;
         return st;
     }
