@@ -12,7 +12,8 @@
  *  4. Hostile files: every truncation of a small file, flipped bytes, and hand-edited trees
  *     (wrong types, huge vocabularies, bad byte pieces, no unk_id, duplicates, mismatched added
  *     tokens, normalizer steps out of order or unknown, another Replace pattern, bad base64, short
- *     or oversized charsmaps): a clear PTTS_E_* error naming the problem, never a crash.
+ *     or oversized charsmaps, sp_unigram_tiny's charsmap cut in half): a clear PTTS_E_* error
+ *     naming the problem, never a crash.
  *  5. A hand-built charsmap ("\t" -> " ") through each normalizer step; a charsmap whose double
  *     array points outside itself fails the encode cleanly.
  *  6. Random byte strings encode and decode; a 2 MB text encodes in linear time.
@@ -509,6 +510,50 @@ static void test_normalizer_steps(const char *json, const ptts_tokenizer *shippe
     free(map);
 }
 
+/* sp_unigram_tiny's real charsmap cut in half (its trie no longer fits), and a charsmap that
+ * makes the file larger than the backend reads (refused before parsing). */
+static void test_charsmap_limits(const char *json) {
+    size_t tn = 0;
+    char *tiny = read_all(fixture_path("tokenizer/sp_unigram_tiny.tokenizer.json"), &tn);
+    REQUIRE(tiny);
+    cJSON *root = cJSON_Parse(tiny);
+    REQUIRE(root);
+    cJSON *step = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "normalizer"), "normalizers"), 0);
+    const cJSON *map = cJSON_GetObjectItem(step, "precompiled_charsmap");
+    REQUIRE(cJSON_IsString(map));
+    size_t cut = strlen(map->valuestring) / 2 & ~(size_t)3;
+    char *half = malloc(cut + 1);
+    REQUIRE(half);
+    memcpy(half, map->valuestring, cut);
+    half[cut] = 0;
+    cJSON_ReplaceItemInObject(step, "precompiled_charsmap", cJSON_CreateString(half));
+    ptts_error e = {0};
+    CHECK(load_tree(root, &e) == PTTS_E_FORMAT);
+    CHECKF(strstr(e.msg, "precompiled_charsmap trie size") && strstr(e.msg, "does not fit"), "'%s'",
+           e.msg);
+    cJSON_Delete(root);
+    free(half);
+    free(tiny);
+    root = cJSON_Parse(json);
+    REQUIRE(root);
+    size_t n = (size_t)17 << 20;
+    char *huge = malloc(n + 1);
+    REQUIRE(huge);
+    memset(huge, 'A', n);
+    huge[n] = 0;
+    step = cJSON_CreateObject();
+    cJSON_AddStringToObject(step, "type", "Precompiled");
+    cJSON_AddStringToObject(step, "precompiled_charsmap", huge);
+    cJSON_InsertItemInArray(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "normalizer"), "normalizers"), 0, step);
+    e.msg[0] = 0;
+    CHECK(load_tree(root, &e) == PTTS_E_FORMAT);
+    CHECKF(strstr(e.msg, "tokenizer.json larger than") != NULL, "'%s'", e.msg);
+    cJSON_Delete(root);
+    free(huge);
+}
+
 /* Truncations and flipped bytes of the shipped file: an error or a working tokenizer. */
 static void test_hostile_bytes(const char *json, size_t size) {
     int loaded = 0, refused = 0;
@@ -615,6 +660,7 @@ int main(void) {
     }
     test_unsupported();
     test_normalizer_steps(json, tj);
+    test_charsmap_limits(json);
     test_pick(json, sn);
     test_hostile_trees(json);
     test_hostile_bytes(json, sn);
