@@ -257,6 +257,11 @@ broken:
     return ptts_fail(e, PTTS_E_FORMAT, "tokenizer: the precompiled charsmap is malformed");
 }
 
+int tk_charsmap_apply(const ptts_tokenizer *t, const char *text, size_t len, buf *o,
+                      ptts_error *e) {
+    return normalize(t, &t->norm, 0, 0, text, len, o, e);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Segmentation: a list of (start, length, id) over the normalized text.                       */
 

@@ -87,6 +87,9 @@ struct ptts_tokenizer {
     uint8_t *special;  /* per id: an added special token (decode drops it) */
     htrie added;       /* the added tokens' contents, matched before the model */
     int n_added;
+    /* The normalizer steps after the charsmap (t->norm, when Precompiled): Replace(" {2,}" ->
+     * " "), Strip's two sides, Prepend("\u2581"). */
+    uint8_t collapse_spaces, strip_left, strip_right, prepend;
 };
 
 int tk_buf_reserve(buf *b, size_t extra);
@@ -137,6 +140,13 @@ int tk_piece_to_byte(const char *s, size_t n);
 int tk_read_file(const char *path, size_t max, char **out, size_t *size, ptts_error *e);
 
 void tk_norm_free(norm_spec *s);
+/* Splits s->charsmap (the precompiled double array + replacement pool blob, which the caller
+ * keeps) into s->units and s->pool, both copied (tokenizer_model.c). */
+int tk_load_charsmap(norm_spec *s, const char *name, ptts_error *e);
+/* t->norm's charsmap alone over text[0..len) into o (tokenizer.c): each character replaced by
+ * its longest match, invalid UTF-8 bytes by U+FFFD; PTTS_E_FORMAT when the charsmap is broken. */
+int tk_charsmap_apply(const ptts_tokenizer *t, const char *text, size_t len, buf *o,
+                      ptts_error *e);
 /* SentencePiece .model bytes into t (tokenizer_model.c). */
 int tk_sp_load(ptts_tokenizer *t, const uint8_t *data, size_t size, const char *name,
                ptts_error *e);

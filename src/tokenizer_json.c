@@ -1,28 +1,37 @@
 /*
- * tokenizer_json.c - the Hugging Face `tokenizer.json` backend: exactly the subset Kyutai ships
- * (MODEL.md 9.3), encoded and decoded as the `tokenizers` library does for it.
+ * tokenizer_json.c - the Hugging Face `tokenizer.json` backend: the subset Kyutai ships (MODEL.md
+ * 9.3) plus the normalizers Kyutai's converter adds for non-identity .model normalizers, encoded
+ * and decoded as the `tokenizers` library does for them.
  *
- * Map: JSON helpers -> the checks of each component (nulls, added_tokens, normalizer,
- * pre_tokenizer, decoder) -> the Unigram vocabulary (pieces, scores, trie, byte ids) ->
- * tk_json_load -> encoding (cut at added tokens, Prepend + Metaspace, the Viterbi per word,
- * fused unknown spans with byte fallback) -> decoding (specials dropped, Metaspace, ByteFallback,
- * Fuse).
+ * Map: JSON helpers -> the normalizer (base64, Precompiled, Replace, Strip, Prepend) -> the
+ * checks of the other components (nulls, pre_tokenizer, decoder) -> added_tokens -> the Unigram
+ * vocabulary (pieces, scores, trie, byte ids) -> tk_json_load -> encoding (cut at added tokens,
+ * the normalizer and Metaspace per segment, the Viterbi per word, fused unknown spans with byte
+ * fallback) -> decoding (specials dropped, Metaspace, ByteFallback, Fuse).
  *
  * Why it is built this way:
- *  - Anything outside the shipped subset is refused with PTTS_E_UNSUPPORTED naming the
- *    component (a BPE model, a Precompiled normalizer, a post_processor...), and malformed or
- *    hostile files with PTTS_E_FORMAT naming the field: no guessing at semantics that were
- *    never checked against the library.
+ *  - The normalizer is either a bare Prepend("\u2581") or a Sequence of the converter's steps in
+ *    its order, each optional: Precompiled (a SentencePiece precompiled_charsmap in base64,
+ *    parsed and applied by the .model backend's code), Replace(Regex " {2,}" -> " "), Strip,
+ *    Prepend("\u2581"). Anything else (another component, another Replace pattern, another
+ *    order) is refused with PTTS_E_UNSUPPORTED naming it, as are a BPE model or a
+ *    post_processor; malformed or hostile files get PTTS_E_FORMAT naming the field.
+ *  - Precompiled is applied character by character with the longest charsmap match, as
+ *    SentencePiece does; the library looks matches up per grapheme cluster first, which gives
+ *    the same text wherever the charsmap's multi-character keys are whole clusters (its NFKC
+ *    compositions are).
  *  - Memory is bounded by the file: the file is capped (JSON_MAX_BYTES), the vocabulary at
- *    JSON_MAX_PIECES, the trie at 2^24 - 2 bytes of pieces (its node ids are 24-bit).
+ *    JSON_MAX_PIECES, the trie at 2^24 - 2 bytes of pieces (its node ids are 24-bit); the
+ *    charsmap by the file size.
  *  - The Viterbi is the library's Unigram encode_optimized: float64 scores, every vocabulary
  *    piece takes part (byte pieces and the literal control spellings too), an unknown edge of one
  *    character scored min(scores) - 10 where no one-character piece matches, ties kept by the
  *    first candidate (strict >). It is not SentencePiece's (float sums over NORMAL/USER pieces
  *    only), so it is not shared with tokenizer.c, but it walks the same hashed byte trie: linear
  *    in text length times the longest piece.
- *  - Text is bytes here, not a Rust str: an invalid UTF-8 byte is one character that no piece
- *    matches, so it becomes an unknown edge and then its <0xHH> byte piece.
+ *  - Text is bytes here, not a Rust str: without Precompiled an invalid UTF-8 byte is one
+ *    character that no piece matches, so it becomes an unknown edge and then its <0xHH> byte
+ *    piece; the charsmap turns it into U+FFFD, as SentencePiece's normalizer does.
  */
 #include "tokenizer_impl.h"
 
@@ -84,29 +93,149 @@ static int is_prepend(const cJSON *o) {
     return cJSON_IsObject(o) && jis(o, "type", "Prepend") && jis(o, "prepend", SPACE_SYM);
 }
 
+/* Standard base64 (padding required, no whitespace) of s into a malloc'd *out of *n bytes. */
+static int base64_decode(const char *s, uint8_t **out, size_t *n) {
+    size_t len = strlen(s);
+    if (len == 0 || len % 4) return -1;
+    uint8_t *o = malloc(len / 4 * 3);
+    if (!o) return -2;
+    size_t w = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        uint32_t v = 0;
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            char c = s[i + k];
+            int d = c >= 'A' && c <= 'Z'   ? c - 'A'
+                    : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                    : c >= '0' && c <= '9' ? c - '0' + 52
+                    : c == '+'             ? 62
+                    : c == '/'             ? 63
+                                           : -1;
+            /* '=' only at the end of the last quantum, at most two of them. */
+            if (c == '=' && i + 4 == len && k >= 2 && (k == 3 || s[i + 3] == '=')) {
+                pad++;
+                d = 0;
+            } else if (d < 0 || pad) {
+                free(o);
+                return -1;
+            }
+            v = v << 6 | (uint32_t)d;
+        }
+        o[w++] = (uint8_t)(v >> 16);
+        if (pad < 2) o[w++] = (uint8_t)(v >> 8);
+        if (pad < 1) o[w++] = (uint8_t)v;
+    }
+    *out = o;
+    *n = w;
+    return 0;
+}
+
+/* Precompiled: the base64 of a SentencePiece precompiled_charsmap, into t->norm. */
+static int load_precompiled(ptts_tokenizer *t, const cJSON *o, const char *name, ptts_error *e) {
+    const char *b64 = jstr(o, "precompiled_charsmap");
+    if (!b64)
+        return ptts_fail(e, PTTS_E_FORMAT, "%s: Precompiled needs a string precompiled_charsmap",
+                         name);
+    uint8_t *blob = NULL;
+    size_t n = 0;
+    int r = base64_decode(b64, &blob, &n);
+    if (r == -2) return ptts_fail(e, PTTS_E_NOMEM, "%s: out of memory", name);
+    if (r) return ptts_fail(e, PTTS_E_FORMAT, "%s: precompiled_charsmap is not base64", name);
+    t->norm.charsmap = blob;
+    t->norm.charsmap_len = n;
+    int rc = tk_load_charsmap(&t->norm, name, e);
+    t->norm.charsmap = NULL; /* the units and pool are copies */
+    t->norm.charsmap_len = 0;
+    free(blob);
+    return rc;
+}
+
+/* One step of the normalizer Sequence; *stage is the converter's order (Precompiled, Replace,
+ * Strip, Prepend), each at most once and in that order. */
+static int load_norm_step(ptts_tokenizer *t, const cJSON *o, int *stage, const char *name,
+                          ptts_error *e) {
+    static const char *order[] = {"Precompiled", "Replace", "Strip", "Prepend"};
+    const char *type = type_of(o);
+    int k = 0;
+    while (k < 4 && strcmp(type, order[k]) != 0)
+        k++;
+    if (k == 4)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "%s: normalizer Sequence with %s is not supported (only Precompiled, "
+                         "Replace, Strip, Prepend)",
+                         name, type);
+    if (k < *stage)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "%s: normalizer Sequence with %s after %s is not supported (only in the "
+                         "order Precompiled, Replace, Strip, Prepend)",
+                         name, type, order[*stage - 1]);
+    *stage = k + 1;
+    if (k == 0) return load_precompiled(t, o, name, e);
+    if (k == 1) {
+        const cJSON *pat = cJSON_GetObjectItemCaseSensitive(o, "pattern");
+        if (!cJSON_IsObject(pat) || !jis(pat, "Regex", " {2,}") || !jis(o, "content", " ")) {
+            const char *re = cJSON_IsObject(pat) ? jstr(pat, "Regex") : NULL;
+            const char *str = cJSON_IsObject(pat) ? jstr(pat, "String") : NULL;
+            const char *kind = re ? "Regex" : "String", *what = re ? re : str;
+            if (!what) {
+                kind = "pattern";
+                what = "?";
+            }
+            return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                             "%s: normalizer Replace of %s \"%.40s\" is not supported (only Regex "
+                             "\" {2,}\" -> \" \")",
+                             name, kind, what);
+        }
+        t->collapse_spaces = 1;
+        return PTTS_OK;
+    }
+    if (k == 2) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "strip_left");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "strip_right");
+        if (!cJSON_IsBool(l) || !cJSON_IsBool(r))
+            return ptts_fail(e, PTTS_E_FORMAT,
+                             "%s: normalizer Strip needs booleans strip_left and strip_right",
+                             name);
+        t->strip_left = (uint8_t)cJSON_IsTrue(l);
+        t->strip_right = (uint8_t)cJSON_IsTrue(r);
+        return PTTS_OK;
+    }
+    if (!is_prepend(o))
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "%s: normalizer Prepend is not supported (only Prepend(\"\xe2\x96\x81\"))",
+                         name);
+    t->prepend = 1;
+    return PTTS_OK;
+}
+
+static int load_normalizer(ptts_tokenizer *t, const cJSON *root, const char *name, ptts_error *e) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "normalizer"), *o;
+    if (is_prepend(n)) {
+        t->prepend = 1;
+        return PTTS_OK;
+    }
+    if (!cJSON_IsObject(n) || !jis(n, "type", "Sequence"))
+        return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                         "%s: normalizer %s is not supported (only Prepend(\"\xe2\x96\x81\") or a "
+                         "Sequence)",
+                         name, type_of(n));
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(n, "normalizers");
+    if (!cJSON_IsArray(list))
+        return ptts_fail(e, PTTS_E_FORMAT, "%s: normalizer Sequence without a normalizers list",
+                         name);
+    int stage = 0, rc;
+    cJSON_ArrayForEach(o, list) {
+        if ((rc = load_norm_step(t, o, &stage, name, e))) return rc;
+    }
+    return PTTS_OK;
+}
+
 static int check_components(const cJSON *root, const char *name, ptts_error *e) {
     static const char *nulls[] = {"truncation", "padding", "post_processor"};
     for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
         if (!jnull(root, nulls[i]))
             return ptts_fail(e, PTTS_E_UNSUPPORTED, "%s: %s is not supported (only null)", name,
                              nulls[i]);
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-    if (cJSON_IsObject(n) && jis(n, "type", "Sequence")) {
-        const cJSON *list = cJSON_GetObjectItemCaseSensitive(n, "normalizers");
-        if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != 1 ||
-            !is_prepend(cJSON_GetArrayItem(list, 0)))
-            return ptts_fail(e, PTTS_E_UNSUPPORTED,
-                             "%s: normalizer Sequence with %s is not supported (only "
-                             "Prepend(\"\xe2\x96\x81\"))",
-                             name,
-                             cJSON_IsArray(list) && cJSON_GetArraySize(list) > 0
-                                 ? type_of(cJSON_GetArrayItem(list, 0))
-                                 : "no Prepend");
-    } else if (!is_prepend(n)) {
-        return ptts_fail(e, PTTS_E_UNSUPPORTED,
-                         "%s: normalizer %s is not supported (only Prepend(\"\xe2\x96\x81\"))",
-                         name, type_of(n));
-    }
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
     if (!is_metaspace(p))
         return ptts_fail(e, PTTS_E_UNSUPPORTED,
@@ -248,13 +377,11 @@ static int load_vocab(ptts_tokenizer *t, const cJSON *model, const char *name, p
     if (tk_trie_init(&t->trie, total)) return ptts_fail(e, PTTS_E_NOMEM, "%s: out of memory", name);
     for (int k = 0; k < n; k++)
         tk_trie_insert(&t->trie, (const unsigned char *)t->piece[k], t->len[k], k);
-    for (int b = 0; t->byte_fallback && b < 256; b++) {
+    /* -1 where the byte piece is missing: a span with such a byte becomes unk_id. */
+    for (int b = 0; b < 256; b++) {
         char s[8];
         snprintf(s, sizeof s, "<0x%02X>", b);
         t->byte_id[b] = tk_map_find(t, &t->normal_map, s, 6);
-        if (t->byte_id[b] < 0)
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: byte_fallback without the byte piece %s", name,
-                             s);
     }
     return PTTS_OK;
 }
@@ -294,6 +421,7 @@ int tk_json_load(ptts_tokenizer *t, const char *data, size_t size, const char *n
     if (!cJSON_IsObject(root))
         rc = ptts_fail(e, PTTS_E_FORMAT, "%s: not a tokenizer.json object", name);
     if (!rc) rc = check_components(root, name, e);
+    if (!rc) rc = load_normalizer(t, root, name, e);
     if (!rc) rc = load_model(t, root, name, e);
     if (!rc) rc = load_added(t, root, name, e);
     cJSON_Delete(root);
@@ -316,7 +444,10 @@ typedef struct {
     int32_t *id;    /* its id (unk_id for an unknown edge) */
     int32_t *path;  /* the best path's end positions, last first */
     size_t wcap;    /* room of the four arrays above (the longest word so far + 1) */
-    int *ids;       /* output, room for every normalized byte plus every added token */
+    buf mapped;     /* a segment after the charsmap */
+    buf norm;       /* a segment after the whole normalizer and Metaspace */
+    int *ids;       /* output; room kept for every normalized byte plus every added token */
+    size_t icap;
     int n;
 } jenc;
 
@@ -338,15 +469,34 @@ static int jenc_grow(jenc *c, size_t need) {
     return 0;
 }
 
-/* A fused unknown span s[0..n): the piece equal to it, else its bytes. */
+/* Room for `more` further ids. */
+static int jenc_ids(jenc *c, size_t more) {
+    size_t need = (size_t)c->n + more;
+    if (need <= c->icap) return 0;
+    size_t cap = c->icap ? c->icap : 64;
+    while (cap < need)
+        cap *= 2;
+    int *p = realloc(c->ids, cap * sizeof *p);
+    if (!p) return -1;
+    c->ids = p;
+    c->icap = cap;
+    return 0;
+}
+
+/* A fused unknown span s[0..n): the piece equal to it, else with byte_fallback its byte pieces
+ * when the vocabulary has all of them, else unk_id (the library's Unigram tokenize). */
 static void emit_unknown(jenc *c, const unsigned char *s, size_t n) {
-    int id = tk_map_find(c->t, &c->t->normal_map, (const char *)s, n);
-    if (id >= 0) {
-        c->ids[c->n++] = id;
+    const ptts_tokenizer *t = c->t;
+    int id = tk_map_find(t, &t->normal_map, (const char *)s, n);
+    size_t i = 0;
+    while (id < 0 && t->byte_fallback && i < n && t->byte_id[s[i]] >= 0)
+        i++;
+    if (id < 0 && t->byte_fallback && i == n) {
+        for (i = 0; i < n; i++)
+            c->ids[c->n++] = t->byte_id[s[i]];
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        c->ids[c->n++] = c->t->byte_id[s[i]];
+    c->ids[c->n++] = id >= 0 ? id : t->unk_id;
 }
 
 /* The Viterbi over one word w[0..L) (it starts with U+2581); -1 when out of memory. */
@@ -411,41 +561,80 @@ static int viterbi(jenc *c, const unsigned char *w, size_t L) {
     return 0;
 }
 
-/* One segment between added tokens: Prepend "▁", " " -> "▁" (Metaspace), cut before every
- * "▁", one Viterbi per word. `norm` has room for the normalized segment. */
-static int encode_segment(jenc *c, const char *s, size_t n, unsigned char *norm) {
-    size_t m = SPACE_SYM_LEN;
-    memcpy(norm, SPACE_SYM, SPACE_SYM_LEN);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == ' ') {
-            memcpy(norm + m, SPACE_SYM, SPACE_SYM_LEN);
-            m += SPACE_SYM_LEN;
-        } else {
-            norm[m++] = (unsigned char)s[i];
-        }
+/* Rust's char::is_whitespace (the White_Space property), which Strip trims. */
+static int is_white(uint32_t c) {
+    return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+           c == 0x205F || c == 0x3000;
+}
+
+/* The character ending at s[n): its start. */
+static size_t last_char(const unsigned char *s, size_t n) {
+    size_t i = n - 1;
+    while (i > 0 && n - i < 4 && (s[i] & 0xC0) == 0x80)
+        i--;
+    size_t l;
+    tk_decode_utf8(s + i, n - i, &l);
+    return i + l == n ? i : n - 1;
+}
+
+/* One segment between added tokens, as the library runs it: the normalizer (charsmap, " {2,}"
+ * -> " ", Strip, Prepend "▁"; a segment left empty yields nothing), then Metaspace (" " -> "▁",
+ * "▁" prepended unless there), cut before every "▁", one Viterbi per word. */
+static int encode_segment(jenc *c, const char *text, size_t len, ptts_error *e) {
+    const ptts_tokenizer *t = c->t;
+    const unsigned char *s = (const unsigned char *)text;
+    if (t->norm.units) {
+        int rc = tk_charsmap_apply(t, text, len, &c->mapped, e);
+        if (rc) return rc;
+        s = (const unsigned char *)c->mapped.p;
+        len = c->mapped.n;
     }
-    size_t w = 0;
+    size_t lo = 0, hi = len, l;
+    while (t->strip_left && lo < hi && is_white(tk_decode_utf8(s + lo, hi - lo, &l)))
+        lo += l;
+    while (t->strip_right && lo < hi) {
+        size_t i = last_char(s + lo, hi - lo) + lo;
+        if (!is_white(tk_decode_utf8(s + i, hi - i, &l))) break;
+        hi = i;
+    }
+    if (lo == hi) return PTTS_OK;
+    buf *o = &c->norm;
+    o->n = 0;
+    /* Each byte grows to at most 3 (" " -> U+2581), plus one prepended U+2581. */
+    if (tk_buf_reserve(o, 3 * (hi - lo) + SPACE_SYM_LEN)) goto nomem;
+    int lead =
+        s[lo] == ' ' || (hi - lo >= SPACE_SYM_LEN && memcmp(s + lo, SPACE_SYM, SPACE_SYM_LEN) == 0);
+    if (t->prepend || !lead) tk_buf_put(o, SPACE_SYM, SPACE_SYM_LEN);
+    for (size_t i = lo; i < hi; i++) {
+        if (s[i] != ' ')
+            tk_buf_put(o, s + i, 1);
+        else if (!(t->collapse_spaces && i > lo && s[i - 1] == ' '))
+            tk_buf_put(o, SPACE_SYM, SPACE_SYM_LEN);
+    }
+    /* Every id covers at least one normalized byte. */
+    if (jenc_ids(c, o->n)) goto nomem;
+    const unsigned char *w = (const unsigned char *)o->p;
+    size_t m = o->n, beg = 0;
     for (size_t i = SPACE_SYM_LEN; i <= m; i++) {
-        if (i < m && (i + SPACE_SYM_LEN > m || memcmp(norm + i, SPACE_SYM, SPACE_SYM_LEN) != 0))
+        if (i < m && (i + SPACE_SYM_LEN > m || memcmp(w + i, SPACE_SYM, SPACE_SYM_LEN) != 0))
             continue;
-        if (viterbi(c, norm + w, i - w)) return -1;
-        w = i;
+        if (viterbi(c, w + beg, i - beg)) goto nomem;
+        beg = i;
         i += SPACE_SYM_LEN - 1;
     }
-    return 0;
+    return PTTS_OK;
+nomem:
+    return ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory encoding %zu bytes", len);
 }
 
 int tk_json_encode(const ptts_tokenizer *t, const char *text, size_t len, int **ids_out, int *n_out,
                    ptts_error *e) {
-    /* A segment grows by at most 3 bytes per byte (" " -> U+2581) plus the prepended U+2581;
-     * every output id covers at least one normalized byte. */
-    size_t cap = 3 * len + SPACE_SYM_LEN + 1;
-    jenc c = {t, NULL, NULL, NULL, NULL, 0, malloc(cap * sizeof(int)), 0};
-    unsigned char *norm = malloc(cap);
+    jenc c = {0};
+    c.t = t;
     int rc = PTTS_OK;
-    if (!c.ids || !norm) goto nomem;
     size_t seg = 0;
-    for (size_t pos = 0; pos < len;) {
+    for (size_t pos = 0; pos < len && !rc;) {
         size_t m = t->n_added
                        ? tk_trie_longest(&t->added, (const unsigned char *)text + pos, len - pos)
                        : 0;
@@ -453,25 +642,29 @@ int tk_json_encode(const ptts_tokenizer *t, const char *text, size_t len, int **
             pos++;
             continue;
         }
-        if (pos > seg && encode_segment(&c, text + seg, pos - seg, norm)) goto nomem;
-        c.ids[c.n++] = tk_map_find(t, &t->normal_map, text + pos, m);
+        if (pos > seg) rc = encode_segment(&c, text + seg, pos - seg, e);
+        if (!rc && jenc_ids(&c, 1))
+            rc = ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory encoding %zu bytes", len);
+        if (!rc) c.ids[c.n++] = tk_map_find(t, &t->normal_map, text + pos, m);
         pos += m;
         seg = pos;
     }
-    if (len > seg && encode_segment(&c, text + seg, len - seg, norm)) goto nomem;
-    *ids_out = c.ids;
-    *n_out = c.n;
-    c.ids = NULL;
-    goto done;
-nomem:
-    rc = ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory encoding %zu bytes", len);
-done:
+    if (!rc && len > seg) rc = encode_segment(&c, text + seg, len - seg, e);
+    /* An empty result is still a valid (malloc'd) array. */
+    if (!rc && jenc_ids(&c, 1))
+        rc = ptts_fail(e, PTTS_E_NOMEM, "tokenizer: out of memory encoding %zu bytes", len);
+    if (!rc) {
+        *ids_out = c.ids;
+        *n_out = c.n;
+        c.ids = NULL;
+    }
     free(c.score);
     free(c.start);
     free(c.id);
     free(c.path);
+    free(c.mapped.p);
+    free(c.norm.p);
     free(c.ids);
-    free(norm);
     return rc;
 }
 

@@ -4,7 +4,7 @@
  *
  * Map: protobuf wire format (pb_varint, pb_next) -> the three sub-messages the tokenizer uses
  * (parse_piece, parse_trainer, parse_normalizer) -> the precompiled character map
- * (load_charsmap) -> load_impl in steps: parse_model (the top-level fields), build_pieces (copy
+ * (tk_load_charsmap) -> load_impl in steps: parse_model (the top-level fields), build_pieces (copy
  * and check every piece), build_tries (the piece trie, the user-symbol matcher, the byte ids).
  *
  * Why it is built this way: a small wire-format reader takes only the fields that change
@@ -201,7 +201,7 @@ static int parse_normalizer(const uint8_t *d, size_t n, norm_spec *s) {
 }
 
 /* Splits the precompiled map into the double array and the replacement pool (both copied). */
-static int load_charsmap(norm_spec *s, const char *name, ptts_error *e) {
+int tk_load_charsmap(norm_spec *s, const char *name, ptts_error *e) {
     if (s->charsmap_len == 0) return 0;
     const uint8_t *b = s->charsmap;
     if (s->charsmap_len <= 4)
@@ -409,11 +409,11 @@ static int load_impl(ptts_tokenizer *t, const uint8_t *data, size_t size, const 
     t->unk_id = -1;
     if ((rc = build_pieces(t, &m, name, &trie_bytes, &user_bytes, e))) goto done;
     if ((rc = build_tries(t, trie_bytes, user_bytes, name, e))) goto done;
-    if ((rc = load_charsmap(&m.ns, name, e))) goto done;
+    if ((rc = tk_load_charsmap(&m.ns, name, e))) goto done;
     t->norm = m.ns;
     memset(&m.ns, 0, sizeof m.ns);
     if (m.has_ds && m.ds.charsmap_len > 0) {
-        if ((rc = load_charsmap(&m.ds, name, e))) goto done;
+        if ((rc = tk_load_charsmap(&m.ds, name, e))) goto done;
         t->denorm = m.ds;
         t->has_denorm = 1;
         memset(&m.ds, 0, sizeof m.ds);

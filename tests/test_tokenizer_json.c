@@ -1,16 +1,22 @@
 /*
  * test_tokenizer_json.c - the tokenizer.json backend (src/tokenizer_json.c, MODEL.md 9.3).
  *
- *  1. tokenizer/json_cases.json for sp_unigram_bytefb.tokenizer.json (the shipped structure):
- *     ids and decoded text of all 30 strings exactly, the .model's ids wherever the fixture says
- *     same_ids_as_model; the cases where the two backends differ are printed.
- *  2. The other fixture files use components outside the shipped subset (a Precompiled
- *     normalizer, no Prepend, a BPE model): each is refused with PTTS_E_UNSUPPORTED naming it.
+ *  1. tokenizer/json_cases.json for sp_unigram_bytefb.tokenizer.json (the shipped structure),
+ *     sp_unigram and sp_unigram_tiny (the converter's Precompiled + Replace + Strip + Prepend
+ *     normalizer) and sp_unigram_identity (an empty normalizer Sequence and no byte pieces: the
+ *     converter's negative case, which the library would still load): ids and decoded text of all
+ *     30 strings exactly, the .model's ids wherever the fixture says same_ids_as_model; the cases
+ *     where the two backends differ (the tie-breaks among them) are printed.
+ *  2. sp_bpe_bytefb.tokenizer.json (a BPE model) is refused with PTTS_E_UNSUPPORTED naming it.
  *  3. Picking the backend: by the config's kind, by the ".json" suffix, with an "@revision".
  *  4. Hostile files: every truncation of a small file, flipped bytes, and hand-edited trees
  *     (wrong types, huge vocabularies, bad byte pieces, no unk_id, duplicates, mismatched added
- *     tokens): a clear PTTS_E_* error naming the problem, never a crash.
- *  5. Random byte strings encode and decode; a 2 MB text encodes in linear time.
+ *     tokens, normalizer steps out of order or unknown, another Replace pattern, bad base64, short
+ *     or oversized charsmaps, sp_unigram_tiny's charsmap cut in half): a clear PTTS_E_* error
+ *     naming the problem, never a crash.
+ *  5. A hand-built charsmap ("\t" -> " ") through each normalizer step; a charsmap whose double
+ *     array points outside itself fails the encode cleanly.
+ *  6. Random byte strings encode and decode; a 2 MB text encodes in linear time.
  */
 // ctest-label: unit
 // ctest-timeout: 300
@@ -101,26 +107,17 @@ static void test_cases(const ptts_tokenizer *tj, const ptts_tokenizer *tm, const
         count++;
     }
     CHECK(count == 30);
-    CHECK(same == 26);
+    CHECK(count - same == cJSON_GetObjectItem(entry, "n_ids_differ")->valueint);
 }
 
-/* The fixture files outside the shipped subset. */
+/* The fixture file outside the supported subset. */
 static void test_unsupported(void) {
-    static const struct {
-        const char *file, *what;
-    } files[] = {
-        {"tokenizer/sp_unigram.tokenizer.json", "normalizer Sequence with Precompiled"},
-        {"tokenizer/sp_unigram_tiny.tokenizer.json", "normalizer Sequence with Precompiled"},
-        {"tokenizer/sp_unigram_identity.tokenizer.json", "normalizer Sequence with no Prepend"},
-        {"tokenizer/sp_bpe_bytefb.tokenizer.json", "normalizer Sequence with Precompiled"},
-    };
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        ptts_tokenizer *t = NULL;
-        ptts_error e = {0};
-        CHECK(ptts_tokenizer_load(&t, fixture_path(files[i].file), &e) == PTTS_E_UNSUPPORTED);
-        CHECKF(strstr(e.msg, files[i].what) != NULL, "%s: '%s'", files[i].file, e.msg);
-        CHECK(t == NULL);
-    }
+    ptts_tokenizer *t = NULL;
+    ptts_error e = {0};
+    CHECK(ptts_tokenizer_load(&t, fixture_path("tokenizer/sp_bpe_bytefb.tokenizer.json"), &e) ==
+          PTTS_E_UNSUPPORTED);
+    CHECKF(strstr(e.msg, "model type BPE is not supported") != NULL, "'%s'", e.msg);
+    CHECK(t == NULL);
 }
 
 /* A literal "<s>" is one id only with the JSON backend: tells which backend was loaded. */
@@ -254,6 +251,53 @@ static void e_normalizer(cJSON *r) {
 }
 static void e_root_array(cJSON *r) { (void)r; }
 
+/* Normalizer edits: the shipped tree's normalizer is Sequence[Prepend("\u2581")]. */
+static void add_step(cJSON *r, int at, const char *step) {
+    cJSON *list = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "normalizer"), "normalizers");
+    cJSON *o = cJSON_Parse(step);
+    REQUIRE(list && o);
+    cJSON_InsertItemInArray(list, at, o);
+}
+static void e_replace_regex(cJSON *r) {
+    add_step(r, 0, "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\s+\"},\"content\":\" \"}");
+}
+static void e_replace_string(cJSON *r) {
+    add_step(r, 0, "{\"type\":\"Replace\",\"pattern\":{\"String\":\"  \"},\"content\":\" \"}");
+}
+static void e_replace_content(cJSON *r) {
+    add_step(r, 0, "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\" {2,}\"},\"content\":\"\"}");
+}
+static void e_nfkc(cJSON *r) { add_step(r, 0, "{\"type\":\"NFKC\"}"); }
+static void e_order(cJSON *r) {
+    add_step(r, 1, "{\"type\":\"Strip\",\"strip_left\":true,\"strip_right\":true}");
+}
+static void e_twice(cJSON *r) { add_step(r, 1, "{\"type\":\"Prepend\",\"prepend\":\"\u2581\"}"); }
+static void e_strip_type(cJSON *r) {
+    add_step(r, 0, "{\"type\":\"Strip\",\"strip_left\":\"yes\",\"strip_right\":true}");
+}
+static void e_prepend_other(cJSON *r) {
+    add_step(r, 0, "{\"type\":\"Strip\",\"strip_left\":true,\"strip_right\":true}");
+    cJSON *list = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "normalizer"), "normalizers");
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(list, 1), "prepend", cJSON_CreateString("_"));
+}
+static void e_no_list(cJSON *r) {
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(r, "normalizer"), "normalizers");
+}
+static void precompiled(cJSON *r, const char *b64) {
+    char step[256];
+    snprintf(step, sizeof step, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"%s\"}", b64);
+    add_step(r, 0, step);
+}
+static void e_b64_char(cJSON *r) { precompiled(r, "QUF!QUFB"); }
+static void e_b64_len(cJSON *r) { precompiled(r, "QUFBQU"); }
+static void e_b64_pad(cJSON *r) { precompiled(r, "QQ=AQUFB"); }
+static void e_b64_empty(cJSON *r) { precompiled(r, ""); }
+static void e_map_short(cJSON *r) { precompiled(r, "QUFB"); }        /* 3 bytes */
+static void e_map_size(cJSON *r) { precompiled(r, "////fwAAAAA="); } /* trie 2^31 bytes */
+static void e_map_type(cJSON *r) {
+    add_step(r, 0, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":5}");
+}
+
 static void test_hostile_trees(const char *json) {
     static const struct {
         edit_fn f;
@@ -270,7 +314,7 @@ static void test_hostile_trees(const char *json) {
         {e_score_type, PTTS_E_FORMAT, "[piece, finite score] pairs"},
         {e_duplicate, PTTS_E_FORMAT, "model.vocab[300] (\"<s>\") is defined twice"},
         {e_bad_byte, PTTS_E_FORMAT, "is not a valid byte piece"},
-        {e_missing_byte, PTTS_E_FORMAT, "without the byte piece <0x41>"},
+        {e_missing_byte, PTTS_OK, ""}, /* its spans become unk_id: test_normalizer_steps */
         {e_empty_piece, PTTS_E_FORMAT, "model.vocab[300] is empty"},
         {e_post, PTTS_E_UNSUPPORTED, "post_processor is not supported"},
         {e_added_id, PTTS_E_FORMAT, "added_tokens[1]: id 5 is not the vocabulary index"},
@@ -278,6 +322,22 @@ static void test_hostile_trees(const char *json) {
         {e_decoder, PTTS_E_UNSUPPORTED, "decoder Sequence is not supported"},
         {e_pretok, PTTS_E_UNSUPPORTED, "pre_tokenizer Metaspace is not supported"},
         {e_normalizer, PTTS_E_UNSUPPORTED, "normalizer (no type) is not supported"},
+        {e_replace_regex, PTTS_E_UNSUPPORTED, "Replace of Regex \"\\s+\" is not supported"},
+        {e_replace_string, PTTS_E_UNSUPPORTED, "Replace of String \"  \" is not supported"},
+        {e_replace_content, PTTS_E_UNSUPPORTED, "Replace of Regex \" {2,}\" is not supported"},
+        {e_nfkc, PTTS_E_UNSUPPORTED, "normalizer Sequence with NFKC is not supported"},
+        {e_order, PTTS_E_UNSUPPORTED, "Sequence with Strip after Prepend is not supported"},
+        {e_twice, PTTS_E_UNSUPPORTED, "Sequence with Prepend after Prepend is not supported"},
+        {e_strip_type, PTTS_E_FORMAT, "Strip needs booleans strip_left and strip_right"},
+        {e_prepend_other, PTTS_E_UNSUPPORTED, "normalizer Prepend is not supported"},
+        {e_no_list, PTTS_E_FORMAT, "normalizer Sequence without a normalizers list"},
+        {e_b64_char, PTTS_E_FORMAT, "precompiled_charsmap is not base64"},
+        {e_b64_len, PTTS_E_FORMAT, "precompiled_charsmap is not base64"},
+        {e_b64_pad, PTTS_E_FORMAT, "precompiled_charsmap is not base64"},
+        {e_b64_empty, PTTS_E_FORMAT, "precompiled_charsmap is not base64"},
+        {e_map_short, PTTS_E_FORMAT, "precompiled_charsmap is broken"},
+        {e_map_size, PTTS_E_FORMAT, "precompiled_charsmap trie size 2147483647 does not fit"},
+        {e_map_type, PTTS_E_FORMAT, "Precompiled needs a string precompiled_charsmap"},
         {e_root_array, PTTS_OK, ""}, /* the unedited tree loads */
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
@@ -311,6 +371,187 @@ static void test_hostile_trees(const char *json) {
     CHECKF(strstr(e.msg, "(at most 262144)") != NULL, "%s", e.msg);
     CHECK(t == NULL);
     free(big);
+}
+
+/* The shipped tree with its normalizer replaced by Sequence[steps] (a JSON list's text), or with
+ * the byte piece of `drop_byte` renamed (-1: none). */
+static ptts_tokenizer *edited(const char *json, const char *steps, int drop_byte) {
+    cJSON *root = cJSON_Parse(json), *list = cJSON_Parse(steps);
+    REQUIRE(root && list);
+    cJSON *n = cJSON_CreateObject();
+    cJSON_AddStringToObject(n, "type", "Sequence");
+    cJSON_AddItemToObject(n, "normalizers", list);
+    cJSON_ReplaceItemInObject(root, "normalizer", n);
+    if (drop_byte >= 0)
+        cJSON_ReplaceItemInArray(cJSON_GetArrayItem(vocab_of(root), 3 + drop_byte), 0,
+                                 cJSON_CreateString("zzq"));
+    char *s = cJSON_PrintUnformatted(root);
+    REQUIRE(s);
+    ptts_tokenizer *t = NULL;
+    ptts_error e = {0};
+    CHECKF(ptts_tokenizer_load_json_memory(&t, s, strlen(s), "steps.json", &e) == PTTS_OK, "%s",
+           e.msg);
+    free(s);
+    cJSON_Delete(root);
+    return t;
+}
+
+/* ids(a, text_a) == ids(b, text_b). */
+static int same_ids(const ptts_tokenizer *a, const char *ta, const ptts_tokenizer *b,
+                    const char *tb) {
+    int *ia = NULL, *ib = NULL, na = 0, nb = 0;
+    if (!a || !b || ptts_tokenizer_encode(a, ta, strlen(ta), &ia, &na, NULL) ||
+        ptts_tokenizer_encode(b, tb, strlen(tb), &ib, &nb, NULL))
+        return 0;
+    int r = na == nb && (na == 0 || memcmp(ia, ib, (size_t)na * sizeof *ia) == 0);
+    free(ia);
+    free(ib);
+    return r;
+}
+
+static void b64(const uint8_t *d, size_t n, char *out) {
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < n ? (uint32_t)d[i + 1] << 8 : 0) |
+                     (i + 2 < n ? d[i + 2] : 0);
+        *out++ = a[v >> 18];
+        *out++ = a[v >> 12 & 63];
+        *out++ = i + 1 < n ? a[v >> 6 & 63] : '=';
+        *out++ = i + 2 < n ? a[v & 63] : '=';
+    }
+    *out = 0;
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> 8 * k);
+}
+
+/* A darts-clone double array of 512 units with the one key "\t" (value 0) and the pool " ":
+ * root offset 16, the '\t' unit at 16 ^ 9 with a leaf at (16 ^ 9) ^ 256. `broken` gives a
+ * one-unit array that every byte but NUL walks out of. Returns the JSON Precompiled step. */
+static char *tab_charsmap(int broken) {
+    enum { UNITS = 512 };
+    static uint8_t blob[4 + 4 * UNITS + 2];
+    memset(blob, 0, sizeof blob);
+    uint32_t trie = broken ? 4 : 4 * UNITS;
+    put32(blob, trie);
+    if (!broken) {
+        put32(blob + 4, 16u << 10);
+        put32(blob + 4 + 4 * (16 ^ 9), 9u | 1u << 8 | 256u << 10);
+        put32(blob + 4 + 4 * ((16 ^ 9) ^ 256), 0x80000000u);
+    }
+    blob[4 + trie] = ' ';
+    size_t n = 6 + trie;
+    char *step = malloc(4 * (n + 2) / 3 + 128);
+    REQUIRE(step);
+    int h = sprintf(step, "{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"");
+    b64(blob, n, step + h);
+    strcat(step, "\"}");
+    return step;
+}
+
+/* Each normalizer step against the shipped tokenizer (plain Prepend) on the text that step
+ * should produce. */
+static void test_normalizer_steps(const char *json, const ptts_tokenizer *shipped) {
+    static const char *replace = "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\" {2,}\"},"
+                                 "\"content\":\" \"}";
+    static const char *prepend = "{\"type\":\"Prepend\",\"prepend\":\"\u2581\"}";
+    char steps[16384];
+    char *map = tab_charsmap(0);
+    snprintf(steps, sizeof steps,
+             "[%s,%s,{\"type\":\"Strip\",\"strip_left\":true,\"strip_right\":true},%s]", map,
+             replace, prepend);
+    ptts_tokenizer *t = edited(json, steps, -1);
+    CHECK(same_ids(t, "a\tb", shipped, "a b"));
+    CHECK(same_ids(t, " \t a  \t b\t\xe3\x80\x80", shipped, "a b")); /* U+3000 is stripped too */
+    CHECK(same_ids(t, "a<s>\t b", shipped, "a<s>b"));                /* per segment */
+    CHECK(same_ids(t, "\t \t", shipped, ""));
+    ptts_tokenizer_free(t);
+    /* Strip on one side only, without Replace. */
+    snprintf(steps, sizeof steps,
+             "[{\"type\":\"Strip\",\"strip_left\":true,\"strip_right\":false},%s]", prepend);
+    t = edited(json, steps, -1);
+    CHECK(same_ids(t, "  a  b  ", shipped, "a  b  "));
+    ptts_tokenizer_free(t);
+    snprintf(steps, sizeof steps, "[%s,%s]", replace, prepend);
+    t = edited(json, steps, -1);
+    CHECK(same_ids(t, "  a   b  ", shipped, " a b "));
+    CHECK(same_ids(t, "a\t\tb", shipped, "a\t\tb")); /* only U+0020 runs collapse */
+    ptts_tokenizer_free(t);
+    /* No Prepend: Metaspace alone prepends U+2581 unless the text starts with one. */
+    t = edited(json, "[]", -1);
+    CHECK(same_ids(t, "a b", shipped, "a b"));
+    CHECK(same_ids(t, " a", shipped, "a"));
+    CHECK(same_ids(t, "\u2581a", shipped, "a"));
+    CHECK(!same_ids(t, "  a", shipped, "a"));
+    ptts_tokenizer_free(t);
+    /* A span with a byte that has no byte piece becomes unk_id. */
+    t = edited(json, "[]", 0xE6);
+    int *ids = NULL, n = 0, *sid = NULL, sn = 0;
+    REQUIRE(t && ptts_tokenizer_encode(t, "\xe6\x97\xa5", 3, &ids, &n, NULL) == PTTS_OK);
+    REQUIRE(ptts_tokenizer_encode(shipped, "\xe6\x97\xa5", 3, &sid, &sn, NULL) == PTTS_OK);
+    CHECKF(sn == 4 && n == 2 && ids[0] == sid[0] && ids[1] == 0, "%d ids, %d shipped", n, sn);
+    free(ids);
+    free(sid);
+    ptts_tokenizer_free(t);
+    free(map);
+    /* A charsmap that walks outside its double array loads (its size fits) but encodes to an
+     * error, never a read out of bounds. */
+    map = tab_charsmap(1);
+    snprintf(steps, sizeof steps, "[%s,%s]", map, prepend);
+    t = edited(json, steps, -1);
+    ptts_error e = {0};
+    ids = NULL;
+    CHECK(t && ptts_tokenizer_encode(t, "a", 1, &ids, &n, &e) == PTTS_E_FORMAT);
+    CHECKF(strstr(e.msg, "charsmap is malformed") != NULL, "'%s'", e.msg);
+    CHECK(ids == NULL);
+    ptts_tokenizer_free(t);
+    free(map);
+}
+
+/* sp_unigram_tiny's real charsmap cut in half (its trie no longer fits), and a charsmap that
+ * makes the file larger than the backend reads (refused before parsing). */
+static void test_charsmap_limits(const char *json) {
+    size_t tn = 0;
+    char *tiny = read_all(fixture_path("tokenizer/sp_unigram_tiny.tokenizer.json"), &tn);
+    REQUIRE(tiny);
+    cJSON *root = cJSON_Parse(tiny);
+    REQUIRE(root);
+    cJSON *step = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "normalizer"), "normalizers"), 0);
+    const cJSON *map = cJSON_GetObjectItem(step, "precompiled_charsmap");
+    REQUIRE(cJSON_IsString(map));
+    size_t cut = strlen(map->valuestring) / 2 & ~(size_t)3;
+    char *half = malloc(cut + 1);
+    REQUIRE(half);
+    memcpy(half, map->valuestring, cut);
+    half[cut] = 0;
+    cJSON_ReplaceItemInObject(step, "precompiled_charsmap", cJSON_CreateString(half));
+    ptts_error e = {0};
+    CHECK(load_tree(root, &e) == PTTS_E_FORMAT);
+    CHECKF(strstr(e.msg, "precompiled_charsmap trie size") && strstr(e.msg, "does not fit"), "'%s'",
+           e.msg);
+    cJSON_Delete(root);
+    free(half);
+    free(tiny);
+    root = cJSON_Parse(json);
+    REQUIRE(root);
+    size_t n = (size_t)17 << 20;
+    char *huge = malloc(n + 1);
+    REQUIRE(huge);
+    memset(huge, 'A', n);
+    huge[n] = 0;
+    step = cJSON_CreateObject();
+    cJSON_AddStringToObject(step, "type", "Precompiled");
+    cJSON_AddStringToObject(step, "precompiled_charsmap", huge);
+    cJSON_InsertItemInArray(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "normalizer"), "normalizers"), 0, step);
+    e.msg[0] = 0;
+    CHECK(load_tree(root, &e) == PTTS_E_FORMAT);
+    CHECKF(strstr(e.msg, "tokenizer.json larger than") != NULL, "'%s'", e.msg);
+    cJSON_Delete(root);
+    free(huge);
 }
 
 /* Truncations and flipped bytes of the shipped file: an error or a working tokenizer. */
@@ -403,7 +644,23 @@ int main(void) {
     REQUIRE(ptts_tokenizer_load(&tm, fixture_path("tokenizer/sp_unigram_bytefb.model"), &e) ==
             PTTS_OK);
     test_cases(tj, tm, cJSON_GetObjectItem(root, "sp_unigram_bytefb.tokenizer.json"));
+    static const char *others[] = {"sp_unigram", "sp_unigram_tiny", "sp_unigram_identity"};
+    for (int k = 0; k < 3; k++) {
+        char jp[96], mp[96], key[96];
+        snprintf(jp, sizeof jp, "tokenizer/%s.tokenizer.json", others[k]);
+        snprintf(mp, sizeof mp, "tokenizer/%s.model", others[k]);
+        snprintf(key, sizeof key, "%s.tokenizer.json", others[k]);
+        ptts_tokenizer *oj = NULL, *om = NULL;
+        CHECKF(ptts_tokenizer_load(&oj, fixture_path(jp), &e) == PTTS_OK, "%s", e.msg);
+        REQUIRE(ptts_tokenizer_load(&om, fixture_path(mp), &e) == PTTS_OK);
+        printf("%s:\n", key);
+        if (oj) test_cases(oj, om, cJSON_GetObjectItem(root, key));
+        ptts_tokenizer_free(oj);
+        ptts_tokenizer_free(om);
+    }
     test_unsupported();
+    test_normalizer_steps(json, tj);
+    test_charsmap_limits(json);
     test_pick(json, sn);
     test_hostile_trees(json);
     test_hostile_bytes(json, sn);
