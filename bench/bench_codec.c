@@ -31,7 +31,8 @@ static double thread_cpu(void) {
 static double bench_decoder(ptts_codec_dec *d, const ptts_ctx *c, const float *lat, int ld,
                             int frames, float *pcm, double *cpu_ms) {
     ptts_codec_dec_reset(d);
-    for (int t = 0; t < 5; t++) ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
+    for (int t = 0; t < 5; t++)
+        ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
     ptts_codec_dec_reset(d);
     double t0 = ptts_now(), c0 = thread_cpu();
     for (int t = 0; t < frames; t++)
@@ -54,19 +55,23 @@ static int bench_batched(const ptts_weights *w, const float *lat, int frames, in
     ptts_ctx c = {ptts_kernels_best(), NULL};
     double alone = 0, low = 0, high = 0;
     for (int round = 0; round < 6; round++) {
-        for (int i = 0; i < N; i++) ptts_codec_dec_reset(d[i]);
+        for (int i = 0; i < N; i++)
+            ptts_codec_dec_reset(d[i]);
         double t0 = thread_cpu();
         for (int t = 0; t < frames; t++)
             for (int i = 0; i < N; i++)
                 ptts_codec_dec_frame(d[i], &c, lat + (size_t)((t + i) % 16) * ld, pcm, NULL);
         if (round) alone += thread_cpu() - t0;
-        for (int i = 0; i < N; i++) ptts_codec_dec_reset(d[i]);
+        for (int i = 0; i < N; i++)
+            ptts_codec_dec_reset(d[i]);
         for (int t = 0; t < frames; t++) {
-            for (int i = 0; i < N; i++) lp[i] = lat + (size_t)((t + i) % 16) * ld;
+            for (int i = 0; i < N; i++)
+                lp[i] = lat + (size_t)((t + i) % 16) * ld;
             double t1 = thread_cpu();
             ptts_codec_dec_frames_low(b, d, N, &c, lp);
             double t2 = thread_cpu();
-            for (int i = 0; i < N; i++) ptts_codec_dec_frame_high(d[i], &c, pcm);
+            for (int i = 0; i < N; i++)
+                ptts_codec_dec_frame_high(d[i], &c, pcm);
             if (round) {
                 low += t2 - t1;
                 high += thread_cpu() - t2;
@@ -77,7 +82,8 @@ static int bench_batched(const ptts_weights *w, const float *lat, int frames, in
     printf("%d streams, 1 thread, CPU ms per stream-frame: alone %.2f, batched %.2f (low-rate "
            "part %.2f, high-rate part %.2f)\n",
            N, alone * per, (low + high) * per, low * per, high * per);
-    for (int i = 0; i < N; i++) ptts_codec_dec_free(d[i]);
+    for (int i = 0; i < N; i++)
+        ptts_codec_dec_free(d[i]);
     ptts_codec_batch_free(b);
     free(d);
     free(lp);
@@ -119,8 +125,10 @@ int main(int argc, char **argv) {
     const int audio_n = 10 * 24000;
     float *audio = malloc((size_t)audio_n * sizeof(float));
     if (!lat || !pcm || !audio) return 1;
-    for (int i = 0; i < 16 * ld; i++) lat[i] = (float)sin(0.37 * i);
-    for (int i = 0; i < audio_n; i++) audio[i] = 0.3f * (float)sin(0.05 * i + 0.001 * i * (i % 7));
+    for (int i = 0; i < 16 * ld; i++)
+        lat[i] = (float)sin(0.37 * i);
+    for (int i = 0; i < audio_n; i++)
+        audio[i] = 0.3f * (float)sin(0.05 * i + 0.001 * i * (i % 7));
 
     const ptts_kernels *k = ptts_kernels_best();
     printf("codec (full size, kernels %s, %s weights: %s panels), %d frames of %d samples "

@@ -182,7 +182,8 @@ static void gelu_frame(const ptts_kernels *const *ks, int nk, int reps) {
         free(x), free(y);
         return;
     }
-    for (int i = 0; i < G; i++) x[i] = (float)((int)(rnd() % 20001) - 10000) / 2500.f;
+    for (int i = 0; i < G; i++)
+        x[i] = (float)((int)(rnd() % 20001) - 10000) / 2500.f;
     for (int ki = 0; ki < nk; ki++) {
         double best = 1e30;
         for (int r = 0; r < 5 * reps; r++) {

@@ -30,16 +30,24 @@
 #include "backbone.h"
 #include "cli.h"
 #include "codec.h"
+#include "engine_vulkan.h"
 #include "flow.h"
 #include "model.h"
-#include "engine_vulkan.h"
 #include "text.h"
 
 #define MAXLIST 16
 #define DEFAULT_TEXT "The quick brown fox jumps over the lazy dog near the quiet river bank."
 
-enum { P_BACKBONE = 1, P_FLOW = 2, P_CODEC = 4, P_LOOP = 8, P_TTFA = 16, P_ENCODE = 32,
-       P_BATCH = 64, P_ALL = 127 };
+enum {
+    P_BACKBONE = 1,
+    P_FLOW = 2,
+    P_CODEC = 4,
+    P_LOOP = 8,
+    P_TTFA = 16,
+    P_ENCODE = 32,
+    P_BATCH = 64,
+    P_ALL = 127
+};
 
 typedef struct bench_args {
     int prec[MAXLIST], n_prec;
@@ -90,7 +98,8 @@ static double maxrss_mb(void) {
 }
 
 /* "a,b,c" -> values through `conv` (returns < -1000 on a bad item). */
-static int parse_list(const char *opt, const char *s, int *out, int max, int (*conv)(const char *)) {
+static int parse_list(const char *opt, const char *s, int *out, int max,
+                      int (*conv)(const char *)) {
     int n = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
@@ -168,14 +177,16 @@ static double bench_backbone(ptts_model *m, const ptts_voice *v, const int *ids,
     float *lat = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
     double t[64];
     int rc = h && lat ? 0 : -1;
-    for (int i = 0; i < a->ld && lat; i++) lat[i] = 0.5f * sinf(0.3f * (float)i);
+    for (int i = 0; i < a->ld && lat; i++)
+        lat[i] = 0.5f * sinf(0.3f * (float)i);
     for (int r = 0; !rc && r < ba->reps; r++) {
         if ((rc = ptts_backbone_set_voice(&bb, v->st, e))) break;
         ptts_backbone_prompt_tokens(&bb, &m->ctx, ids, n_ids);
         float eos;
         ptts_backbone_step(&bb, &m->ctx, NULL, h, &eos);
         double t0 = ptts_now();
-        for (int f = 1; f < ba->frames; f++) ptts_backbone_step(&bb, &m->ctx, lat, h, &eos);
+        for (int f = 1; f < ba->frames; f++)
+            ptts_backbone_step(&bb, &m->ctx, lat, h, &eos);
         t[r] = (ptts_now() - t0) * 1e3 / (ba->frames - 1);
     }
     ptts_free_aligned(h);
@@ -193,12 +204,15 @@ static double bench_flow(ptts_model *m, const bench_args *ba, ptts_error *e) {
     float *out = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
     double t[64];
     if (!h || !x || !out) return -1;
-    for (int i = 0; i < a->d; i++) h[i] = sinf(0.01f * (float)i);
-    for (int i = 0; i < a->ld; i++) x[i] = cosf(0.7f * (float)i);
+    for (int i = 0; i < a->d; i++)
+        h[i] = sinf(0.01f * (float)i);
+    for (int i = 0; i < a->ld; i++)
+        x[i] = cosf(0.7f * (float)i);
     ptts_flow_sample(f, &m->ctx, h, x, 1, out);
     for (int r = 0; r < ba->reps; r++) {
         double t0 = ptts_now();
-        for (int i = 0; i < ba->frames; i++) ptts_flow_sample(f, &m->ctx, h, x, 1, out);
+        for (int i = 0; i < ba->frames; i++)
+            ptts_flow_sample(f, &m->ctx, h, x, 1, out);
         t[r] = (ptts_now() - t0) * 1e3 / ba->frames;
     }
     ptts_free_aligned(h);
@@ -216,7 +230,8 @@ static double bench_codec(ptts_model *m, const bench_args *ba, ptts_error *e) {
     float *pcm = ptts_calloc_aligned((size_t)a->frame_samples * sizeof(float));
     double t[64];
     if (!lat || !pcm) return -1;
-    for (int i = 0; i < 16 * a->ld; i++) lat[i] = sinf(0.37f * (float)i);
+    for (int i = 0; i < 16 * a->ld; i++)
+        lat[i] = sinf(0.37f * (float)i);
     for (int r = 0; r < ba->reps; r++) {
         ptts_codec_dec_reset(d);
         ptts_codec_dec_frame(d, &m->ctx, lat, pcm, NULL);
@@ -281,7 +296,8 @@ static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba
         ptts_stream_get_status(s, &st);
         tt[r] = (t1 - t0) * 1e3;
         if (!rc && st.frames_total <= computed0)
-            rc = ptts_fail(e, PTTS_E_INVALID, "the text ended before a timed frame; a longer --text");
+            rc = ptts_fail(e, PTTS_E_INVALID,
+                           "the text ended before a timed frame; a longer --text");
         tl[r] = rc ? 0.0 : (t2 - t1) * 1e3 / (st.frames_total - computed0);
     }
     ptts_free_aligned(pcm);
@@ -323,7 +339,8 @@ static double bench_batch(ptts_model *m, const ptts_voice *v, int n, const bench
         for (int f = 1; !rc && f < ba->frames; f++)
             if (ptts_batch_step(b, count_frame, &frames, e) < 0) rc = -1;
         t[r] = (double)frames / (ptts_now() - t0);
-        for (int i = 0; i < n; i++) ptts_batch_cancel(b, i);
+        for (int i = 0; i < n; i++)
+            ptts_batch_cancel(b, i);
     }
     ptts_batch_free(b);
     return rc ? -1 : median(t, ba->reps);
@@ -372,9 +389,9 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
                    0.05f * sinf(0.0031f * (float)i);
     ptts_voice *v = NULL;
     double t_enc[64];
-    int enc_reps = (ba->parts & P_ENCODE) ? ba->reps
+    int enc_reps = (ba->parts & P_ENCODE)                                   ? ba->reps
                    : (ba->parts & (P_BACKBONE | P_LOOP | P_TTFA | P_BATCH)) ? 1
-                                                                             : 0;
+                                                                            : 0;
     for (int r = 0; !rc && r < enc_reps; r++) {
         ptts_voice_free(v);
         v = NULL;
@@ -390,26 +407,29 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
 
     ptts_chunk *chunks = NULL;
     int n_chunks = 0;
-    if (!rc && ptts_text_split(m->tok, ba->text, 50, &m->text,
-                               &chunks, &n_chunks, &e))
-        rc = 1;
+    if (!rc && ptts_text_split(m->tok, ba->text, 50, &m->text, &chunks, &n_chunks, &e)) rc = 1;
     double bb = 0, fl = 0, cd = 0;
     if (!rc && (ba->parts & P_BACKBONE)) {
         bb = bench_backbone(m, v, chunks[0].ids, chunks[0].n_ids, ba, &e);
-        if (bb < 0) rc = 1;
+        if (bb < 0)
+            rc = 1;
         else
             printf("backbone %8.2f ms/step  (%.0f MB of weights per step: %.1f GB/s)\n", bb,
                    backbone_bytes(m->w) / 1e6, backbone_bytes(m->w) / 1e6 / bb);
     }
     if (!rc && (ba->parts & P_FLOW)) {
         fl = bench_flow(m, ba, &e);
-        if (fl < 0) rc = 1;
-        else printf("flow     %8.2f ms/frame\n", fl);
+        if (fl < 0)
+            rc = 1;
+        else
+            printf("flow     %8.2f ms/frame\n", fl);
     }
     if (!rc && (ba->parts & P_CODEC)) {
         cd = bench_codec(m, ba, &e);
-        if (cd < 0) rc = 1;
-        else printf("codec    %8.2f ms/frame\n", cd);
+        if (cd < 0)
+            rc = 1;
+        else
+            printf("codec    %8.2f ms/frame\n", cd);
     }
     for (int ov = 0; !rc && ov < ba->n_overlap; ov++) {
         ptts_model_set_overlap(m, ba->overlap[ov]); /* read when an engine is created */
@@ -450,7 +470,8 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     }
     if (rc)
         fprintf(stderr, "bench_pipeline: %s\n", e.msg);
-    else printf("maxrss   %8.0f MB (process peak so far)\n", maxrss_mb());
+    else
+        printf("maxrss   %8.0f MB (process peak so far)\n", maxrss_mb());
     fflush(stdout);
     ptts_chunks_free(chunks, n_chunks);
     ptts_voice_free(v);
@@ -498,9 +519,12 @@ int main(int argc, char **argv) {
                 return 2;
         } else if (cli_is(a, "--backend")) {
             if (!(v = cli_value(argc, argv, &i))) return 2;
-            if (!strcmp(v, "cpu")) ba.backend = PTTS_BACKEND_CPU;
-            else if (!strcmp(v, "vulkan")) ba.backend = PTTS_BACKEND_VULKAN;
-            else if (!strcmp(v, "vulkan-codec")) ba.backend = PTTS_BACKEND_VULKAN_CODEC;
+            if (!strcmp(v, "cpu"))
+                ba.backend = PTTS_BACKEND_CPU;
+            else if (!strcmp(v, "vulkan"))
+                ba.backend = PTTS_BACKEND_VULKAN;
+            else if (!strcmp(v, "vulkan-codec"))
+                ba.backend = PTTS_BACKEND_VULKAN_CODEC;
             else {
                 fprintf(stderr, "bench_pipeline: --backend is cpu, vulkan or vulkan-codec\n");
                 return 2;
@@ -514,14 +538,14 @@ int main(int argc, char **argv) {
                 (n = parse_list("--only", v, parts, MAXLIST, conv_part)) < 0)
                 return 2;
             ba.parts = 0;
-            for (int j = 0; j < n; j++) ba.parts |= parts[j];
+            for (int j = 0; j < n; j++)
+                ba.parts |= parts[j];
         } else if (cli_is(a, "--frames")) {
             if (!(v = cli_value(argc, argv, &i)) || cli_parse_int("--frames", v, 2, 100000, &x))
                 return 2;
             ba.frames = (int)x;
         } else if (cli_is(a, "--reps")) {
-            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int("--reps", v, 1, 64, &x))
-                return 2;
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int("--reps", v, 1, 64, &x)) return 2;
             ba.reps = (int)x;
         } else if (cli_is(a, "--tokenizer")) {
             if (!(ba.tokenizer = cli_value(argc, argv, &i))) return 2;
@@ -546,7 +570,8 @@ int main(int argc, char **argv) {
            ba.frames, ba.reps);
     int rc = 0;
     for (int p = 0; p < ba.n_prec && !rc; p++)
-        for (int t = 0; t < ba.n_threads && !rc; t++) rc = bench_config(&ba, ba.prec[p], ba.threads[t]);
+        for (int t = 0; t < ba.n_threads && !rc; t++)
+            rc = bench_config(&ba, ba.prec[p], ba.threads[t]);
     free(tok);
     return rc;
 }

@@ -85,7 +85,8 @@ static int codec_alone(ptts_model *m, const float *rlat, const float *rpcm, acc 
     }
     for (int f = 0; f < FRAMES; f++) {
         ptts_codec_dec_frame(d, &m->ctx, rlat + (size_t)f * ld, pcm, NULL);
-        for (int i = 0; f == 0 && i < 120; i++) pcm[i] *= ptts_linspace_f32(0.f, 1.f, 120, i);
+        for (int i = 0; f == 0 && i < 120; i++)
+            pcm[i] *= ptts_linspace_f32(0.f, 1.f, 120, i);
         acc_add(a, pcm, rpcm + (size_t)f * fs, (size_t)fs);
     }
     ptts_codec_dec_free(d);
@@ -101,8 +102,8 @@ static int run(int precision, int threads, const float *noise, int noise_rows, c
     ptts_arch a;
     ptts_arch_preset(&a, "full");
     ptts_model *m;
-    if (ptts_model_create_filled(&m, &a, fixture("tokenizer/sp_unigram.model"), threads,
-                                 precision, &e)) {
+    if (ptts_model_create_filled(&m, &a, fixture("tokenizer/sp_unigram.model"), threads, precision,
+                                 &e)) {
         fprintf(stderr, "bench_precision: %s\n", e.msg);
         return -1;
     }

@@ -29,20 +29,41 @@ static const char *default_model(void) {
     return path;
 }
 
-static const char *SUBJ[] = {"The old lighthouse keeper", "A small robot", "My neighbour's daughter",
-                             "The committee", "Doctor Alvarez", "Everyone in the village",
-                             "The quick brown fox", "Our new synthesizer", "Kyutai's Pocket TTS",
+static const char *SUBJ[] = {"The old lighthouse keeper",
+                             "A small robot",
+                             "My neighbour's daughter",
+                             "The committee",
+                             "Doctor Alvarez",
+                             "Everyone in the village",
+                             "The quick brown fox",
+                             "Our new synthesizer",
+                             "Kyutai's Pocket TTS",
                              "A tired student"};
-static const char *VERB[] = {"carefully explained", "suddenly remembered", "never understood",
-                             "quietly repaired", "wrote about", "argued against", "was reading",
-                             "could not believe", "happily announced", "measured"};
-static const char *OBJ[] = {"the strange noises coming from the basement", "twelve thousand tiny gears",
-                            "a letter dated March 3rd, 1987", "why the river froze so early this year",
-                            "the price of coffee ($4.50, again!)", "the results of the 2nd experiment",
-                            "an umbrella that nobody claimed", "the café's new opening hours",
-                            "every word of the speech", "the lazy dog's favourite toy"};
-static const char *TAIL[] = {".", "!", "?", " yesterday.", " before dinner.", ", or so they said.",
-                             " — twice.", " in the morning.", "; nobody knows why.", "..."};
+static const char *VERB[] = {"carefully explained", "suddenly remembered",
+                             "never understood",    "quietly repaired",
+                             "wrote about",         "argued against",
+                             "was reading",         "could not believe",
+                             "happily announced",   "measured"};
+static const char *OBJ[] = {"the strange noises coming from the basement",
+                            "twelve thousand tiny gears",
+                            "a letter dated March 3rd, 1987",
+                            "why the river froze so early this year",
+                            "the price of coffee ($4.50, again!)",
+                            "the results of the 2nd experiment",
+                            "an umbrella that nobody claimed",
+                            "the café's new opening hours",
+                            "every word of the speech",
+                            "the lazy dog's favourite toy"};
+static const char *TAIL[] = {".",
+                             "!",
+                             "?",
+                             " yesterday.",
+                             " before dinner.",
+                             ", or so they said.",
+                             " — twice.",
+                             " in the morning.",
+                             "; nobody knows why.",
+                             "..."};
 
 static uint32_t rng = 12345;
 static uint32_t rnd(void) {
@@ -67,8 +88,8 @@ int main(int argc, char **argv) {
     size_t len = 0, ns = 0;
     while (len < target) {
         starts[ns++] = len;
-        len += (size_t)sprintf(text + len, "%s %s %s%s ", SUBJ[rnd() % 10], VERB[rnd() % 10], OBJ[rnd() % 10],
-                               TAIL[rnd() % 10]);
+        len += (size_t)sprintf(text + len, "%s %s %s%s ", SUBJ[rnd() % 10], VERB[rnd() % 10],
+                               OBJ[rnd() % 10], TAIL[rnd() % 10]);
     }
     starts[ns] = len;
     double mb = (double)len / 1e6;
@@ -100,7 +121,8 @@ int main(int argc, char **argv) {
         long total = 0;
         t0 = ptts_now();
         for (size_t s = 0; s < ns; s++) {
-            if (ptts_tokenizer_encode(t, text + starts[s], starts[s + 1] - starts[s], &ids, &n, &e)) {
+            if (ptts_tokenizer_encode(t, text + starts[s], starts[s + 1] - starts[s], &ids, &n,
+                                      &e)) {
                 fprintf(stderr, "bench_tokenizer: %s\n", e.msg);
                 return 1;
             }
@@ -111,10 +133,11 @@ int main(int argc, char **argv) {
         if (dt < best_sent) best_sent = dt;
         n_sent_ids = total;
     }
-    printf("model            %s (vocabulary %d), loaded in %.2f ms\n", path, ptts_tokenizer_vocab_size(t),
-           load_ms);
+    printf("model            %s (vocabulary %d), loaded in %.2f ms\n", path,
+           ptts_tokenizer_vocab_size(t), load_ms);
     printf("text             %zu bytes, %zu sentences\n", len, ns);
-    printf("encode one call  %8.2f ms  %7.2f MB/s  %ld ids\n", best_one * 1e3, mb / best_one, n_ids);
+    printf("encode one call  %8.2f ms  %7.2f MB/s  %ld ids\n", best_one * 1e3, mb / best_one,
+           n_ids);
     printf("encode sentences %8.2f ms  %7.2f MB/s  %ld ids (%.2f us/sentence)\n", best_sent * 1e3,
            mb / best_sent, n_sent_ids, best_sent * 1e6 / (double)ns);
     printf("decode           %8.2f ms  %7.2f MB/s\n", best_dec * 1e3, mb / best_dec);

@@ -105,7 +105,7 @@ typedef struct ptts_model_options {
      * first (PTTS_VK_DEVICE=N names one too). With the auto backend, naming a device asks for
      * the GPU on it (an error when it does not exist or does not work), not for the CPU. */
     const char *device;
-    int overlap;                /* PTTS_OVERLAP_* (0: auto) */
+    int overlap; /* PTTS_OVERLAP_* (0: auto) */
     /* A language of ptts_language_find (english, french_24l, ...): its weights (the gated ones
      * with voice cloning when the token allows, else the open ones), tokenizer and text rules.
      * A config or explicit paths given as well take precedence over the language's. */
@@ -140,11 +140,11 @@ int ptts_gpu_devices(ptts_gpu_device *out, int max, ptts_error *e);
 
 typedef struct ptts_model_info {
     int layers, d, heads, latent_dim, vocab_size;
-    int has_voice_cloning;       /* encoder weights present */
+    int has_voice_cloning; /* encoder weights present */
     int insert_bos_before_voice;
     int sample_rate, frame_samples;
     int threads;
-    const char *isa;             /* CPU kernels in use */
+    const char *isa; /* CPU kernels in use */
     size_t weight_bytes;
 } ptts_model_info;
 void ptts_model_get_info(const ptts_model *m, ptts_model_info *info);
@@ -166,8 +166,8 @@ int ptts_voice_load_memory(ptts_voice **out, const ptts_model *m, const void *bu
  * Errors: PTTS_E_UNSUPPORTED when the weights have no codec encoder (the open checkpoints);
  * PTTS_E_AUDIO for a clip shorter than one 80 ms frame, a silent clip (peak below 1e-4) or
  * non-finite samples. */
-int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples,
-                            int64_t n, int sample_rate, double max_seconds, ptts_error *e);
+int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples, int64_t n,
+                            int sample_rate, double max_seconds, ptts_error *e);
 /* Clone a voice from an audio file (WAV of any sample format, FLAC, OGG/Vorbis, Opus, MP3;
  * channels averaged). With max_seconds > 0 only that much of the file is read. Errors as
  * ptts_voice_from_samples, plus PTTS_E_IO (missing file) and PTTS_E_AUDIO (not audio). */
@@ -181,8 +181,8 @@ int ptts_voice_from_audio_memory(ptts_voice **out, const ptts_model *m, const vo
  * voice-state file (loaded; told by its content, a safetensors header) or audio (cloned, from
  * its first max_seconds when > 0). *cloned (may be NULL) is set to 1 for audio, else 0. Errors
  * as ptts_voice_resolve, ptts_voice_load and ptts_voice_from_audio_file. */
-int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language,
-                    const char *voice, double max_seconds, int *cloned, ptts_error *e);
+int ptts_voice_open(ptts_voice **out, const ptts_model *m, const char *language, const char *voice,
+                    double max_seconds, int *cloned, ptts_error *e);
 /* Save in the reference's 3.3 voice-state format (F32 cache, int64 offset, int64 pad = 0),
  * atomically. */
 int ptts_voice_save(const ptts_voice *v, const char *path, ptts_error *e);
@@ -195,17 +195,17 @@ void ptts_voice_free(ptts_voice *v);
  * cache that the Python package also uses ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub);
  * http(s) URLs into ~/.cache/pocket_tts. HF_HUB_OFFLINE=1 forbids the network. */
 typedef struct ptts_language {
-    const char *name; /* the packaged config's stem; its files are in languages/{name}/ */
-    int layers;       /* backbone layers: 6 or 24 */
-    const char *sampler;         /* flow_lm.flow.type: "lsd" or "drifting" */
+    const char *name;    /* the packaged config's stem; its files are in languages/{name}/ */
+    int layers;          /* backbone layers: 6 or 24 */
+    const char *sampler; /* flow_lm.flow.type: "lsd" or "drifting" */
     int insert_bos_before_voice; /* flow_lm.insert_bos_before_voice */
     int inner_dim;               /* mimi.inner_dim: the speaker projection width */
     int pad_with_spaces;         /* text rules (MODEL.md 8.1, 10.4) */
     int remove_semicolons;
-    const char *replace;         /* replace_characters table of MODEL.md 10.5: "", "A", "A+FR"
-                                  * or "A+ES" */
-    const char *default_voice;   /* a preset name (MODEL.md 7.4) */
-    const char *default_text;    /* what `pocket-tts generate` says without --text */
+    const char *replace;       /* replace_characters table of MODEL.md 10.5: "", "A", "A+FR"
+                                * or "A+ES" */
+    const char *default_voice; /* a preset name (MODEL.md 7.4) */
+    const char *default_text;  /* what `pocket-tts generate` says without --text */
     /* Pinned files (MODEL.md 10.6; full 40-hex revisions). NULL where no source shows them:
      * the gated weights of french (used as a refused gated download: the open weights, no
      * cloning) and everything of portuguese_24l (a download needs explicit paths). */
@@ -275,7 +275,8 @@ int ptts_preset_voice_url(const char *language, const char *voice, char *url, si
  * http(s) URL, or a local path. Downloads when needed; *path is malloc'd. */
 int ptts_voice_resolve(char **path, const char *language, const char *voice, ptts_error *e);
 
-/* ---- developer entries (pocket-tts tokenize, fill) -------------------------------------------- */
+/* ---- developer entries (pocket-tts tokenize, fill) --------------------------------------------
+ */
 /* The SentencePiece ids of `text` (len bytes, no BOS/EOS), as SentencePiece's encode gives them,
  * with the tokenizer of `o` (tokenizer_path, else the config's, else the language's: english by
  * default; downloaded when needed); no weights are read. *ids is malloc'd (free it). With pieces
@@ -292,21 +293,21 @@ int ptts_synthetic_weights_write(const char *arch, const char *dtype, const char
 /* Zero means default in every field (`ptts_gen_options o = {0};` is the reference's defaults,
  * MODEL.md 10.1). A value whose zero is meaningful is used only with its _set flag. */
 typedef struct ptts_gen_options {
-    float temperature;    /* noise variance (with temperature_set; 0: no noise). Unset: the
-                           * model's default_temperature (0.3 for every shipped config) */
+    float temperature; /* noise variance (with temperature_set; 0: no noise). Unset: the
+                        * model's default_temperature (0.3 for every shipped config) */
     int temperature_set;
-    float noise_clamp;    /* > 0: noise truncated to [-clamp, clamp]; <= 0: none (default) */
-    float eos_threshold;  /* with eos_threshold_set; unset: -4.0 */
+    float noise_clamp;   /* > 0: noise truncated to [-clamp, clamp]; <= 0: none (default) */
+    float eos_threshold; /* with eos_threshold_set; unset: -4.0 */
     int eos_threshold_set;
     int frames_after_eos; /* with frames_after_eos_set (>= 0); unset: auto (the config's
                            * recommendation, else the chunk's guess + 2) */
     int frames_after_eos_set;
-    int sampler_steps;    /* sampler_decode_steps (was lsd_decode_steps); 0: 1. The model's
-                           * sampler (lsd, flow_matching, drifting) sets its meaning: drifting
-                           * ignores it; flow_matching wants about 16 (not enforced) */
-    int max_tokens;       /* tokens per text chunk; 0: 50 */
-    uint64_t seed;        /* with seed_set: reproducible noise */
-    int seed_set;         /* 0: a random seed */
+    int sampler_steps; /* sampler_decode_steps (was lsd_decode_steps); 0: 1. The model's
+                        * sampler (lsd, flow_matching, drifting) sets its meaning: drifting
+                        * ignores it; flow_matching wants about 16 (not enforced) */
+    int max_tokens;    /* tokens per text chunk; 0: 50 */
+    uint64_t seed;     /* with seed_set: reproducible noise */
+    int seed_set;      /* 0: a random seed */
     /* Replay these noise rows ([noise_rows, latent_dim], in generation order) instead of
      * drawing; running past the end is an error. For tests against the reference. */
     const float *noise;
@@ -330,9 +331,9 @@ typedef struct ptts_gen_options {
 /* ptts_gen_options.markup. The flags' values are those of the internal parser (src/markup.h). */
 enum {
     PTTS_MARKUP_OFF = -1,
-    PTTS_MARKUP_BRACKETS = 1, /* [pause], [pause:S]: alone for text where "<" means itself */
-    PTTS_MARKUP_SSML = 2,     /* tags, comments, entities inside <speak>: alone for SSML clients
-                               * whose text holds literal brackets */
+    PTTS_MARKUP_BRACKETS = 1,     /* [pause], [pause:S]: alone for text where "<" means itself */
+    PTTS_MARKUP_SSML = 2,         /* tags, comments, entities inside <speak>: alone for SSML clients
+                                   * whose text holds literal brackets */
     PTTS_MARKUP_SSML_DOCUMENT = 4 /* with SSML: entities decoded everywhere (the text is SSML) */
 };
 
@@ -385,13 +386,13 @@ int ptts_stream_end(ptts_stream *s, ptts_error *e);
 void ptts_stream_cancel(ptts_stream *s);
 
 typedef struct ptts_stream_status {
-    int chunk, n_chunks;  /* current chunk (0-based) and how many */
-    int step;             /* step within the chunk */
-    int frames_total;     /* speech frames emitted so far (a pause's frames not counted) */
-    int eos_missed;       /* chunks that hit max_gen_len without EOS */
-    int frames_ahead;     /* frames the engine has computed beyond those (a GPU computes the
-                           * next call's frames with the last call's audio): 0 at chunk ends */
-    int waiting;          /* incremental: all complete text is spoken; feed, flush or end */
+    int chunk, n_chunks; /* current chunk (0-based) and how many */
+    int step;            /* step within the chunk */
+    int frames_total;    /* speech frames emitted so far (a pause's frames not counted) */
+    int eos_missed;      /* chunks that hit max_gen_len without EOS */
+    int frames_ahead;    /* frames the engine has computed beyond those (a GPU computes the
+                          * next call's frames with the last call's audio): 0 at chunk ends */
+    int waiting;         /* incremental: all complete text is spoken; feed, flush or end */
 } ptts_stream_status;
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st);
 

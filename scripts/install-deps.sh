@@ -6,7 +6,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential cmake pkg-config clang libclang-rt-14-dev \
+  build-essential cmake pkg-config clang clang-format libclang-rt-14-dev \
   libcjson-dev libyaml-dev libutf8proc-dev libsndfile1-dev \
   libmicrohttpd-dev libcurl4-openssl-dev librubberband-dev \
   libvulkan-dev glslc mesa-vulkan-drivers \

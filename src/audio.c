@@ -474,7 +474,8 @@ float ptts_linspace_f32(float start, float end, int n, int k) {
  * order of a float sum is the reference's library's business). */
 static float frame_db(const float *w, int64_t len) {
     double sq = 0;
-    for (int64_t i = 0; i < len; i++) sq += (double)(w[i] * w[i]);
+    for (int64_t i = 0; i < len; i++)
+        sq += (double)(w[i] * w[i]);
     const float rms = sqrtf((float)(sq / (double)len));
     return 20.0f * log10f(rms + 1e-12f);
 }
@@ -491,7 +492,8 @@ int ptts_end_on_pause(const float *w, int64_t n, int sample_rate, float **out, i
     int64_t end = n;
     if (nfr > 0) {
         float top = -INFINITY;
-        for (int64_t j = 0; j < nfr; j++) top = fmaxf(top, frame_db(w + j * frame, frame));
+        for (int64_t j = 0; j < nfr; j++)
+            top = fmaxf(top, frame_db(w + j * frame, frame));
         for (int64_t j = 0; j < nfr; j++)
             if (frame_db(w + j * frame, frame) > top - 35.0f) end = (j + 1) * frame;
     }

@@ -14,8 +14,8 @@
  * has it), average channels to mono. At most `max_seconds` of the input are read (<= 0: all);
  * a long file is never loaded whole. *samples is malloc'd (free()), *n its length, *rate the
  * file's sample rate. Not audio / empty -> PTTS_E_AUDIO with a clear message. */
-int ptts_audio_read(const char *path, double max_seconds, float **samples, int64_t *n,
-                    int *rate, ptts_error *e);
+int ptts_audio_read(const char *path, double max_seconds, float **samples, int64_t *n, int *rate,
+                    ptts_error *e);
 /* Same from bytes in memory (uploads). */
 int ptts_audio_read_memory(const void *buf, size_t size, double max_seconds, float **samples,
                            int64_t *n, int *rate, ptts_error *e);

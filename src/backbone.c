@@ -25,8 +25,7 @@ int ptts_backbone_init(ptts_backbone *b, const ptts_weights *w, int cap, ptts_er
     const ptts_arch *a = &w->arch;
     if (cap < 1) cap = 1;
     if (ptts_kv_init(&b->kv, a->layers, a->d, cap))
-        return ptts_fail(e, PTTS_E_NOMEM, "backbone: cannot allocate a cache of %d positions",
-                         cap);
+        return ptts_fail(e, PTTS_E_NOMEM, "backbone: cannot allocate a cache of %d positions", cap);
     b->rows = ptts_calloc_aligned((size_t)PTTS_PROMPT_BLOCK * a->d * sizeof(float));
     b->x1 = ptts_calloc_aligned((size_t)a->d * sizeof(float));
     if (!b->rows || !b->x1) {
@@ -52,8 +51,7 @@ int ptts_backbone_reserve(ptts_backbone *b, int positions, ptts_error *e) {
     int cap = PTTS_MAX(positions, b->kv.cap + b->kv.cap / 2);
     ptts_kv nkv;
     if (ptts_kv_init(&nkv, b->kv.layers, b->kv.d, cap))
-        return ptts_fail(e, PTTS_E_NOMEM, "backbone: cannot allocate a cache of %d positions",
-                         cap);
+        return ptts_fail(e, PTTS_E_NOMEM, "backbone: cannot allocate a cache of %d positions", cap);
     ptts_kv_copy(&nkv, &b->kv);
     ptts_kv_free(&b->kv);
     b->kv = nkv;

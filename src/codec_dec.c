@@ -237,9 +237,9 @@ struct ptts_codec_batch {
     float *x;       /* [max * us, C]: the streams' upsampled rows, then transformer output */
     float *scratch; /* ptts_transformer_groups_scratch(max, us, cap) */
     int cap;
-    ptts_kv **kv;   /* [max] */
+    ptts_kv **kv;      /* [max] */
     const float **xin; /* [max] */
-    float **yout;   /* [max] */
+    float **yout;      /* [max] */
 };
 
 void ptts_codec_batch_free(ptts_codec_batch *b) {
@@ -316,7 +316,8 @@ void ptts_codec_dec_frames_low(ptts_codec_batch *b, ptts_codec_dec *const *d, in
     /* up[0]: the matrix over all streams, then each stream's overlap-add */
     const ptts_convtr *ct = d[0]->up[0].ct;
     ptts_linear_groups(c, &ct->w, b->xin, ct->w.in, us, b->yout, ct->w.out, n);
-    for (int i = 0; i < n; i++) sconvtr_add(c, &d[i]->up[0], us);
+    for (int i = 0; i < n; i++)
+        sconvtr_add(c, &d[i]->up[0], us);
 }
 
 void ptts_codec_dec_frame_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm) {

@@ -40,12 +40,12 @@ typedef struct ptts_vk_tuning {
 /* What an engine computes with. Engines never see the ptts_model (backend.c builds this). */
 typedef struct ptts_engine_args {
     const struct ptts_weights *w;
-    const struct ptts_ctx *ctx;   /* CPU kernels + thread pool */
-    const char *device;           /* GPU index or name part; NULL: the default device */
-    int overlap;                  /* PTTS_OVERLAP_* (CPU: codec of frame t beside step t+1) */
-    int tensor_cores;             /* GPU cooperative-matrix gemms: 0 auto, 1 on, -1 off */
-    int fence_spin_us;            /* GPU: poll a fence this long before blocking; 0 default, <0 off */
-    const ptts_vk_tuning *vk;     /* NULL: no test hook */
+    const struct ptts_ctx *ctx; /* CPU kernels + thread pool */
+    const char *device;         /* GPU index or name part; NULL: the default device */
+    int overlap;                /* PTTS_OVERLAP_* (CPU: codec of frame t beside step t+1) */
+    int tensor_cores;           /* GPU cooperative-matrix gemms: 0 auto, 1 on, -1 off */
+    int fence_spin_us;          /* GPU: poll a fence this long before blocking; 0 default, <0 off */
+    const ptts_vk_tuning *vk;   /* NULL: no test hook */
 } ptts_engine_args;
 
 typedef struct ptts_engine_ops {

@@ -65,37 +65,37 @@ typedef struct cpu_engine {
     float *x0;     /* [slots, ld] */
     float *latent; /* [slots, ld]: each slot's last latent */
     /* batched step workspace (sized at chunk start for the largest cache) */
-    ptts_backbone **bb;     /* [slots] */
-    const float **lat_in;   /* [slots] */
-    ptts_kv **kv;           /* [slots] */
-    float *xs;              /* [slots, d] */
-    float *scratch;         /* ptts_transformer_step_scratch(slots, scratch_cap) */
+    ptts_backbone **bb;   /* [slots] */
+    const float **lat_in; /* [slots] */
+    ptts_kv **kv;         /* [slots] */
+    float *xs;            /* [slots, d] */
+    float *scratch;       /* ptts_transformer_step_scratch(slots, scratch_cap) */
     int scratch_cap;
     /* overlap */
-    int overlap;            /* PTTS_OVERLAP_* of the engine args */
-    long overlapped;        /* frames decoded beside the next step, since created (tests) */
-    ptts_ctx solo;          /* the model's kernels, no pool: a codec task's thread */
-    ptts_pool *sub;         /* borrowed pool (pool.h) for the backbone task: threads done with
-                               the codecs lend themselves to it (NULL with one thread) */
-    ptts_ctx bbctx;         /* the model's kernels on `sub` */
-    int help_stop;          /* set (atomically) when the backbone task is done */
-    float *hb;              /* [slots, d]: backbone output of the slots run together */
-    float *eb;              /* [slots] */
-    float *h_pre;           /* [slots, d] by slot: h of the pre-computed next step */
-    float *eos_pre;         /* [slots] by slot */
-    int *pick;              /* [slots]: call positions of the slots a pass runs */
+    int overlap;     /* PTTS_OVERLAP_* of the engine args */
+    long overlapped; /* frames decoded beside the next step, since created (tests) */
+    ptts_ctx solo;   /* the model's kernels, no pool: a codec task's thread */
+    ptts_pool *sub;  /* borrowed pool (pool.h) for the backbone task: threads done with
+                        the codecs lend themselves to it (NULL with one thread) */
+    ptts_ctx bbctx;  /* the model's kernels on `sub` */
+    int help_stop;   /* set (atomically) when the backbone task is done */
+    float *hb;       /* [slots, d]: backbone output of the slots run together */
+    float *eb;       /* [slots] */
+    float *h_pre;    /* [slots, d] by slot: h of the pre-computed next step */
+    float *eos_pre;  /* [slots] by slot */
+    int *pick;       /* [slots]: call positions of the slots a pass runs */
     /* the current overlap region (decode): n_codec codec tasks after the backbone task */
     const int *r_slots;
     float *r_pcm;
     int r_n_codec;
     /* batched codec (2+ slots): the low-rate stages of every decoded stream at once */
-    ptts_codec_batch *cb;   /* sized for n_slots; NULL with one slot */
-    ptts_codec_dec **decs;  /* [slots]: the decoded slots' decoders, in pick order */
-    const float **lats;     /* [slots]: their latents */
-    ptts_pool *csub;        /* borrowed pool of the batched low-rate task: a high-rate task
-                               waiting for it lends its thread (NULL with one thread) */
-    ptts_ctx cctx;          /* the model's kernels on `csub` */
-    int low_done;           /* set (atomically) when the batched low-rate task is done */
+    ptts_codec_batch *cb;  /* sized for n_slots; NULL with one slot */
+    ptts_codec_dec **decs; /* [slots]: the decoded slots' decoders, in pick order */
+    const float **lats;    /* [slots]: their latents */
+    ptts_pool *csub;       /* borrowed pool of the batched low-rate task: a high-rate task
+                              waiting for it lends its thread (NULL with one thread) */
+    ptts_ctx cctx;         /* the model's kernels on `csub` */
+    int low_done;          /* set (atomically) when the batched low-rate task is done */
 } cpu_engine;
 
 static void cpu_destroy(void *p) {
@@ -197,8 +197,8 @@ static int cpu_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return 0;
 }
 
-static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids,
-                           int n_ids, int max_steps, ptts_error *e) {
+static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
+                           int max_steps, ptts_error *e) {
     cpu_engine *g = p;
     cpu_slot *s = &g->slot[slot];
     int rc = ptts_backbone_reserve(&s->bb, v->positions + n_ids + max_steps + 1, e);
@@ -328,8 +328,7 @@ static void overlap_task_batched(void *ctx, int task, int tid) {
     }
     if (!__atomic_load_n(&g->low_done, __ATOMIC_ACQUIRE)) ptts_pool_help(g->csub, &g->low_done);
     int i = g->pick[task - 2];
-    ptts_codec_dec_frame_high(g->decs[task - 2], &g->solo,
-                              g->r_pcm + (size_t)i * a->frame_samples);
+    ptts_codec_dec_frame_high(g->decs[task - 2], &g->solo, g->r_pcm + (size_t)i * a->frame_samples);
 }
 
 /* decs, lats for the n_codec slots at call positions pick[0..nc) of `slots`. */
@@ -369,7 +368,8 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         } else {
             ptts_pool_run(g->ctx->pool, 1 + nc + threads - 1, overlap_task, g);
         }
-        for (int j = 0; j < nc; j++) g->slot[slots[g->pick[j]]].pre = 1;
+        for (int j = 0; j < nc; j++)
+            g->slot[slots[g->pick[j]]].pre = 1;
         g->overlapped += nc;
         return 0;
     }

@@ -56,13 +56,16 @@ static void time_embed(const ptts_ctx *c, const ptts_time_embed *T, int nfreq, i
     c->k->silu(a, a, fd);
     ptts_linear(c, &T->mlp2, a, 1, b);
     double mean = 0;
-    for (int j = 0; j < fd; j++) mean += b[j];
+    for (int j = 0; j < fd; j++)
+        mean += b[j];
     mean /= fd;
     double var = 0;
-    for (int j = 0; j < fd; j++) var += ((double)b[j] - mean) * ((double)b[j] - mean);
+    for (int j = 0; j < fd; j++)
+        var += ((double)b[j] - mean) * ((double)b[j] - mean);
     var = fd > 1 ? var / (fd - 1) : 0.0;
     float inv = (float)(1.0 / sqrt(var + FLOW_RMS_EPS));
-    for (int j = 0; j < fd; j++) out[j] = b[j] * (T->alpha[j] * inv);
+    for (int j = 0; j < fd; j++)
+        out[j] = b[j] * (T->alpha[j] * inv);
 }
 
 int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error *e) {
@@ -88,7 +91,8 @@ int ptts_flow_time_table(const ptts_weights *w, int steps, float *te, ptts_error
         }
         time_embed(&c, &w->flow.time[0], a->nfreq, a->fd, s, emb, ta, tb, t0);
         time_embed(&c, &w->flow.time[1], a->nfreq, a->fd, t, emb, ta, tb, t1);
-        for (size_t j = 0; j < fd; j++) out[j] = (t0[j] + t1[j]) / 2.0f;
+        for (size_t j = 0; j < fd; j++)
+            out[j] = (t0[j] + t1[j]) / 2.0f;
     }
     ptts_free_aligned(tmp);
     return 0;
@@ -110,8 +114,8 @@ int ptts_flow_create(ptts_flow **out, const ptts_weights *w, int steps, int max_
     if (!out || !w) return ptts_fail(e, PTTS_E_INVALID, "flow head: NULL argument");
     *out = NULL;
     if (steps < 1 || steps > 1000)
-        return ptts_fail(e, PTTS_E_INVALID,
-                         "flow head: sampler steps must be in [1, 1000], got %d", steps);
+        return ptts_fail(e, PTTS_E_INVALID, "flow head: sampler steps must be in [1, 1000], got %d",
+                         steps);
     if (max_rows < 1)
         return ptts_fail(e, PTTS_E_INVALID, "flow head: max_rows must be >= 1, got %d", max_rows);
     const ptts_arch *a = &w->arch;
@@ -176,7 +180,8 @@ static void modulate(const ptts_ctx *c, float *hb, const float *xh, const float 
         float *y = hb + (size_t)r * fd;
         const float *shift = mod + (size_t)r * ms, *scale = shift + fd;
         c->k->layernorm(y, xh + (size_t)r * fd, lw, lb, fd, FLOW_LN_EPS);
-        for (int j = 0; j < fd; j++) y[j] = y[j] * (1.0f + scale[j]) + shift[j];
+        for (int j = 0; j < fd; j++)
+            y[j] = y[j] * (1.0f + scale[j]) + shift[j];
     }
 }
 
@@ -207,7 +212,8 @@ static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const f
         for (int r = 0; r < rows; r++) {
             float *sy = f->sy + (size_t)r * fd;
             const float *ce = f->ce + (size_t)r * fd;
-            for (int j = 0; j < fd; j++) sy[j] = te[j] + ce[j];
+            for (int j = 0; j < fd; j++)
+                sy[j] = te[j] + ce[j];
         }
         c->k->silu(f->sy, f->sy, (int)nfd);
         ptts_linear(c, &w->input_proj, out, rows, f->xh);
@@ -224,7 +230,8 @@ static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const f
                 float *x = f->xh + (size_t)r * fd;
                 const float *u = f->hb + (size_t)r * fd;
                 const float *gate = f->mod + (size_t)r * ms + 2 * (size_t)fd;
-                for (int j = 0; j < fd; j++) x[j] += gate[j] * u[j];
+                for (int j = 0; j < fd; j++)
+                    x[j] += gate[j] * u[j];
             }
         }
 
@@ -236,6 +243,7 @@ static void sample_rows(ptts_flow *f, const ptts_ctx *c, const float *h, const f
         }
         ptts_linear(c, &w->final_linear, f->hb, rows, f->vb);
         const float n = (float)f->steps;
-        for (size_t j = 0; j < (size_t)rows * ld; j++) out[j] += f->vb[j] / n;
+        for (size_t j = 0; j < (size_t)rows * ld; j++)
+            out[j] += f->vb[j] / n;
     }
 }

@@ -874,31 +874,3 @@ int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks) {
     *chunks = s->b->u[0].chunks;
     return s->b->u[0].n_chunks;
 }
-
-int ptts_synthesize(const ptts_model *m, const ptts_voice *v, const char *text,
-                    const ptts_gen_options *o, ptts_audio_fn fn, void *user, ptts_error *e) {
-    ptts_stream *s;
-    int rc = ptts_stream_create(&s, m, e);
-    if (rc) return rc;
-    float *pcm = ptts_calloc_aligned((size_t)m->w->arch.frame_samples * sizeof(float));
-    if (!pcm) {
-        ptts_stream_free(s);
-        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-    }
-    rc = ptts_stream_start(s, v, text, o, e);
-    while (!rc) {
-        int n = ptts_stream_next(s, pcm, e);
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 0) break;
-        if (fn && fn(user, pcm, n)) {
-            rc = ptts_fail(e, PTTS_E_CANCELLED, "cancelled by the caller");
-            break;
-        }
-    }
-    ptts_free_aligned(pcm);
-    ptts_stream_free(s);
-    return rc;
-}

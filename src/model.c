@@ -19,9 +19,9 @@ ptts_model_options ptts_model_options_default(void) {
 /* Numbers the config states that the weights contradict. */
 static int check_config(const ptts_config *c, const ptts_arch *a, const char *cfg_path,
                         ptts_error *e) {
-#define CHK(cond, what, cv, wv)                                                                 \
-    if (cond)                                                                                   \
-        return ptts_fail(e, PTTS_E_MODEL, "%s says %s = %d but the weights have %d", cfg_path, \
+#define CHK(cond, what, cv, wv)                                                                    \
+    if (cond)                                                                                      \
+        return ptts_fail(e, PTTS_E_MODEL, "%s says %s = %d but the weights have %d", cfg_path,     \
                          what, (int)(cv), (int)(wv));
     CHK(c->d_model && c->d_model != a->d, "flow_lm.transformer.d_model", c->d_model, a->d);
     CHK(c->num_layers && c->num_layers != a->layers, "flow_lm.transformer.num_layers",
@@ -32,8 +32,8 @@ static int check_config(const ptts_config *c, const ptts_arch *a, const char *cf
         a->flow_depth);
     CHK(c->insert_bos_before_voice >= 0 && c->insert_bos_before_voice != a->has_bos_before_voice,
         "flow_lm.insert_bos_before_voice", c->insert_bos_before_voice, a->has_bos_before_voice);
-    CHK(c->codec_d_model && c->codec_d_model != a->C, "mimi.transformer.d_model",
-        c->codec_d_model, a->C);
+    CHK(c->codec_d_model && c->codec_d_model != a->C, "mimi.transformer.d_model", c->codec_d_model,
+        a->C);
     CHK(c->seanet_n_filters && c->seanet_n_filters != a->nf, "mimi.seanet.n_filters",
         c->seanet_n_filters, a->nf);
     CHK(c->quantizer_dimension && c->quantizer_dimension != a->ld, "mimi.quantizer.dimension",
@@ -100,11 +100,14 @@ static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options
     } else if (lang) {
         char *tok = NULL;
         rc = ptts_language_fetch(lang->name, &f->weights, &tok, NULL, e);
-        if (!rc && !o->tokenizer_path && !m->cfg.tokenizer_path) f->tokenizer = tok;
-        else free(tok);
+        if (!rc && !o->tokenizer_path && !m->cfg.tokenizer_path)
+            f->tokenizer = tok;
+        else
+            free(tok);
     } else {
-        return ptts_fail(e, PTTS_E_INVALID, "no weights: give a language, a weights path or a "
-                                            "config with weights_path");
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "no weights: give a language, a weights path or a "
+                         "config with weights_path");
     }
     if (rc) return rc;
     if (f->tokenizer) return 0;
@@ -116,8 +119,9 @@ static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options
         return rc;
     }
     if (!tp)
-        return ptts_fail(e, PTTS_E_INVALID, "no tokenizer: give a tokenizer path, a language or "
-                                            "a config with flow_lm.lookup_table.tokenizer_path");
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "no tokenizer: give a tokenizer path, a language or "
+                         "a config with flow_lm.lookup_table.tokenizer_path");
     return ptts_fetch(&f->tokenizer, tp, e);
 }
 
@@ -137,8 +141,8 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
                 strcat(list, i ? ", " : "");
                 strcat(list, ptts_language_at(i)->name);
             }
-            return ptts_fail(e, PTTS_E_INVALID, "unknown language '%s' (languages: %s)",
-                             o.language, list);
+            return ptts_fail(e, PTTS_E_INVALID, "unknown language '%s' (languages: %s)", o.language,
+                             list);
         }
     } else if (!o.config_path && !o.weights_path && !o.tokenizer_path) {
         lang = ptts_language_find("english"); /* the reference's default model */

@@ -24,17 +24,16 @@ typedef struct {
     int chunk;
 } lin_job;
 
-static void lin_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
-                     float *Y, int ldy, int m0, int m1) {
+static void lin_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N, float *Y,
+                     int ldy, int m0, int m1) {
     switch (L->type) {
     case PTTS_W_F32: c->k->gemm_f32(N, L->in, X, ldx, L->w, L->bias, Y, ldy, m0, m1); break;
     case PTTS_W_BF16: c->k->gemm_bf16(N, L->in, X, ldx, L->wh, L->bias, Y, ldy, m0, m1); break;
     case PTTS_W_Q8:
         /* X quantised too (W8A8, the int8 mode's arithmetic on every CPU); gemm_q8 (W8A32)
          * only past the K that gemm_q8q's exact int32 sums allow */
-        (L->in <= PTTS_Q8Q_KMAX ? c->k->gemm_q8q : c->k->gemm_q8)(N, L->in, X, ldx, L->wq,
-                                                                   L->scale, L->bias, Y, ldy, m0,
-                                                                   m1);
+        (L->in <= PTTS_Q8Q_KMAX ? c->k->gemm_q8q : c->k->gemm_q8)(N, L->in, X, ldx, L->wq, L->scale,
+                                                                  L->bias, Y, ldy, m0, m1);
         break;
     }
 }
@@ -80,8 +79,8 @@ static void panel_task(void *ctx, int task, int tid) {
         j->c->k->gemm_bf16_panel(L->in, j->X, j->ldx, L->wp16, L->bias, j->Y, j->ldy, L->out, n0,
                                  n1, p0, p1);
     else
-        j->c->k->gemm_f32_panel(L->in, j->X, j->ldx, L->wp, L->bias, j->Y, j->ldy, L->out, n0,
-                                n1, p0, p1);
+        j->c->k->gemm_f32_panel(L->in, j->X, j->ldx, L->wp, L->bias, j->Y, j->ldy, L->out, n0, n1,
+                                p0, p1);
 }
 
 void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N,
@@ -147,20 +146,21 @@ static void groups_task(void *ctx, int task, int tid) {
     for (int p = task * j->chunk; p < p1; p++)
         for (int g = 0; g < j->G; g++) {
             if (j->bf16)
-                j->c->k->gemm_bf16_panel(L->in, j->X[g], j->ldx, L->wp16, L->bias, j->Y[g],
-                                         j->ldy, L->out, 0, j->N, p, p + 1);
+                j->c->k->gemm_bf16_panel(L->in, j->X[g], j->ldx, L->wp16, L->bias, j->Y[g], j->ldy,
+                                         L->out, 0, j->N, p, p + 1);
             else
                 j->c->k->gemm_f32_panel(L->in, j->X[g], j->ldx, L->wp, L->bias, j->Y[g], j->ldy,
                                         L->out, 0, j->N, p, p + 1);
         }
 }
 
-void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx,
-                        int N, float *const *Y, int ldy, int G) {
+void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx, int N,
+                        float *const *Y, int ldy, int G) {
     const int bf16 = L->wp16 != NULL;
     if (!((bf16 || L->wp) && N >= 4)) {
         /* not the panel path: the per-group call is the arithmetic of decoding alone */
-        for (int g = 0; g < G; g++) ptts_linear_strided(c, L, X[g], ldx, N, Y[g], ldy);
+        for (int g = 0; g < G; g++)
+            ptts_linear_strided(c, L, X[g], ldx, N, Y[g], ldy);
         return;
     }
     const int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
@@ -267,7 +267,7 @@ typedef struct {
     const float *qkv; /* [n, 3d] (q already rotated) */
     float *att;       /* [n, d] */
     float *scores;
-    int scap;         /* scores row stride */
+    int scap; /* scores row stride */
 } att_job;
 
 static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1, int pos0,
@@ -316,7 +316,8 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
     float *tmp = ff + (size_t)n * ffn;
     float *scores = tmp + (size_t)n * d;
     long work = 0; /* attention size: rows x keys */
-    for (int i = 0; i < n; i++) work += kv[i / rpg]->len + i % rpg + 1;
+    for (int i = 0; i < n; i++)
+        work += kv[i / rpg]->len + i % rpg + 1;
 
     for (int l = 0; l < t->layers; l++) {
         const ptts_tlayer *L = &t->layer[l];
@@ -338,14 +339,17 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
         if (work >= 64)
             ptts_pool_run(c->pool, tasks, att_task, &aj);
         else
-            for (int i = 0; i < tasks; i++) att_task(&aj, i, 0);
+            for (int i = 0; i < tasks; i++)
+                att_task(&aj, i, 0);
         ptts_linear(c, &L->out_proj, att, n, tmp);
         for (int i = 0; i < n; i++) {
             float *xi = x + (size_t)i * d, *ti = tmp + (size_t)i * d;
             if (L->ls1)
-                for (int e = 0; e < d; e++) xi[e] += L->ls1[e] * ti[e];
+                for (int e = 0; e < d; e++)
+                    xi[e] += L->ls1[e] * ti[e];
             else
-                for (int e = 0; e < d; e++) xi[e] += ti[e];
+                for (int e = 0; e < d; e++)
+                    xi[e] += ti[e];
         }
         for (int i = 0; i < n; i++)
             k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm2_w, L->norm2_b, d, 1e-5f);
@@ -355,16 +359,19 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
         for (int i = 0; i < n; i++) {
             float *xi = x + (size_t)i * d, *ti = tmp + (size_t)i * d;
             if (L->ls2)
-                for (int e = 0; e < d; e++) xi[e] += L->ls2[e] * ti[e];
+                for (int e = 0; e < d; e++)
+                    xi[e] += L->ls2[e] * ti[e];
             else
-                for (int e = 0; e < d; e++) xi[e] += ti[e];
+                for (int e = 0; e < d; e++)
+                    xi[e] += ti[e];
         }
     }
-    for (int g = 0; g < nkv; g++) kv[g]->len += rpg;
+    for (int g = 0; g < nkv; g++)
+        kv[g]->len += rpg;
 }
 
-void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
-                              float *x, int n, float *scratch) {
+void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv, float *x,
+                              int n, float *scratch) {
     ptts_kv *one[1] = {kv};
     transformer_run(c, t, one, 1, x, n, scratch, kv->cap);
 }

@@ -26,8 +26,8 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
  * Y[g] (ldy). Each output is computed as ptts_linear_strided(X[g], N) computes it (same kernel,
  * same per-row arithmetic), but with panel weights each panel is read once for all the groups
  * (the batched codec: n streams' rows in separate state buffers). */
-void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx,
-                        int N, float *const *Y, int ldy, int G);
+void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx, int N,
+                        float *const *Y, int ldy, int G);
 
 /* --- KV cache --------------------------------------------------------------------------------
  * Keys (after RoPE) and values per layer, [cap, d] each. Position p is stored at row p % cap:
@@ -51,8 +51,8 @@ size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap);
 /* x [n, d] (in place): rows at absolute positions kv->len .. kv->len + n - 1 (RoPE positions
  * and cache rows), causal, window t->window (0: all earlier positions); appends the n keys and
  * values to the cache. */
-void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv,
-                              float *x, int n, float *scratch);
+void ptts_transformer_forward(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *kv, float *x,
+                              int n, float *scratch);
 
 /* Batched generation step over n independent caches: row i of x [n, d] (in place) is the next
  * position of kv[i] (kv[i]->len; each cache gets its key and value appended). The weights are

@@ -68,8 +68,7 @@ static void *worker(void *arg) {
                !atomic_load(&p->stop)) {
             if (++spins > 20000) {
                 pthread_mutex_lock(&p->mu);
-                while ((uint32_t)(atomic_load(&p->ticket) >> 32) == seen &&
-                       !atomic_load(&p->stop))
+                while ((uint32_t)(atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop))
                     pthread_cond_wait(&p->cv, &p->mu);
                 pthread_mutex_unlock(&p->mu);
                 spins = 0;
@@ -122,7 +121,8 @@ void ptts_pool_free(ptts_pool *p) {
     atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i + 1 < p->nthreads && p->threads; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i + 1 < p->nthreads && p->threads; i++)
+        pthread_join(p->threads[i], NULL);
     free(p->threads);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->region_mu);
@@ -165,7 +165,8 @@ void ptts_pool_help(ptts_pool *p, const int *stop) {
 void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx) {
     if (n <= 0) return;
     if (!p || p->nthreads == 1 || n == 1) {
-        for (int i = 0; i < n; i++) fn(ctx, i, 0);
+        for (int i = 0; i < n; i++)
+            fn(ctx, i, 0);
         return;
     }
     pthread_mutex_lock(&p->region_mu);

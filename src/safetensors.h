@@ -18,19 +18,28 @@
 #include "half.h"
 
 typedef enum {
-    ST_F64, ST_F32, ST_F16, ST_BF16, ST_I64, ST_I32, ST_I16, ST_I8, ST_U8, ST_BOOL,
+    ST_F64,
+    ST_F32,
+    ST_F16,
+    ST_BF16,
+    ST_I64,
+    ST_I32,
+    ST_I16,
+    ST_I8,
+    ST_U8,
+    ST_BOOL,
     ST_DTYPE_COUNT
 } st_dtype;
 
 #define ST_MAX_DIMS 8
 
 typedef struct st_tensor {
-    const char *name;            /* NUL-terminated, owned by the st_file */
+    const char *name; /* NUL-terminated, owned by the st_file */
     st_dtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
-    int64_t numel;               /* product of shape (1 for a 0-d tensor) */
-    const uint8_t *data;         /* inside the mapping; NOT necessarily aligned */
+    int64_t numel;       /* product of shape (1 for a 0-d tensor) */
+    const uint8_t *data; /* inside the mapping; NOT necessarily aligned */
     size_t nbytes;
 } st_tensor;
 
@@ -45,12 +54,12 @@ void st_close(st_file *f);
 
 const char *st_path(const st_file *f);
 int st_count(const st_file *f);
-const st_tensor *st_at(const st_file *f, int i);          /* in file order of the header */
+const st_tensor *st_at(const st_file *f, int i);              /* in file order of the header */
 const st_tensor *st_find(const st_file *f, const char *name); /* NULL when absent */
 /* A "__metadata__" value, or NULL. */
 const char *st_metadata(const st_file *f, const char *key);
 
-const char *st_dtype_name(st_dtype d);  /* "F32", "BF16", ... */
+const char *st_dtype_name(st_dtype d); /* "F32", "BF16", ... */
 size_t st_dtype_size(st_dtype d);
 
 /* Convert a F32/BF16/F16 tensor to float32 (`dst` holds t->numel floats). BF16 and F16 are

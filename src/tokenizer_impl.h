@@ -145,8 +145,7 @@ void tk_norm_free(norm_spec *s);
 int tk_load_charsmap(norm_spec *s, const char *name, ptts_error *e);
 /* t->norm's charsmap alone over text[0..len) into o (tokenizer.c): each character replaced by
  * its longest match, invalid UTF-8 bytes by U+FFFD; PTTS_E_FORMAT when the charsmap is broken. */
-int tk_charsmap_apply(const ptts_tokenizer *t, const char *text, size_t len, buf *o,
-                      ptts_error *e);
+int tk_charsmap_apply(const ptts_tokenizer *t, const char *text, size_t len, buf *o, ptts_error *e);
 /* SentencePiece .model bytes into t (tokenizer_model.c). */
 int tk_sp_load(ptts_tokenizer *t, const uint8_t *data, size_t size, const char *name,
                ptts_error *e);

@@ -33,8 +33,10 @@ static int layer_index(const char *name, const char *suffix) {
     long n = 0;
     int big = 0;
     while (*p >= '0' && *p <= '9') {
-        if (n < VOICE_MAX_LAYERS) n = n * 10 + (*p - '0');
-        else big = 1;
+        if (n < VOICE_MAX_LAYERS)
+            n = n * 10 + (*p - '0');
+        else
+            big = 1;
         p++;
     }
     if (strcmp(p, suffix) != 0) return -1;
@@ -43,8 +45,8 @@ static int layer_index(const char *name, const char *suffix) {
 
 static size_t floats_per_cache(int layers, int positions, int d) {
     size_t n;
-    if (ptts_mul_size((size_t)layers, (size_t)positions, &n) ||
-        ptts_mul_size(n, (size_t)d, &n) || ptts_mul_size(n, sizeof(float), &n))
+    if (ptts_mul_size((size_t)layers, (size_t)positions, &n) || ptts_mul_size(n, (size_t)d, &n) ||
+        ptts_mul_size(n, sizeof(float), &n))
         return 0;
     return n;
 }
@@ -100,8 +102,8 @@ int ptts_voice_state_clone(ptts_voice_state **out, const ptts_voice_state *v, pt
 static void shape_str(char *buf, size_t n, const st_tensor *t) {
     size_t used = (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < t->ndim && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
-                                 (long long)t->shape[i]);
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
     if (used < n) snprintf(buf + used, n - used, "]");
 }
 
@@ -118,21 +120,24 @@ static int layer_offset(const st_file *f, int i, int64_t *off, ptts_error *e) {
                              nm, (long long)t->numel);
         if (t->dtype != ST_I64 && t->dtype != ST_I32 && t->dtype != ST_I16 && t->dtype != ST_I8 &&
             t->dtype != ST_U8)
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s has dtype %s, expected I64", path,
-                             nm, st_dtype_name(t->dtype));
+            return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s has dtype %s, expected I64", path, nm,
+                             st_dtype_name(t->dtype));
         return st_to_i64(f, t, off, e);
     }
     snprintf(nm, sizeof nm, VOICE_PREFIX "%d.self_attn/current_end", i);
     t = st_find(f, nm);
     if (t) {
         if (t->ndim < 1)
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s is a scalar; its first dimension "
-                             "should be the position count", path, nm);
+            return ptts_fail(e, PTTS_E_FORMAT,
+                             "%s: tensor %s is a scalar; its first dimension "
+                             "should be the position count",
+                             path, nm);
         *off = t->shape[0];
         return PTTS_OK;
     }
     return ptts_fail(e, PTTS_E_FORMAT,
-                     "%s: " VOICE_PREFIX "%d.self_attn/offset (or current_end) is missing", path, i);
+                     "%s: " VOICE_PREFIX "%d.self_attn/offset (or current_end) is missing", path,
+                     i);
 }
 
 /* Layer i's pad (MODEL.md 7.1): missing or 0. A pad p > 0 marks cache positions 0..p-1 as
@@ -183,8 +188,10 @@ static int load_file(ptts_voice_state **out, const st_file *f, int layers, int h
     for (int i = 0; i < n; i++) {
         snprintf(nm, sizeof nm, VOICE_PREFIX "%d.self_attn/cache", i);
         if (!st_find(f, nm))
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s is missing (the file has layers up "
-                             "to %d)", path, nm, n - 1);
+            return ptts_fail(e, PTTS_E_FORMAT,
+                             "%s: tensor %s is missing (the file has layers up "
+                             "to %d)",
+                             path, nm, n - 1);
     }
     if (layers > 0 && n != layers)
         return ptts_fail(e, PTTS_E_MODEL, "%s: the voice state has %d layers, the model has %d",
@@ -197,34 +204,43 @@ static int load_file(ptts_voice_state **out, const st_file *f, int layers, int h
         const st_tensor *t = st_find(f, nm);
         shape_str(sh, sizeof sh, t);
         if (t->ndim != 5 || t->shape[0] != 2 || t->shape[1] != 1)
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s has shape %s, expected [2, 1, P, "
-                             "heads, dh]", path, nm, sh);
+            return ptts_fail(e, PTTS_E_FORMAT,
+                             "%s: tensor %s has shape %s, expected [2, 1, P, "
+                             "heads, dh]",
+                             path, nm, sh);
         if (t->dtype != ST_F32 && t->dtype != ST_BF16 && t->dtype != ST_F16)
-            return ptts_fail(e, PTTS_E_UNSUPPORTED, "%s: tensor %s has dtype %s (F32, BF16 or "
-                             "F16 expected)", path, nm, st_dtype_name(t->dtype));
+            return ptts_fail(e, PTTS_E_UNSUPPORTED,
+                             "%s: tensor %s has dtype %s (F32, BF16 or "
+                             "F16 expected)",
+                             path, nm, st_dtype_name(t->dtype));
         if ((heads > 0 && t->shape[3] != heads) || (dh > 0 && t->shape[4] != dh))
-            return ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has shape %s, the model expects "
-                             "[2, 1, P, %d, %d]", path, nm, sh, heads > 0 ? heads : (int)t->shape[3],
+            return ptts_fail(e, PTTS_E_MODEL,
+                             "%s: tensor %s has shape %s, the model expects "
+                             "[2, 1, P, %d, %d]",
+                             path, nm, sh, heads > 0 ? heads : (int)t->shape[3],
                              dh > 0 ? dh : (int)t->shape[4]);
         if (i == 0) {
             P = t->shape[2];
             H = t->shape[3];
             D = t->shape[4];
             if (H < 1 || D < 1 || H > INT_MAX / D || P > INT_MAX)
-                return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s has unusable shape %s", path,
-                                 nm, sh);
+                return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s has unusable shape %s", path, nm,
+                                 sh);
         } else if (t->shape[2] != P || t->shape[3] != H || t->shape[4] != D) {
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: tensor %s has shape %s, layer 0 has [2, 1, "
-                             "%lld, %lld, %lld]", path, nm, sh, (long long)P, (long long)H,
-                             (long long)D);
+            return ptts_fail(e, PTTS_E_FORMAT,
+                             "%s: tensor %s has shape %s, layer 0 has [2, 1, "
+                             "%lld, %lld, %lld]",
+                             path, nm, sh, (long long)P, (long long)H, (long long)D);
         }
         int64_t o = 0;
         int rc = layer_offset(f, i, &o, e);
         if (!rc) rc = layer_pad(f, i, e);
         if (rc) return rc;
         if (o < 1 || o > P)
-            return ptts_fail(e, PTTS_E_FORMAT, "%s: layer %d: offset %lld outside the cache's %lld "
-                             "positions", path, i, (long long)o, (long long)P);
+            return ptts_fail(e, PTTS_E_FORMAT,
+                             "%s: layer %d: offset %lld outside the cache's %lld "
+                             "positions",
+                             path, i, (long long)o, (long long)P);
         if (i > 0 && o != off)
             return ptts_fail(e, PTTS_E_FORMAT, "%s: layer %d: offset %lld, layer 0 has %lld", path,
                              i, (long long)o, (long long)off);
@@ -261,8 +277,8 @@ static int load_file(ptts_voice_state **out, const st_file *f, int layers, int h
     return PTTS_OK;
 }
 
-int ptts_voice_state_load(ptts_voice_state **out, const char *path, int layers, int heads,
-                          int dh, ptts_error *e) {
+int ptts_voice_state_load(ptts_voice_state **out, const char *path, int layers, int heads, int dh,
+                          ptts_error *e) {
     if (!out || !path) return ptts_fail(e, PTTS_E_INVALID, "voice state load: NULL argument");
     *out = NULL;
     st_file *f = NULL;

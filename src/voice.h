@@ -30,8 +30,8 @@ int ptts_voice_state_clone(ptts_voice_state **out, const ptts_voice_state *v, pt
  * shape does not fit the model: PTTS_E_MODEL naming the tensor and both shapes). The offset
  * (or current_end) must agree with P (a cache longer than the offset: only the first `offset`
  * positions are used). */
-int ptts_voice_state_load(ptts_voice_state **out, const char *path, int layers, int heads,
-                          int dh, ptts_error *e);
+int ptts_voice_state_load(ptts_voice_state **out, const char *path, int layers, int heads, int dh,
+                          ptts_error *e);
 int ptts_voice_state_load_memory(ptts_voice_state **out, const void *buf, size_t size,
                                  const char *name, int layers, int heads, int dh, ptts_error *e);
 /* Write the reference's 3.3 format (F32 cache, int64 offset, int64 pad = 0), atomically. */

@@ -95,8 +95,8 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *s) {
 
 /* The float32 values of tensor `name` with the expected shape; NULL in list mode, when absent
  * (optional: silently; else a problem is recorded) or mis-shaped. */
-static float *tensor(binder *b, int optional, const char *name, int ndim, int64_t s0,
-                     int64_t s1, int64_t s2) {
+static float *tensor(binder *b, int optional, const char *name, int ndim, int64_t s0, int64_t s1,
+                     int64_t s2) {
     int64_t shape[3] = {s0, s1, s2};
     if (b->fatal) return NULL;
     size_t numel = 1;
@@ -128,7 +128,8 @@ static float *tensor(binder *b, int optional, const char *name, int ndim, int64_
         return NULL;
     }
     int ok = t->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == shape[i];
+    for (int i = 0; ok && i < ndim; i++)
+        ok = t->shape[i] == shape[i];
     if (!ok) {
         char got[96], want[96];
         shape_str(got, sizeof got, t->ndim, t->shape);
@@ -189,7 +190,8 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
     if (type == PTTS_W_BF16) {
         uint16_t *h = hold(b, n * sizeof(uint16_t));
         if (!h) goto nomem;
-        for (size_t i = 0; i < n; i++) h[i] = st_f32_to_bf16(w[i]);
+        for (size_t i = 0; i < n; i++)
+            h[i] = st_f32_to_bf16(w[i]);
         L->type = PTTS_W_BF16;
         L->wh = h;
         L->w = NULL;
@@ -202,7 +204,8 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
         for (int m = 0; m < out; m++) {
             const float *row = w + (size_t)m * in;
             float mx = 0.f;
-            for (int k = 0; k < in; k++) mx = fmaxf(mx, fabsf(row[k]));
+            for (int k = 0; k < in; k++)
+                mx = fmaxf(mx, fabsf(row[k]));
             float s = mx > 0.f ? mx / 127.f : 1.f;
             scale[m] = s;
             for (int k = 0; k < in; k++) {
@@ -240,8 +243,8 @@ static const float *vec(binder *b, int optional, const char *fmt_name, int n) {
 }
 
 /* Conv1d [cout, cin, k] -> [cout, k*cin] (k major). */
-static void conv(binder *b, ptts_conv *c, const char *prefix, int cin, int cout, int k,
-                 int stride, int has_bias, ptts_wtype type) {
+static void conv(binder *b, ptts_conv *c, const char *prefix, int cin, int cout, int k, int stride,
+                 int has_bias, ptts_wtype type) {
     char nm[256];
     c->cin = cin;
     c->cout = cout;
@@ -352,8 +355,9 @@ static int bind_model(binder *b, const ptts_arch *a) {
     w->bos_emb = vec(b, 0, "flow_lm.bos_emb", ld);
     if (a->has_bos_before_voice)
         w->bos_before_voice = tensor(b, 0, "flow_lm.bos_before_voice", 3, 1, 1, d);
-    make_lin(b, &w->speaker_proj, tensor(b, 0, "flow_lm.speaker_proj_weight", 2, d, a->inner_dim, 0),
-             NULL, d, a->inner_dim, PTTS_W_F32);
+    make_lin(b, &w->speaker_proj,
+             tensor(b, 0, "flow_lm.speaker_proj_weight", 2, d, a->inner_dim, 0), NULL, d,
+             a->inner_dim, PTTS_W_F32);
     w->codec.emb_std = vec(b, 0, "flow_lm.emb_std", ld);
     w->codec.emb_mean = vec(b, 0, "flow_lm.emb_mean", ld);
     w->embed = tensor(b, 0, "flow_lm.conditioner.embed.weight", 2, a->nb + 1, d, 0);
@@ -406,15 +410,14 @@ static int bind_model(binder *b, const ptts_arch *a) {
      * convolutions stay f32 in every mode. */
     const int codec_pack = b->mode != PTTS_WMODE_F32 ? PACK_BF16 : PACK_F32;
     b->pack = PACK_F32;
-    make_lin(b, &c->quant_out, tensor(b, 0, "mimi.quantizer.output_proj.weight", 3, C, ld, 1),
-             NULL, C, ld, PTTS_W_F32);
+    make_lin(b, &c->quant_out, tensor(b, 0, "mimi.quantizer.output_proj.weight", 3, C, ld, 1), NULL,
+             C, ld, PTTS_W_F32);
     c->upsample_k = 32;
     c->upsample_stride = 16;
     c->upsample_w = tensor(b, 0, "mimi.upsample.convtr.convtr.weight", 3, C, 1, 32);
     b->pack = codec_pack;
-    rc = bind_transformer(b, &c->dec_tr, "mimi.decoder_transformer.transformer", C,
-                          a->codec_heads, a->codec_layers, a->codec_ffn, a->codec_window, 1,
-                          codec_t);
+    rc = bind_transformer(b, &c->dec_tr, "mimi.decoder_transformer.transformer", C, a->codec_heads,
+                          a->codec_layers, a->codec_ffn, a->codec_window, 1, codec_t);
     if (rc) return rc;
     int m = 8 * nf;
     conv(b, &c->dec_in, "mimi.decoder.model.0.conv", C, m, 7, 1, 1, codec_t);
@@ -464,8 +467,8 @@ static const st_tensor *need(const st_file *f, const char *name, int ndim, ptts_
         return NULL;
     }
     if (t->ndim != ndim) {
-        ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has %d dimensions, expected %d", st_path(f),
-                  name, t->ndim, ndim);
+        ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has %d dimensions, expected %d", st_path(f), name,
+                  t->ndim, ndim);
         return NULL;
     }
     for (int i = 0; i < ndim; i++)
@@ -539,8 +542,8 @@ static int derive_arch(const st_file *f, const ptts_weights_options *o, ptts_arc
     for (int s = 0; s < 3; s++) {
         if (!(t = need(f, up[s], 3, e))) return PTTS_E_MODEL;
         if (t->shape[2] % 2)
-            return ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has an odd kernel size",
-                             st_path(f), up[s]);
+            return ptts_fail(e, PTTS_E_MODEL, "%s: tensor %s has an odd kernel size", st_path(f),
+                             up[s]);
         a->ratios[s] = (int)t->shape[2] / 2;
     }
     a->has_encoder = st_find(f, "mimi.encoder.model.0.conv.weight") != NULL;
@@ -608,8 +611,10 @@ int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *sou
                               ptts_error *e) {
     const int k = ptts_flow_k(flow_type);
     if (k < 0)
-        return ptts_fail(e, PTTS_E_MODEL, "%s: unknown sampler type %d (lsd, flow_matching or "
-                         "drifting)", source, flow_type);
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "%s: unknown sampler type %d (lsd, flow_matching or "
+                         "drifting)",
+                         source, flow_type);
     if (k != a->n_time_embed)
         return ptts_fail(e, PTTS_E_MODEL,
                          "%s says flow.type %s (%d time embedders), but the weights have %d "
@@ -622,15 +627,39 @@ int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *sou
 int ptts_arch_preset(ptts_arch *a, const char *name) {
     memset(a, 0, sizeof *a);
     if (!strcmp(name, "tiny")) {
-        *a = (ptts_arch){.d = 64, .heads = 4, .layers = 2, .ffn = 256, .ld = 16, .inner_dim = 16,
-                         .nb = 300, .has_bos_before_voice = 1, .fd = 32, .flow_depth = 2,
-                         .C = 32, .nf = 4, .codec_heads = 4, .codec_layers = 2, .codec_ffn = 64,
+        *a = (ptts_arch){.d = 64,
+                         .heads = 4,
+                         .layers = 2,
+                         .ffn = 256,
+                         .ld = 16,
+                         .inner_dim = 16,
+                         .nb = 300,
+                         .has_bos_before_voice = 1,
+                         .fd = 32,
+                         .flow_depth = 2,
+                         .C = 32,
+                         .nf = 4,
+                         .codec_heads = 4,
+                         .codec_layers = 2,
+                         .codec_ffn = 64,
                          .has_encoder = 1};
     } else if (!strcmp(name, "full")) {
-        *a = (ptts_arch){.d = 1024, .heads = 16, .layers = 6, .ffn = 4096, .ld = 32,
-                         .inner_dim = 32, .nb = 4000, .has_bos_before_voice = 1, .fd = 512,
-                         .flow_depth = 6, .C = 512, .nf = 64, .codec_heads = 8, .codec_layers = 2,
-                         .codec_ffn = 2048, .has_encoder = 1};
+        *a = (ptts_arch){.d = 1024,
+                         .heads = 16,
+                         .layers = 6,
+                         .ffn = 4096,
+                         .ld = 32,
+                         .inner_dim = 32,
+                         .nb = 4000,
+                         .has_bos_before_voice = 1,
+                         .fd = 512,
+                         .flow_depth = 6,
+                         .C = 512,
+                         .nf = 64,
+                         .codec_heads = 8,
+                         .codec_layers = 2,
+                         .codec_ffn = 2048,
+                         .has_encoder = 1};
     } else {
         return PTTS_E_INVALID;
     }
@@ -643,16 +672,26 @@ int ptts_arch_from_config(ptts_arch *a, const ptts_config *c, ptts_error *e) {
     if (c->n_seanet_ratios != 3)
         return ptts_fail(e, PTTS_E_MODEL, "mimi.seanet.ratios: %d ratios, the decoder has 3",
                          c->n_seanet_ratios);
-    *a = (ptts_arch){.d = c->d_model, .heads = c->num_heads, .layers = c->num_layers,
-                     .ffn = c->d_model * c->hidden_scale, .ld = c->quantizer_dimension,
-                     .inner_dim = c->mimi_inner_dim, .nb = c->n_bins,
-                     .has_bos_before_voice = c->insert_bos_before_voice, .fd = c->flow_dim,
-                     .flow_depth = c->flow_depth, .flow_type = c->flow_type,
-                     .C = c->codec_d_model, .nf = c->seanet_n_filters,
-                     .codec_heads = c->codec_num_heads, .codec_layers = c->codec_num_layers,
-                     .codec_ffn = c->codec_ffn, .has_encoder = 1};
+    *a = (ptts_arch){.d = c->d_model,
+                     .heads = c->num_heads,
+                     .layers = c->num_layers,
+                     .ffn = c->d_model * c->hidden_scale,
+                     .ld = c->quantizer_dimension,
+                     .inner_dim = c->mimi_inner_dim,
+                     .nb = c->n_bins,
+                     .has_bos_before_voice = c->insert_bos_before_voice,
+                     .fd = c->flow_dim,
+                     .flow_depth = c->flow_depth,
+                     .flow_type = c->flow_type,
+                     .C = c->codec_d_model,
+                     .nf = c->seanet_n_filters,
+                     .codec_heads = c->codec_num_heads,
+                     .codec_layers = c->codec_num_layers,
+                     .codec_ffn = c->codec_ffn,
+                     .has_encoder = 1};
     /* the decoder runs the ratios in the config's order (the encoder reversed) */
-    for (int i = 0; i < 3; i++) a->ratios[i] = c->seanet_ratios[i];
+    for (int i = 0; i < 3; i++)
+        a->ratios[i] = c->seanet_ratios[i];
     static const struct {
         const char *key;
         size_t off;
@@ -754,13 +793,16 @@ int ptts_arch_tensors(const ptts_arch *arch, ptts_tensor_fn fn, void *user, ptts
     int rc = bind_model(&b, &a);
     if (!rc && b.fatal) rc = b.fatal_code ? b.fatal_code : PTTS_E_INTERNAL;
     ptts_weights_free(b.w);
-    if (rc) return ptts_fail(e, rc, "listing tensors: %s", b.n_problems ? b.problems : ptts_strerror(rc));
+    if (rc)
+        return ptts_fail(e, rc, "listing tensors: %s",
+                         b.n_problems ? b.problems : ptts_strerror(rc));
     return 0;
 }
 
 void ptts_weights_free(ptts_weights *w) {
     if (!w) return;
-    for (int i = 0; i < w->n_blocks; i++) ptts_free_aligned(w->blocks[i]);
+    for (int i = 0; i < w->n_blocks; i++)
+        ptts_free_aligned(w->blocks[i]);
     free(w->blocks);
     free(w->backbone.layer);
     free(w->flow.block);

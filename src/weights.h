@@ -43,23 +43,23 @@ typedef struct ptts_arch {
     int n_time_embed; /* K: 2 (lsd), 1 (flow_matching), 0 (drifting), MODEL.md section 5 */
     int flow_type;    /* PTTS_FLOW_* (from K; a config must agree: ptts_arch_check_flow_type) */
     /* codec */
-    int C;              /* codec width (transformer d_model) */
-    int nf;             /* SEANet filters */
+    int C;  /* codec width (transformer d_model) */
+    int nf; /* SEANet filters */
     int codec_heads, codec_layers, codec_ffn;
-    int codec_window;   /* 250 */
-    int ratios[3];      /* decoder upsampling ratios (6, 5, 4); the encoder uses them reversed */
-    int frame_samples;  /* prod(ratios) * 16 = 1920 */
-    int has_encoder;    /* mimi.encoder*, mimi.downsample*, mimi.encoder_transformer* present */
+    int codec_window;  /* 250 */
+    int ratios[3];     /* decoder upsampling ratios (6, 5, 4); the encoder uses them reversed */
+    int frame_samples; /* prod(ratios) * 16 = 1920 */
+    int has_encoder;   /* mimi.encoder*, mimi.downsample*, mimi.encoder_transformer* present */
 } ptts_arch;
 
 /* One transformer layer (backbone or codec). */
 typedef struct ptts_tlayer {
-    ptts_lin in_proj;  /* [3d, d]: q | k | v */
-    ptts_lin out_proj; /* [d, d] */
-    ptts_lin linear1;  /* [ffn, d] */
-    ptts_lin linear2;  /* [d, ffn] */
+    ptts_lin in_proj;                                   /* [3d, d]: q | k | v */
+    ptts_lin out_proj;                                  /* [d, d] */
+    ptts_lin linear1;                                   /* [ffn, d] */
+    ptts_lin linear2;                                   /* [d, ffn] */
     const float *norm1_w, *norm1_b, *norm2_w, *norm2_b; /* [d] */
-    const float *ls1, *ls2; /* LayerScale [d]; NULL in the backbone */
+    const float *ls1, *ls2;                             /* LayerScale [d]; NULL in the backbone */
 } ptts_tlayer;
 
 typedef struct ptts_transformer {
@@ -82,25 +82,25 @@ typedef struct ptts_res_block {
 } ptts_res_block;
 
 typedef struct ptts_flow_weights {
-    ptts_lin input_proj;  /* [fd, ld] */
-    ptts_lin cond_embed;  /* [fd, d] */
+    ptts_lin input_proj;     /* [fd, ld] */
+    ptts_lin cond_embed;     /* [fd, d] */
     ptts_time_embed time[2]; /* the first arch.n_time_embed are bound */
-    ptts_res_block *block; /* [flow_depth] */
-    ptts_lin final_ada;    /* [2 fd, fd]: shift | scale */
-    ptts_lin final_linear; /* [ld, fd] */
+    ptts_res_block *block;   /* [flow_depth] */
+    ptts_lin final_ada;      /* [2 fd, fd]: shift | scale */
+    ptts_lin final_linear;   /* [ld, fd] */
 } ptts_flow_weights;
 
 /* Causal Conv1d, time-major (see layouts above). */
 typedef struct ptts_conv {
     int cin, cout, k, stride;
-    ptts_lin w;          /* [cout, k*cin] + bias (may be NULL) */
+    ptts_lin w; /* [cout, k*cin] + bias (may be NULL) */
 } ptts_conv;
 
 /* ConvTranspose1d, time-major. */
 typedef struct ptts_convtr {
     int cin, cout, k, stride;
-    ptts_lin w;          /* [k*cout, cin], no bias inside (bias added after overlap-add) */
-    const float *bias;   /* [cout] or NULL */
+    ptts_lin w;        /* [k*cout, cin], no bias inside (bias added after overlap-add) */
+    const float *bias; /* [cout] or NULL */
 } ptts_convtr;
 
 /* SEANet residual block: x + conv1x1(ELU(conv_k3(ELU(x)))). */
@@ -115,30 +115,30 @@ typedef struct ptts_codec_weights {
     const float *upsample_w;         /* [C, 32] depthwise ConvTranspose1d k 32 s 16 */
     int upsample_k, upsample_stride;
     ptts_transformer dec_tr;
-    ptts_conv dec_in;                /* model.0: C -> 8 nf, k 7 */
-    ptts_convtr dec_up[3];           /* model.2, 5, 8 */
-    ptts_resnet dec_res[3];          /* model.3, 6, 9 */
-    ptts_conv dec_out;               /* model.11: nf -> 1, k 3 */
+    ptts_conv dec_in;       /* model.0: C -> 8 nf, k 7 */
+    ptts_convtr dec_up[3];  /* model.2, 5, 8 */
+    ptts_resnet dec_res[3]; /* model.3, 6, 9 */
+    ptts_conv dec_out;      /* model.11: nf -> 1, k 3 */
     /* encoder (has_encoder) */
-    ptts_conv enc_in;                /* model.0: 1 -> nf, k 7 */
-    ptts_resnet enc_res[3];          /* model.1, 4, 7 */
-    ptts_conv enc_down[3];           /* model.3, 6, 9: m -> 2m, k 2r, s r */
-    ptts_conv enc_out;               /* model.11: 8 nf -> C, k 3 */
+    ptts_conv enc_in;       /* model.0: 1 -> nf, k 7 */
+    ptts_resnet enc_res[3]; /* model.1, 4, 7 */
+    ptts_conv enc_down[3];  /* model.3, 6, 9: m -> 2m, k 2r, s r */
+    ptts_conv enc_out;      /* model.11: 8 nf -> C, k 3 */
     ptts_transformer enc_tr;
-    ptts_conv downsample;            /* C -> inner_dim, k 32, s 16, no bias, replicate pad */
+    ptts_conv downsample; /* C -> inner_dim, k 32, s 16, no bias, replicate pad */
 } ptts_codec_weights;
 
 typedef struct ptts_weights {
     ptts_arch arch;
     /* backbone */
-    const float *bos_emb;            /* [ld] */
-    const float *bos_before_voice;   /* [d] or NULL */
-    ptts_lin speaker_proj;           /* [d, inner_dim] */
-    const float *embed;              /* [nb + 1, d] */
-    ptts_lin input_linear;           /* [d, ld] */
+    const float *bos_emb;          /* [ld] */
+    const float *bos_before_voice; /* [d] or NULL */
+    ptts_lin speaker_proj;         /* [d, inner_dim] */
+    const float *embed;            /* [nb + 1, d] */
+    ptts_lin input_linear;         /* [d, ld] */
     ptts_transformer backbone;
     const float *out_norm_w, *out_norm_b; /* [d] */
-    ptts_lin out_eos;                /* [1, d] */
+    ptts_lin out_eos;                     /* [1, d] */
     ptts_flow_weights flow;
     ptts_codec_weights codec;
     /* storage: every array above lives in one of these blocks */
@@ -180,8 +180,7 @@ int ptts_flow_type_from_name(const char *name);
 const char *ptts_flow_type_name(int flow_type);
 /* Where a config states flow.type: the weights' K must match it (the reference loads strictly);
  * PTTS_E_MODEL naming `source` (the config's path), both types and both counts otherwise. */
-int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *source,
-                              ptts_error *e);
+int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *source, ptts_error *e);
 
 /* The two architectures of the fixtures: "tiny" and "full" (= english_2026-04). */
 int ptts_arch_preset(ptts_arch *a, const char *name);

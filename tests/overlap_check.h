@@ -18,8 +18,8 @@
 /* Everything one utterance produced, frame by frame. */
 typedef struct {
     int frames, chunks_missed, ended;
-    float *pcm;    /* [MAXF][fs] */
-    float *lat;    /* [MAXF][ld] (streams only) */
+    float *pcm; /* [MAXF][fs] */
+    float *lat; /* [MAXF][ld] (streams only) */
     float eos[MAXF];
 } run;
 
@@ -100,16 +100,18 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
         r->ended = 1 + (n < 0);
         return 0;
     }
-    if (r->frames < MAXF)
-        memcpy(r->pcm + (size_t)r->frames * n, pcm, (size_t)n * sizeof(float));
+    if (r->frames < MAXF) memcpy(r->pcm + (size_t)r->frames * n, pcm, (size_t)n * sizeof(float));
     r->frames++;
     return c->utt_of_slot[slot] == 2 && r->frames >= 5;
 }
 
 static void batch_run(ptts_model *m, const ptts_voice *const *voices, float eos_case, run *r) {
-    static const char *texts[NUTT] = {"Hello world. This is a test.", "ok go",
-                                      "A third voice speaks here, and it goes on.", "Short one.",
-                                      "Five.", "The last utterance joins late."};
+    static const char *texts[NUTT] = {"Hello world. This is a test.",
+                                      "ok go",
+                                      "A third voice speaks here, and it goes on.",
+                                      "Short one.",
+                                      "Five.",
+                                      "The last utterance joins late."};
     ptts_error e = {0};
     ptts_gen_options o[NUTT];
     for (int i = 0; i < NUTT; i++) {

@@ -134,7 +134,8 @@ static inline void replay(ptts_model *m, const char *size, const char *cname,
         CHECKF(!strcmp(chunks[i].model_text, want[i].model_text), "chunk %d: '%s' vs '%s'", i,
                chunks[i].model_text, want[i].model_text);
         int same = chunks[i].n_ids == want[i].n_ids && chunks[i].guess == want[i].guess;
-        for (int j = 0; same && j < chunks[i].n_ids; j++) same = chunks[i].ids[j] == want[i].ids[j];
+        for (int j = 0; same && j < chunks[i].n_ids; j++)
+            same = chunks[i].ids[j] == want[i].ids[j];
         CHECKF(same, "chunk %d: ids or guess differ", i);
     }
     /* the loop itself runs on the reference's chunks */
@@ -153,7 +154,8 @@ static inline void replay(ptts_model *m, const char *size, const char *cname,
             const ptts_step_record *r = ptts_stream_last_step(s);
             if (expect_frames == chunk_start[nc]) { /* no EOS stop: chunks run max_gen_len */
                 int c = 0;
-                while (c + 1 < nc && frames >= chunk_start[c + 1]) c++;
+                while (c + 1 < nc && frames >= chunk_start[c + 1])
+                    c++;
                 CHECKF(r->chunk == c && r->step == frames - chunk_start[c],
                        "frame %d: chunk %d step %d, expected %d %d", frames, r->chunk, r->step, c,
                        frames - chunk_start[c]);
@@ -183,7 +185,8 @@ static inline void replay(ptts_model *m, const char *size, const char *cname,
 
     free(out);
     ptts_stream_free(s);
-    for (int i = 0; i < nc; i++) free(want[i].ids);
+    for (int i = 0; i < nc; i++)
+        free(want[i].ids);
     free(want);
     free(chunk_start);
     ptts_voice_state_free(before);

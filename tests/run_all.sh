@@ -3,6 +3,7 @@
 # end-to-end), then the unit and parity tests again under AddressSanitizer + UBSan, then each
 # libFuzzer target for a bounded time. Ends with "N passed, N failed"; skipped tests (a missing
 # Vulkan device or browser) are listed above it, or fail with PTTS_NO_SKIP=1 (as .ci/run sets).
+# The C sources must match .clang-format (checked first, as one test).
 # Usage: tests/run_all.sh [--quick]   (--quick: skip the sanitizer build and the fuzzers)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,17 @@ ctest_counts() { # build-dir label-args... : adds ctest's own pass/fail counts
   fi
   rm -f "$log"
 }
+
+echo "== format (clang-format, the checked-in .clang-format)"
+if command -v clang-format >/dev/null; then
+  if git ls-files '*.c' '*.h' | grep -v '^tests/fixtures/' | xargs clang-format --dry-run -Werror; then
+    count clang-format 0
+  else
+    count clang-format 1
+  fi
+else
+  count "clang-format (not installed)" 1
+fi
 
 echo "== build (warnings are errors)"
 if cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPTTS_WERROR=ON >/dev/null &&

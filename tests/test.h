@@ -14,34 +14,34 @@
 static int test_failures_;
 static int test_checks_;
 
-#define CHECK(cond)                                                                           \
-    do {                                                                                      \
-        test_checks_++;                                                                       \
-        if (!(cond)) {                                                                        \
-            test_failures_++;                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                                     \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        test_checks_++;                                                                            \
+        if (!(cond)) {                                                                             \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
     } while (0)
 
-#define CHECKF(cond, ...)                                                                     \
-    do {                                                                                      \
-        test_checks_++;                                                                       \
-        if (!(cond)) {                                                                        \
-            test_failures_++;                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-        }                                                                                     \
+#define CHECKF(cond, ...)                                                                          \
+    do {                                                                                           \
+        test_checks_++;                                                                            \
+        if (!(cond)) {                                                                             \
+            test_failures_++;                                                                      \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 /* Stop the test: something it needs is missing. */
-#define REQUIRE(cond)                                                                         \
-    do {                                                                                      \
-        test_checks_++;                                                                       \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond);        \
-            exit(1);                                                                          \
-        }                                                                                     \
+#define REQUIRE(cond)                                                                              \
+    do {                                                                                           \
+        test_checks_++;                                                                            \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond);             \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* A test that cannot run here (no Vulkan device, no browser): main() returns this. ctest shows

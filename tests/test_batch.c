@@ -85,12 +85,14 @@ static void reference_in_batch(ptts_model *m, const ptts_voice *v, const ptts_vo
                           ref + (size_t)f * PTTS_FRAME_SAMPLES, PTTS_FRAME_SAMPLES);
         if (r > worst) worst = r;
     }
-    printf("generate_short in slot 1 of 3: %d frames, max rel err per frame vs the reference %.3g\n",
-           c.frames[1], worst);
+    printf(
+        "generate_short in slot 1 of 3: %d frames, max rel err per frame vs the reference %.3g\n",
+        c.frames[1], worst);
     CHECK(worst <= 1e-4);
     CHECK(c.frames[0] > 0 && c.frames[2] > 0);
     ptts_batch_free(b);
-    for (int i = 0; i < 3; i++) free(c.pcm[i]);
+    for (int i = 0; i < 3; i++)
+        free(c.pcm[i]);
     free(noise);
     free(ref);
 }
@@ -123,7 +125,8 @@ int main(void) {
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
     collect c = {.cancel_slot = -1};
-    for (int i = 0; i < 4; i++) c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float));
+    for (int i = 0; i < 4; i++)
+        c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float));
     /* slots 0, 1, 2 now; the fourth utterance waits for a free slot */
     for (int i = 0; i < 3; i++) {
         int slot = ptts_batch_start(b, voices[i], texts[i], &o[i], &e);
@@ -143,7 +146,8 @@ int main(void) {
         }
     }
     CHECK(started4);
-    for (int i = 0; i < 4; i++) CHECK(c.ended[i]);
+    for (int i = 0; i < 4; i++)
+        CHECK(c.ended[i]);
     /* compare each utterance with the same one alone */
     for (int i = 0; i < 4; i++) {
         single s = {calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float)), 0};
@@ -159,15 +163,18 @@ int main(void) {
 
     /* cancel: a callback returning nonzero ends that utterance only */
     collect cc = {.cancel_slot = 1, .cancel_after = 3, .utt_of_slot = {0, 1, 2}};
-    for (int i = 0; i < 4; i++) cc.pcm[i] = c.pcm[i];
+    for (int i = 0; i < 4; i++)
+        cc.pcm[i] = c.pcm[i];
     CHECK(ptts_batch_start(b, v, texts[0], &o[0], &e) == 0);
     CHECK(ptts_batch_start(b, v, texts[2], &o[2], &e) == 1);
     guard = 0;
-    while (ptts_batch_active(b) > 0 && guard++ < 2000) ptts_batch_step(b, on_frame, &cc, &e);
+    while (ptts_batch_active(b) > 0 && guard++ < 2000)
+        ptts_batch_step(b, on_frame, &cc, &e);
     CHECK(cc.frames[1] == 3);
     CHECK(cc.frames[0] > 3);
     ptts_batch_free(b);
-    for (int i = 0; i < 4; i++) free(c.pcm[i]);
+    for (int i = 0; i < 4; i++)
+        free(c.pcm[i]);
     reference_in_batch(m, v, vs);
     ptts_voice_free(v);
     ptts_voice_free(vs);

@@ -81,7 +81,8 @@ static void test_decode(const ptts_weights *w, const ptts_ctx *c) {
         }
     float *got[2][3];
     for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 3; j++) REQUIRE((got[i][j] = malloc((size_t)tapn[j] * sizeof(float))));
+        for (int j = 0; j < 3; j++)
+            REQUIRE((got[i][j] = malloc((size_t)tapn[j] * sizeof(float))));
 
     ptts_codec_dec *d = NULL;
     int rc = ptts_codec_dec_create(&d, w, &e);

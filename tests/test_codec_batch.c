@@ -67,7 +67,8 @@ static void check_mode(ptts_wmode mode, const char *name, ptts_pool *pool) {
                 ptts_codec_dec_reset(bat[i]);
             }
             for (int j = 0; j < ld; j++)
-                lat[(size_t)i * ld + j] = 1.5f * sinf(0.37f * (float)(j + 1) * (float)(t + 2 * i + 1));
+                lat[(size_t)i * ld + j] =
+                    1.5f * sinf(0.37f * (float)(j + 1) * (float)(t + 2 * i + 1));
             ptts_codec_dec_frame(alone[i], &c1, lat + (size_t)i * ld, pa + (size_t)i * fs, NULL);
             d[n] = bat[i];
             lp[n] = lat + (size_t)i * ld;
@@ -94,7 +95,7 @@ static void check_mode(ptts_wmode mode, const char *name, ptts_pool *pool) {
     printf("%s (%s panels), %s: %d frames batched, identical\n", name,
            w->codec.dec_tr.layer[0].linear1.wp16 ? "bf16"
            : w->codec.dec_tr.layer[0].linear1.wp ? "f32"
-                                                  : "no",
+                                                 : "no",
            pool ? "2 threads" : "1 thread", decoded);
     free(lat);
     free(pa);

@@ -35,13 +35,16 @@ static int gen(ptts_model *m, ptts_voice *v, uint64_t seed, int max_frames, floa
            e.msg);
     float *pcm = calloc((size_t)64 * 1920, sizeof(float));
     int n = 0, r, f = 0;
-    while (pcm && f < max_frames && n + 1920 <= 64 * 1920 && (r = ptts_stream_next(s, pcm + n, &e)) > 0) {
+    while (pcm && f < max_frames && n + 1920 <= 64 * 1920 &&
+           (r = ptts_stream_next(s, pcm + n, &e)) > 0) {
         n += r;
         f++;
     }
     ptts_stream_free(s);
-    if (out) *out = pcm;
-    else free(pcm);
+    if (out)
+        *out = pcm;
+    else
+        free(pcm);
     return n;
 }
 

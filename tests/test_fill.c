@@ -54,8 +54,8 @@ static void sampler_variant(const char *rel, int flow_type, int count) {
     REQUIRE(ptts_arch_preset(&a, "tiny") == 0);
     a.flow_type = flow_type;
     CHECK(ptts_arch_tensors(&a, variant_tensor, &w, &e) == 0);
-    CHECKF(w.bad == 0 && w.i == count && st_count(w.f) == count, "%s: %d listed, %d bad, %d in file",
-           rel, w.i, w.bad, st_count(w.f));
+    CHECKF(w.bad == 0 && w.i == count && st_count(w.f) == count,
+           "%s: %d listed, %d bad, %d in file", rel, w.i, w.bad, st_count(w.f));
     st_close(w.f);
 }
 

@@ -21,9 +21,11 @@ static void same_file(const char *ours, const char *theirs) {
         CHECKF(ta != NULL, "%s missing", tb->name);
         if (!ta) continue;
         int same = ta->dtype == tb->dtype && ta->ndim == tb->ndim && ta->nbytes == tb->nbytes;
-        for (int d = 0; same && d < ta->ndim; d++) same = ta->shape[d] == tb->shape[d];
+        for (int d = 0; same && d < ta->ndim; d++)
+            same = ta->shape[d] == tb->shape[d];
         CHECKF(same, "%s: dtype or shape differs", tb->name);
-        if (same) CHECKF(memcmp(ta->data, tb->data, ta->nbytes) == 0, "%s: values differ", tb->name);
+        if (same)
+            CHECKF(memcmp(ta->data, tb->data, ta->nbytes) == 0, "%s: values differ", tb->name);
     }
     st_close(a);
     st_close(b);

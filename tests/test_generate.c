@@ -14,12 +14,14 @@ static void batch_vs_rows(ptts_model *m) {
     ptts_error e = {0};
     const int n = 37;
     int ids[37];
-    for (int i = 0; i < n; i++) ids[i] = (i * 37 + 11) % m->w->arch.nb;
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 37 + 11) % m->w->arch.nb;
     ptts_backbone a, b;
     REQUIRE(ptts_backbone_init(&a, m->w, 64, &e) == 0);
     REQUIRE(ptts_backbone_init(&b, m->w, 64, &e) == 0);
     ptts_backbone_prompt_tokens(&a, &m->ctx, ids, n);
-    for (int i = 0; i < n; i++) ptts_backbone_prompt_tokens(&b, &m->ctx, ids + i, 1);
+    for (int i = 0; i < n; i++)
+        ptts_backbone_prompt_tokens(&b, &m->ctx, ids + i, 1);
     CHECK(a.kv.len == n && b.kv.len == n);
     size_t per = (size_t)a.kv.cap * a.kv.d;
     double worst = 0;
@@ -57,7 +59,8 @@ static void eos_noise_draws(ptts_model *m) {
         REQUIRE(ptts_stream_create(&s, m, &e) == 0);
         REQUIRE(ptts_stream_start(s, v, "ok go", &o, &e) == 0);
         int frames = 0, n;
-        while ((n = ptts_stream_next(s, pcm, &e)) > 0) frames++;
+        while ((n = ptts_stream_next(s, pcm, &e)) > 0)
+            frames++;
         if (rows == 17)
             CHECKF(n == 0 && frames == 16, "17 noise rows: %d frames, rc %d (%s)", frames, n,
                    e.msg);
@@ -86,8 +89,8 @@ static ptts_model *load_model(const char *config, const char *weights) {
 /* The other samplers: flow_matching at 1 and 4 steps, drifting free-running (its raw output is
  * fed back and amplifies rounding: 1e-3, MODEL.md tolerances). */
 static void samplers(void) {
-    ptts_model *m = load_model("tiny/config_flow_matching.yaml",
-                               "tiny/model_flow_matching.safetensors");
+    ptts_model *m =
+        load_model("tiny/config_flow_matching.yaml", "tiny/model_flow_matching.safetensors");
     CHECK(m->w->arch.flow_type == PTTS_FLOW_MATCHING);
     for (int k = 0; k < 2; k++) {
         errs er = {0};
@@ -137,8 +140,8 @@ int main(void) {
     REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     errs er = {0};
     replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, 1e-4, &er);
-    printf("tiny generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
-           er.max_eos, er.max_pcm);
+    printf("tiny generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat, er.max_eos,
+           er.max_pcm);
     errs es = {0};
     replay(m, "tiny", "generate_short", "voice_short.safetensors", 1e9f, 50, 1e-4, &es);
     printf("tiny generate_short: max rel err latents %.3g, eos %.3g, pcm %.3g\n", es.max_lat,

@@ -17,8 +17,8 @@ int main(void) {
     REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
     errs er = {0};
     replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-4, &er);
-    printf("full generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
-           er.max_eos, er.max_pcm);
+    printf("full generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat, er.max_eos,
+           er.max_pcm);
     ptts_model_free(m);
     return test_summary();
 }

@@ -38,9 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptts.h"
 #include "cpu/kernels.h"
 #include "pool.h"
+#include "ptts.h"
 #include "test.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
@@ -147,7 +147,8 @@ static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_po
     for (size_t i = 0; i < nx; i++)
         X[i] = frand(-1.f, 1.f);
     if (c->wt == T_Q8Q && N > 1) /* an all-zero row (step 0) */
-        for (int kk = 0; kk < K; kk++) X[(size_t)c->ldx + kk] = 0.f;
+        for (int kk = 0; kk < K; kk++)
+            X[(size_t)c->ldx + kk] = 0.f;
     for (size_t i = 0; i < nw; i++) {
         if (c->wt == T_F32)
             ((float *)W)[i] = frand(-1.f, 1.f);
@@ -326,7 +327,8 @@ static void test_elementwise(const ptts_kernels *k) {
                     float g = y[i], r = ref[i], x = in[i];
                     double tol;
                     switch (e) {
-                    case E_GELU: /* exp-based tanh: ~2.5e-7 abs on (1 + tanh), times x/2; rounding */
+                    case E_GELU: /* exp-based tanh: ~2.5e-7 abs on (1 + tanh), times x/2; rounding
+                                  */
                         tol = 1.5e-7 * fabs(x) + 2.4e-7 * fabs(r) + 1e-37;
                         break;
                     case E_SILU: /* exp ~1 ulp, division, ref's expf: 4 ulp */
@@ -480,16 +482,22 @@ static void test_rows(const ptts_kernels *k) {
             float *o2 = malloc(((size_t)rows + 1) * sizeof(float));
             float *y1 = malloc((size_t)n * sizeof(float)), *y2 = malloc((size_t)n * sizeof(float));
             REQUIRE(q && K && p && o1 && o2 && y1 && y2);
-            for (int i = 0; i < n; i++) q[i] = frand(-1.f, 1.f);
-            for (int i = 0; i < rows * ld; i++) K[i] = frand(-1.f, 1.f);
-            for (int r = 0; r < rows; r++) p[r] = frand(0.f, 1.f);
-            for (int i = 0; i < n; i++) y1[i] = y2[i] = frand(-1.f, 1.f);
+            for (int i = 0; i < n; i++)
+                q[i] = frand(-1.f, 1.f);
+            for (int i = 0; i < rows * ld; i++)
+                K[i] = frand(-1.f, 1.f);
+            for (int r = 0; r < rows; r++)
+                p[r] = frand(0.f, 1.f);
+            for (int i = 0; i < n; i++)
+                y1[i] = y2[i] = frand(-1.f, 1.f);
             k->dot_rows(q, K, ld, rows, n, 0.125f, o1);
-            for (int r = 0; r < rows; r++) o2[r] = k->dot(q, K + (size_t)r * ld, n) * 0.125f;
+            for (int r = 0; r < rows; r++)
+                o2[r] = k->dot(q, K + (size_t)r * ld, n) * 0.125f;
             CHECKF(!memcmp(o1, o2, (size_t)rows * sizeof(float)),
                    "%s dot_rows n=%d rows=%d differs from dot", k->isa, n, rows);
             k->axpy_rows(y1, p, K, ld, rows, n);
-            for (int r = 0; r < rows; r++) k->axpy(y2, p[r], K + (size_t)r * ld, n);
+            for (int r = 0; r < rows; r++)
+                k->axpy(y2, p[r], K + (size_t)r * ld, n);
             CHECKF(!memcmp(y1, y2, (size_t)n * sizeof(float)),
                    "%s axpy_rows n=%d rows=%d differs from axpy", k->isa, n, rows);
             free(q), free(K), free(p), free(o1), free(o2), free(y1), free(y2);
@@ -679,9 +687,12 @@ static void test_panel(const ptts_kernels *k) {
                 float *Y = malloc((size_t)N * ldy * sizeof(float));
                 float *R = malloc((size_t)N * ldy * sizeof(float));
                 REQUIRE(X && W && Wp && b && Y && R);
-                for (int i = 0; i < N * ldx; i++) X[i] = frand(-1.f, 1.f);
-                for (int i = 0; i < M * K; i++) W[i] = frand(-1.f, 1.f);
-                for (int i = 0; i < M; i++) b[i] = frand(-1.f, 1.f);
+                for (int i = 0; i < N * ldx; i++)
+                    X[i] = frand(-1.f, 1.f);
+                for (int i = 0; i < M * K; i++)
+                    W[i] = frand(-1.f, 1.f);
+                for (int i = 0; i < M; i++)
+                    b[i] = frand(-1.f, 1.f);
                 for (int m = 0; m < M; m++)
                     for (int kk = 0; kk < K; kk++)
                         Wp[((size_t)(m / PTTS_PANEL) * K + kk) * PTTS_PANEL + m % PTTS_PANEL] =
@@ -689,7 +700,8 @@ static void test_panel(const ptts_kernels *k) {
                 const float *bias = (ki + mi + ni) % 2 ? b : NULL;
                 /* rows [n0, N), panels [p0, np) */
                 int n0 = N > 2 ? 1 : 0, p0 = np > 1 ? 1 : 0;
-                for (int i = 0; i < N * ldy; i++) Y[i] = R[i] = 12345.f;
+                for (int i = 0; i < N * ldy; i++)
+                    Y[i] = R[i] = 12345.f;
                 k->gemm_f32_panel(K, X, ldx, Wp, bias, Y, ldy, M, n0, N, p0, np);
                 ptts_kernels_ref()->gemm_f32(N - n0, K, X + (size_t)n0 * ldx, ldx, W, bias,
                                              R + (size_t)n0 * ldy, ldy, p0 * PTTS_PANEL, M);
@@ -747,8 +759,8 @@ static void test_bf16_panel(const ptts_kernels *k) {
     static const int Ms[] = {1, 17, 32, 33, 64, 100};
     static const int Ns[] = {1, 5, 8, 9, 16, 23};
     /* K, M, N: 3 large, then 2 with tiny operands */
-    static const int big[][3] = {{192, 70, 300}, {5000, 33, 23}, {3584, 64, 17}, {3, 40, 9},
-                                 {64, 33, 9}};
+    static const int big[][3] = {
+        {192, 70, 300}, {5000, 33, 23}, {3584, 64, 17}, {3, 40, 9}, {64, 33, 9}};
     const int nsmall =
         (int)(sizeof Ks / sizeof *Ks * sizeof Ms / sizeof *Ms * sizeof Ns / sizeof *Ns);
     int cases = 0, bad_bits = 0;

@@ -41,8 +41,8 @@ int main(void) {
     ptts_model_set_overlap(m2, PTTS_OVERLAP_ON);
     errs er = {0}, es = {0};
     replay(m2, "tiny", "generate", "voice.safetensors", 1e9f, 218, 1e-4, &er);
-    printf("tiny generate, overlap on: max rel err latents %.3g, eos %.3g, pcm %.3g\n",
-           er.max_lat, er.max_eos, er.max_pcm);
+    printf("tiny generate, overlap on: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
+           er.max_eos, er.max_pcm);
     replay(m2, "tiny", "generate_short", "voice_short.safetensors", thr[0], 16, 1e-4, &es);
     printf("tiny generate_short (eos_case), overlap on: max rel err latents %.3g, pcm %.3g\n",
            es.max_lat, es.max_pcm);

@@ -23,8 +23,8 @@
 #include "test.h"
 #include "tokenizer.h"
 
-static const char *MODELS[] = {"sp_unigram.model", "sp_bpe_bytefb.model", "sp_unigram_identity.model",
-                               "sp_unigram_tiny.model"};
+static const char *MODELS[] = {"sp_unigram.model", "sp_bpe_bytefb.model",
+                               "sp_unigram_identity.model", "sp_unigram_tiny.model"};
 #define N_MODELS 4
 
 static char *read_all(const char *path, size_t *size) {
@@ -63,7 +63,8 @@ static void check_cases(const char *model, const ptts_tokenizer *t, const cJSON 
         const cJSON *p;
         cJSON_ArrayForEach(p, itp) {
             const char *got = ptts_tokenizer_piece(t, i);
-            CHECKF(got && cJSON_IsString(p) && !strcmp(got, p->valuestring), "%s id_to_piece %d", model, i);
+            CHECKF(got && cJSON_IsString(p) && !strcmp(got, p->valuestring), "%s id_to_piece %d",
+                   model, i);
             i++;
         }
     }
@@ -93,7 +94,8 @@ static void check_cases(const char *model, const ptts_tokenizer *t, const cJSON 
         CHECKF(same, "%s case %d (\"%.60s\"): ids/pieces differ", model, idx, text);
         if (!same) {
             fprintf(stderr, "  got:");
-            for (int i = 0; i < n; i++) fprintf(stderr, " %d:%s", ids[i], pieces[i]);
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, " %d:%s", ids[i], pieces[i]);
             fprintf(stderr, "\n");
         }
         CHECK(pieces[n] == NULL);
@@ -102,14 +104,16 @@ static void check_cases(const char *model, const ptts_tokenizer *t, const cJSON 
         CHECK(ptts_tokenizer_encode(t, text, strlen(text), &ids2, &n2, NULL) == 0 && n2 == n &&
               (n == 0 || !memcmp(ids, ids2, (size_t)n * sizeof *ids)));
         free(ids2);
-        /* Decode the expected ids (not ours) so a decoding bug cannot hide behind an encoding one. */
+        /* Decode the expected ids (not ours) so a decoding bug cannot hide behind an encoding one.
+         */
         int ne = cJSON_GetArraySize(eids);
         int *exp = malloc(((size_t)ne + 1) * sizeof *exp);
-        for (int i = 0; i < ne; i++) exp[i] = cJSON_GetArrayItem(eids, i)->valueint;
+        for (int i = 0; i < ne; i++)
+            exp[i] = cJSON_GetArrayItem(eids, i)->valueint;
         char *dec = NULL;
         rc = ptts_tokenizer_decode(t, exp, ne, &dec, &e);
-        CHECKF(rc == 0 && dec && !strcmp(dec, edec), "%s case %d decode: got \"%s\" want \"%s\"", model,
-               idx, dec ? dec : "(null)", edec);
+        CHECKF(rc == 0 && dec && !strcmp(dec, edec), "%s case %d decode: got \"%s\" want \"%s\"",
+               model, idx, dec ? dec : "(null)", edec);
         free(dec);
         free(exp);
         free(ids);
@@ -161,7 +165,8 @@ static void hostile(const char *model, const unsigned char *data, size_t size) {
     int n_err = 0, n_ok = 0;
     for (size_t cut = 0; cut < size; cut += (cut < 2048 ? 1 : 1 + size / 997)) {
         int rc = load_mem(data, cut, &t);
-        CHECKF(rc == 0 || rc == PTTS_E_FORMAT || rc == PTTS_E_UNSUPPORTED, "%s cut %zu rc %d", model, cut, rc);
+        CHECKF(rc == 0 || rc == PTTS_E_FORMAT || rc == PTTS_E_UNSUPPORTED, "%s cut %zu rc %d",
+               model, cut, rc);
         if (rc == 0) {
             exercise(t);
             ptts_tokenizer_free(t);
@@ -173,14 +178,16 @@ static void hostile(const char *model, const unsigned char *data, size_t size) {
     }
     CHECKF(n_err > 100, "%s: truncations rejected: %d", model, n_err);
     /* The last few bytes cut off: always inside the final (normalizer) field -> error. */
-    for (size_t k = 1; k <= 8; k++) CHECKF(load_mem(data, size - k, &t) == PTTS_E_FORMAT, "%s cut -%zu", model, k);
+    for (size_t k = 1; k <= 8; k++)
+        CHECKF(load_mem(data, size - k, &t) == PTTS_E_FORMAT, "%s cut -%zu", model, k);
 
     /* Random byte flips. */
     unsigned char *m = malloc(size);
     for (int trial = 0; trial < 300; trial++) {
         memcpy(m, data, size);
         int flips = 1 + (int)(rnd() % 4);
-        for (int f = 0; f < flips; f++) m[rnd() % size] ^= (unsigned char)(1 + rnd() % 255);
+        for (int f = 0; f < flips; f++)
+            m[rnd() % size] ^= (unsigned char)(1 + rnd() % 255);
         int rc = load_mem(m, size, &t);
         CHECK(rc == 0 || rc == PTTS_E_FORMAT || rc == PTTS_E_UNSUPPORTED);
         if (rc == 0) {
@@ -193,7 +200,8 @@ static void hostile(const char *model, const unsigned char *data, size_t size) {
     for (int trial = 0; trial < 300; trial++) {
         memcpy(m, data, size);
         size_t tail = size > 200000 ? 200000 : size / 2;
-        for (int f = 0; f < 8; f++) m[size - 1 - rnd() % tail] = (unsigned char)rnd();
+        for (int f = 0; f < 8; f++)
+            m[size - 1 - rnd() % tail] = (unsigned char)rnd();
         int rc = load_mem(m, size, &t);
         CHECK(rc == 0 || rc == PTTS_E_FORMAT);
         if (rc == 0) {
@@ -227,16 +235,19 @@ static void pbw_piece(pbw *w, const char *piece, float score, int type) {
     uint32_t u;
     memcpy(&u, &score, 4);
     p.b[p.n++] = 0x15;
-    for (int i = 0; i < 4; i++) p.b[p.n++] = (unsigned char)(u >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        p.b[p.n++] = (unsigned char)(u >> (8 * i));
     pbw_varint(&p, 3, (uint64_t)type);
     pbw_bytes(w, 1, p.b, p.n);
 }
 
-static void expect_ids(const ptts_tokenizer *t, const char *text, const int *want, int nwant, const char *what) {
+static void expect_ids(const ptts_tokenizer *t, const char *text, const int *want, int nwant,
+                       const char *what) {
     int *ids = NULL, n = -1;
     int rc = ptts_tokenizer_encode(t, text, strlen(text), &ids, &n, NULL);
     int same = rc == 0 && n == nwant;
-    for (int i = 0; same && i < n; i++) same = ids[i] == want[i];
+    for (int i = 0; same && i < n; i++)
+        same = ids[i] == want[i];
     CHECKF(same, "%s: rc %d, %d ids", what, rc, n);
     free(ids);
 }
@@ -247,12 +258,12 @@ static void expect_ids(const ptts_tokenizer *t, const char *text, const int *wan
 static void handmade_semantics(void) {
     for (int model_type = 1; model_type <= 2; model_type++) {
         pbw w = {{0}, 0};
-        pbw_piece(&w, "<unk>", 0, 2);  /* 0 */
-        pbw_piece(&w, "a", -1, 1);     /* 1 */
-        pbw_piece(&w, "b", -2, 1);     /* 2 */
-        pbw_piece(&w, "ab", -0.5f, 5); /* 3 unused */
-        pbw_piece(&w, "xy", 0, 4);     /* 4 user-defined */
-        pbw_piece(&w, "ya", -0.1f, 1); /* 5: would steal the y of xy if xy were not frozen */
+        pbw_piece(&w, "<unk>", 0, 2);         /* 0 */
+        pbw_piece(&w, "a", -1, 1);            /* 1 */
+        pbw_piece(&w, "b", -2, 1);            /* 2 */
+        pbw_piece(&w, "ab", -0.5f, 5);        /* 3 unused */
+        pbw_piece(&w, "xy", 0, 4);            /* 4 user-defined */
+        pbw_piece(&w, "ya", -0.1f, 1);        /* 5: would steal the y of xy if xy were not frozen */
         pbw_piece(&w, "\xe2\x96\x81", -3, 1); /* 6 */
         pbw tr = {{0}, 0};
         pbw_varint(&tr, 3, (uint64_t)model_type);
@@ -263,11 +274,16 @@ static void handmade_semantics(void) {
         CHECKF(rc == 0, "handmade model type %d: %s", model_type, e.msg);
         if (rc) continue;
         const int want_ab[] = {6, 1, 2};
-        expect_ids(t, "ab", want_ab, 3, model_type == 1 ? "unigram unused" : "bpe unused resegmented");
+        expect_ids(t, "ab", want_ab, 3,
+                   model_type == 1 ? "unigram unused" : "bpe unused resegmented");
         const int want_xya[] = {6, 4, 1};
-        expect_ids(t, "xya", want_xya, 3, model_type == 1 ? "unigram user symbol" : "bpe user symbol");
+        expect_ids(t, "xya", want_xya, 3,
+                   model_type == 1 ? "unigram user symbol" : "bpe user symbol");
         const int want_unk[] = {6, 0, 1};
-        expect_ids(t, "qqq\xc3\xa9" "a", want_unk, 3, "unknown run merged");
+        expect_ids(t,
+                   "qqq\xc3\xa9"
+                   "a",
+                   want_unk, 3, "unknown run merged");
         ptts_tokenizer_free(t);
     }
 }
@@ -305,19 +321,23 @@ static void handmade(void) {
     static const unsigned char no_unk[] = {0x0A, 0x03, 0x0A, 0x01, 'a'};
     CHECK(load_mem(no_unk, sizeof no_unk, &t) == PTTS_E_FORMAT);
     /* <unk> only: no normal piece for the unigram lattice. */
-    static const unsigned char only_unk[] = {0x0A, 0x09, 0x0A, 0x05, '<', 'u', 'n', 'k', '>', 0x18, 0x02};
+    static const unsigned char only_unk[] = {0x0A, 0x09, 0x0A, 0x05, '<', 'u',
+                                             'n',  'k',  '>',  0x18, 0x02};
     CHECK(load_mem(only_unk, sizeof only_unk, &t) == PTTS_E_FORMAT);
     /* <unk> + "a" loads (a minimal valid model) and works. */
-    static const unsigned char mini[] = {0x0A, 0x09, 0x0A, 0x05, '<', 'u', 'n', 'k', '>', 0x18, 0x02,
-                                         0x0A, 0x08, 0x0A, 0x01, 'a', 0x15, 0x00, 0x00, 0x80, 0xBF};
+    static const unsigned char mini[] = {0x0A, 0x09, 0x0A, 0x05, '<',  'u',  'n',
+                                         'k',  '>',  0x18, 0x02, 0x0A, 0x08, 0x0A,
+                                         0x01, 'a',  0x15, 0x00, 0x00, 0x80, 0xBF};
     CHECK(load_mem(mini, sizeof mini, &t) == 0);
     if (t) {
         int *ids = NULL, k = 0;
         CHECK(ptts_tokenizer_encode(t, "aab", 3, &ids, &k, NULL) == 0);
         /* normalized "\xe2\x96\x81aab": U+2581 unknown, a, a, b unknown -> [0, 1, 1, 0] */
-        CHECKF(k == 4 && ids[0] == 0 && ids[1] == 1 && ids[2] == 1 && ids[3] == 0, "mini model: %d ids", k);
+        CHECKF(k == 4 && ids[0] == 0 && ids[1] == 1 && ids[2] == 1 && ids[3] == 0,
+               "mini model: %d ids", k);
         char *d = NULL;
-        CHECK(ptts_tokenizer_decode(t, ids, k, &d, NULL) == 0 && !strcmp(d, " \xE2\x81\x87 aa \xE2\x81\x87 "));
+        CHECK(ptts_tokenizer_decode(t, ids, k, &d, NULL) == 0 &&
+              !strcmp(d, " \xE2\x81\x87 aa \xE2\x81\x87 "));
         free(d);
         free(ids);
         int bad = 2;
@@ -329,12 +349,14 @@ static void handmade(void) {
         t = NULL;
     }
     /* The same piece twice. */
-    static const unsigned char dup[] = {0x0A, 0x09, 0x0A, 0x05, '<', 'u', 'n', 'k', '>', 0x18, 0x02,
-                                        0x0A, 0x03, 0x0A, 0x01, 'a', 0x0A, 0x03, 0x0A, 0x01, 'a'};
+    static const unsigned char dup[] = {0x0A, 0x09, 0x0A, 0x05, '<',  'u',  'n',
+                                        'k',  '>',  0x18, 0x02, 0x0A, 0x03, 0x0A,
+                                        0x01, 'a',  0x0A, 0x03, 0x0A, 0x01, 'a'};
     CHECK(load_mem(dup, sizeof dup, &t) == PTTS_E_FORMAT);
     /* A byte piece without byte_fallback. */
-    static const unsigned char bytep[] = {0x0A, 0x09, 0x0A, 0x05, '<', 'u', 'n', 'k', '>', 0x18, 0x02,
-                                          0x0A, 0x0A, 0x0A, 0x06, '<', '0', 'x', '4', '1', '>', 0x18, 0x06};
+    static const unsigned char bytep[] = {0x0A, 0x09, 0x0A, 0x05, '<',  'u',  'n',  'k',
+                                          '>',  0x18, 0x02, 0x0A, 0x0A, 0x0A, 0x06, '<',
+                                          '0',  'x',  '4',  '1',  '>',  0x18, 0x06};
     CHECK(load_mem(bytep, sizeof bytep, &t) == PTTS_E_FORMAT);
     /* A charsmap whose trie size exceeds the blob, and one whose trie jumps out of bounds. */
     unsigned char cm[64];
@@ -351,8 +373,8 @@ static void handmade(void) {
     memset(cm + n, 0, 4);
     n += 4;
     CHECK(load_mem(cm, n, &t) == PTTS_E_FORMAT);
-    cm[n - 8] = 4;                    /* trie of one unit ... */
-    cm[n - 4] = 0x00;                 /* root unit: offset (0x3FFFFF << 10) points far away */
+    cm[n - 8] = 4;    /* trie of one unit ... */
+    cm[n - 4] = 0x00; /* root unit: offset (0x3FFFFF << 10) points far away */
     cm[n - 3] = 0xFC;
     cm[n - 2] = 0xFF;
     cm[n - 1] = 0xFF;
@@ -364,14 +386,35 @@ static void handmade(void) {
         ptts_tokenizer_free(t);
         t = NULL;
     }
-    CHECK(ptts_tokenizer_load(&t, fixture_path("tokenizer/does_not_exist.model"), NULL) == PTTS_E_IO);
+    CHECK(ptts_tokenizer_load(&t, fixture_path("tokenizer/does_not_exist.model"), NULL) ==
+          PTTS_E_IO);
 }
 
 static void random_text(ptts_tokenizer **tok) {
-    static const char *frags[] = {" ", "  ", "\t", "\n", "\x00", "\x01", "\x7f", "\xc3\xa9", "\xe2\x96\x81",
-                                  "\xf0\x9f\x98\x80", "\xef\xbf\xbd", "\xed\xa0\x80", "\xc0\xaf", "a",
-                                  "the ", "<break>", "[pause]", "\xe3\x80\x80", "1", "\xef\xac\x81",
-                                  "\xcc\x81", "<0x41>", "<unk>", "\xe2\x81\x87"};
+    static const char *frags[] = {" ",
+                                  "  ",
+                                  "\t",
+                                  "\n",
+                                  "\x00",
+                                  "\x01",
+                                  "\x7f",
+                                  "\xc3\xa9",
+                                  "\xe2\x96\x81",
+                                  "\xf0\x9f\x98\x80",
+                                  "\xef\xbf\xbd",
+                                  "\xed\xa0\x80",
+                                  "\xc0\xaf",
+                                  "a",
+                                  "the ",
+                                  "<break>",
+                                  "[pause]",
+                                  "\xe3\x80\x80",
+                                  "1",
+                                  "\xef\xac\x81",
+                                  "\xcc\x81",
+                                  "<0x41>",
+                                  "<unk>",
+                                  "\xe2\x81\x87"};
     const int nf = (int)(sizeof frags / sizeof frags[0]);
     char text[512];
     for (int trial = 0; trial < 2000; trial++) {
@@ -395,7 +438,8 @@ static void random_text(ptts_tokenizer **tok) {
             if (rc) continue;
             int ok = 1;
             /* A piece is never empty, but a NUL byte of the text reads as an empty C string. */
-            for (int i = 0; i < n; i++) ok &= ids[i] >= 0 && ids[i] < ptts_tokenizer_vocab_size(tok[m]) && pieces[i];
+            for (int i = 0; i < n; i++)
+                ok &= ids[i] >= 0 && ids[i] < ptts_tokenizer_vocab_size(tok[m]) && pieces[i];
             ok &= pieces[n] == NULL;
             CHECK(ok);
             char *d = NULL;

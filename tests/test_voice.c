@@ -32,14 +32,14 @@ static const char *tmp_path(const char *tag) {
 
 /* One layer of a synthetic voice file. */
 typedef struct {
-    int index;          /* layer index in the names */
-    st_dtype dtype;     /* cache dtype */
+    int index;      /* layer index in the names */
+    st_dtype dtype; /* cache dtype */
     int ndim;
     int64_t shape[5];
-    const float *data;  /* numel floats (converted to dtype) */
-    int offset_kind;    /* 0: offset I64 [1], 1: current_end F32 [off], 2: none */
+    const float *data; /* numel floats (converted to dtype) */
+    int offset_kind;   /* 0: offset I64 [1], 1: current_end F32 [off], 2: none */
     int64_t off;
-    int pad_kind;       /* 0: no pad, 1: pad I64 [1] = pad, 2: pad F32 [1] */
+    int pad_kind; /* 0: no pad, 1: pad I64 [1] = pad, 2: pad F32 [1] */
     int64_t pad;
 } vlayer;
 
@@ -60,7 +60,8 @@ static void *convert(const float *src, size_t n, st_dtype dt) {
     /* I32: the value truncated (only used to test dtype refusal) */
     int32_t *o = malloc(n * 4 + 4);
     REQUIRE(o != NULL);
-    for (size_t i = 0; i < n; i++) o[i] = (int32_t)src[i];
+    for (size_t i = 0; i < n; i++)
+        o[i] = (int32_t)src[i];
     return o;
 }
 
@@ -73,7 +74,8 @@ static void write_voice(const char *path, const vlayer *ls, int n) {
     for (int i = 0; i < n; i++) {
         const vlayer *v = &ls[i];
         size_t numel = 1;
-        for (int k = 0; k < v->ndim; k++) numel *= (size_t)v->shape[k];
+        for (int k = 0; k < v->ndim; k++)
+            numel *= (size_t)v->shape[k];
         st_out_tensor *t = &ts[nt];
         memset(t, 0, sizeof *t);
         snprintf(names[nt], 80, "transformer.layers.%d.self_attn/cache", v->index);
@@ -131,14 +133,20 @@ static void write_voice(const char *path, const vlayer *ls, int n) {
     int rc = st_write(path, ts, nt, NULL, &e);
     if (rc) fprintf(stderr, "%s\n", e.msg);
     REQUIRE(rc == 0);
-    for (int i = 0; i < nt; i++) free(bufs[i]);
+    for (int i = 0; i < nt; i++)
+        free(bufs[i]);
 }
 
 /* The fixture's two layers as vlayers (F32, offset). */
 static void fixture_layers(vlayer *ls, float *const *data, int64_t P) {
     for (int i = 0; i < L; i++)
-        ls[i] = (vlayer){.index = i, .dtype = ST_F32, .ndim = 5, .shape = {2, 1, P, H, DH},
-                         .data = data[i], .offset_kind = 0, .off = P};
+        ls[i] = (vlayer){.index = i,
+                         .dtype = ST_F32,
+                         .ndim = 5,
+                         .shape = {2, 1, P, H, DH},
+                         .data = data[i],
+                         .offset_kind = 0,
+                         .off = P};
 }
 
 /* The state equals cache [2, 1, P, H, DH] per layer (first `pos` positions), after rounding
@@ -198,8 +206,8 @@ int main(void) {
     CHECK(state_matches(v2, data, P, (int)P, ST_F32));
     ptts_voice_state_free(v2);
     v2 = NULL;
-    CHECK(ptts_voice_state_load(&v2, fixture_path("tiny/voice_short.safetensors"), L, H, DH,
-                                &e) == 0);
+    CHECK(ptts_voice_state_load(&v2, fixture_path("tiny/voice_short.safetensors"), L, H, DH, &e) ==
+          0);
     CHECK(v2 && v2->positions == 11 && v2->layers == L && v2->heads == H && v2->dh == DH);
     ptts_voice_state_free(v2);
     v2 = NULL;
@@ -267,7 +275,8 @@ int main(void) {
     CHECK(ptts_voice_state_alloc(&v2, 3, 2, 8, 5, &e) == 0);
     {
         int zero = v2 && v2->positions == 5;
-        for (int i = 0; zero && i < 3 * 5 * 16; i++) zero = v2->k[i] == 0.0f && v2->v[i] == 0.0f;
+        for (int i = 0; zero && i < 3 * 5 * 16; i++)
+            zero = v2->k[i] == 0.0f && v2->v[i] == 0.0f;
         CHECK(zero);
         CHECK(v2 && ((uintptr_t)v2->k & 63) == 0 && ((uintptr_t)v2->v & 63) == 0);
     }
@@ -430,8 +439,10 @@ int main(void) {
     }
 
     ptts_voice_state_free(v);
-    for (int l = 0; l < L; l++) free(data[l]);
+    for (int l = 0; l < L; l++)
+        free(data[l]);
     st_close(ref);
-    for (int i = 0; i < n_tmp; i++) remove(tmp_paths[i]);
+    for (int i = 0; i < n_tmp; i++)
+        remove(tmp_paths[i]);
     return test_summary();
 }

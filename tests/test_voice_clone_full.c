@@ -4,9 +4,9 @@
  * test_voice_clone_full.c - voice cloning at full size (english_2026-04 architecture, synthetic
  * pocket-fill-v1 weights): audio/voice_24k.wav -> full/voice.safetensors (66 positions after
  * end_on_pause, 6 layers, per-position rel L2 of keys and values <= 1e-4);
- * audio/voice_44k_stereo.wav measured against it (same speech, other samples: loose bound); the exported voice has the reference
- * file's names, dtypes and shapes and replays the reference's generation (recorded noise, 80
- * frames) to 1e-4 per frame.
+ * audio/voice_44k_stereo.wav measured against it (same speech, other samples: loose bound); the
+ * exported voice has the reference file's names, dtypes and shapes and replays the reference's
+ * generation (recorded noise, 80 frames) to 1e-4 per frame.
  */
 #include <cjson/cJSON.h>
 #include <unistd.h>

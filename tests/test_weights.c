@@ -76,7 +76,8 @@ static const char *variant(const char *name, const char *const *drop, const char
         }
     }
     REQUIRE(st_write(path, out, m, NULL, &e) == 0);
-    for (int i = 0; i < n; i++) free(bufs[i]);
+    for (int i = 0; i < n; i++)
+        free(bufs[i]);
     free(bufs);
     free(out);
     st_close(f);
@@ -110,7 +111,8 @@ int main(void) {
     CHECK(strstr(e.msg, "3 problems") != NULL);
     CHECK(strstr(e.msg, "tensor flow_lm.out_norm.weight is missing") != NULL);
     CHECK(strstr(e.msg, "tensor mimi.decoder.model.0.conv.bias is missing") != NULL);
-    CHECK(strstr(e.msg, "tensor flow_lm.out_eos.weight has shape [2, 64], expected [1, 64]") != NULL);
+    CHECK(strstr(e.msg, "tensor flow_lm.out_eos.weight has shape [2, 64], expected [1, 64]") !=
+          NULL);
     CHECK(strstr(e.msg, "broken.safetensors") != NULL);
 
     /* a weight stored as integers */

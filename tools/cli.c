@@ -131,8 +131,8 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
         else if (!strcmp(v, "vulkan-codec"))
             a->mo.backend = PTTS_BACKEND_VULKAN_CODEC;
         else {
-            fprintf(stderr, "pocket-tts: --backend is auto, cpu, vulkan or vulkan-codec, got '%s'\n",
-                    v);
+            fprintf(stderr,
+                    "pocket-tts: --backend is auto, cpu, vulkan or vulkan-codec, got '%s'\n", v);
             return -1;
         }
     } else if (cli_is(arg, "--device")) {
@@ -228,7 +228,8 @@ static int cli_progress(void *user, const char *name, int64_t done, int64_t tota
         int pct = (int)(100.0 * (double)done / (double)total);
         char bar[31];
         int full = pct * 30 / 100;
-        for (int k = 0; k < 30; k++) bar[k] = k < full ? '#' : '.';
+        for (int k = 0; k < 30; k++)
+            bar[k] = k < full ? '#' : '.';
         bar[30] = 0;
         fprintf(stderr, "\r\033[Kdownloading %s [%s] %3d%% %.1f/%.1f MB", name, bar, pct, mb,
                 1e-6 * (double)total);

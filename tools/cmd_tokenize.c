@@ -52,7 +52,8 @@ static int read_stdin(char **s, size_t *len, size_t *cap) {
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
         if (*len + got > STDIN_LIMIT) {
-            fprintf(stderr, "pocket-tts tokenize: standard input is larger than %zu bytes\n", STDIN_LIMIT);
+            fprintf(stderr, "pocket-tts tokenize: standard input is larger than %zu bytes\n",
+                    STDIN_LIMIT);
             return -1;
         }
         if (append(s, len, cap, chunk, got)) {
@@ -140,8 +141,10 @@ int cmd_tokenize(int argc, char **argv) {
     }
     for (int i = 0; i < n; i++) {
         if (i) putchar(' ');
-        if (pieces) fputs(pcs[i], stdout);
-        else printf("%d", ids[i]);
+        if (pieces)
+            fputs(pcs[i], stdout);
+        else
+            printf("%d", ids[i]);
     }
     putchar('\n');
     if (fflush(stdout) || ferror(stdout)) {

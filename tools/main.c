@@ -18,9 +18,11 @@ static const tool_command commands[] = {
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
 static void usage(FILE *f) {
-    fprintf(f, "pocket-tts %s - Kyutai's Pocket TTS in C\n\nusage: pocket-tts COMMAND [options]\n\n",
+    fprintf(f,
+            "pocket-tts %s - Kyutai's Pocket TTS in C\n\nusage: pocket-tts COMMAND [options]\n\n",
             ptts_version());
-    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`pocket-tts COMMAND --help` describes a command's options.\n");
 }
 

@@ -28,22 +28,22 @@
 typedef enum { PTTS_W_F32 = 0, PTTS_W_BF16 = 1, PTTS_W_Q8 = 2 } ptts_wtype;
 
 typedef struct ptts_lin {
-    int out, in;           /* W is [out, in] */
+    int out, in; /* W is [out, in] */
     ptts_wtype type;
-    const float *w;        /* F32: [out, in] */
-    const uint16_t *wh;    /* BF16: [out, in] */
-    const int8_t *wq;      /* Q8: [out, in], row m scaled by scale[m] */
-    const float *scale;    /* Q8: [out] */
-    const float *bias;     /* [out] or NULL */
+    const float *w;     /* F32: [out, in] */
+    const uint16_t *wh; /* BF16: [out, in] */
+    const int8_t *wq;   /* Q8: [out, in], row m scaled by scale[m] */
+    const float *scale; /* Q8: [out] */
+    const float *bias;  /* [out] or NULL */
     /* Optional (set at load for the codec's matrices, which run over many rows): W^T as f32 in
      * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded; for
      * a BF16 matrix the bf16 values widened (same results as wh). */
     const float *wp;
-    /* Optional, instead of wp in the bf16 and int8 modes (gemm_bf16_panel): W^T as bf16 in panels of PTTS_PANEL outputs with pairs of k interleaved
-     * (the operand order of vdpbf16ps), [ceil(out / 32)][ceil(in / 2)][32][2]:
-     * wp16[p][k2][j][i] = bf16(W[32 p + j, 2 k2 + i]) (round to nearest even; a subnormal bf16
-     * stored as a signed 0, which is how gemm_bf16_panel reads it), zero-padded in both m and k
-     * (ptts_bf16_panel_pack). */
+    /* Optional, instead of wp in the bf16 and int8 modes (gemm_bf16_panel): W^T as bf16 in panels
+     * of PTTS_PANEL outputs with pairs of k interleaved (the operand order of vdpbf16ps), [ceil(out
+     * / 32)][ceil(in / 2)][32][2]: wp16[p][k2][j][i] = bf16(W[32 p + j, 2 k2 + i]) (round to
+     * nearest even; a subnormal bf16 stored as a signed 0, which is how gemm_bf16_panel reads it),
+     * zero-padded in both m and k (ptts_bf16_panel_pack). */
     const uint16_t *wp16;
 } ptts_lin;
 

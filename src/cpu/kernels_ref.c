@@ -12,7 +12,8 @@ static void gemm_f32_ref(int N, int K, const float *X, int ldx, const float *W, 
         for (int m = m0; m < m1; m++) {
             const float *w = W + (size_t)m * K;
             float acc = 0.f;
-            for (int k = 0; k < K; k++) acc += x[k] * w[k];
+            for (int k = 0; k < K; k++)
+                acc += x[k] * w[k];
             Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
         }
     }
@@ -25,7 +26,8 @@ static void gemm_f32_panel_ref(int K, const float *X, int ldx, const float *Wp, 
         for (int m = p0 * PTTS_PANEL; m < M && m < p1 * PTTS_PANEL; m++) {
             const float *w = Wp + (size_t)(m / PTTS_PANEL) * K * PTTS_PANEL + m % PTTS_PANEL;
             float acc = 0.f;
-            for (int k = 0; k < K; k++) acc += x[k] * w[(size_t)k * PTTS_PANEL];
+            for (int k = 0; k < K; k++)
+                acc += x[k] * w[(size_t)k * PTTS_PANEL];
             Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
         }
     }
@@ -104,27 +106,29 @@ static void gemm_bf16_panel_ref(int K, const float *X, int ldx, const uint16_t *
     }
 }
 
-static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t *W,
-                          const float *b, float *Y, int ldy, int m0, int m1) {
+static void gemm_bf16_ref(int N, int K, const float *X, int ldx, const uint16_t *W, const float *b,
+                          float *Y, int ldy, int m0, int m1) {
     for (int n = 0; n < N; n++) {
         const float *x = X + (size_t)n * ldx;
         for (int m = m0; m < m1; m++) {
             const uint16_t *w = W + (size_t)m * K;
             float acc = 0.f;
-            for (int k = 0; k < K; k++) acc += x[k] * bf16_f32(w[k]);
+            for (int k = 0; k < K; k++)
+                acc += x[k] * bf16_f32(w[k]);
             Y[(size_t)n * ldy + m] = acc + (b ? b[m] : 0.f);
         }
     }
 }
 
-static void gemm_q8_ref(int N, int K, const float *X, int ldx, const int8_t *W,
-                        const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
+static void gemm_q8_ref(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                        const float *b, float *Y, int ldy, int m0, int m1) {
     for (int n = 0; n < N; n++) {
         const float *x = X + (size_t)n * ldx;
         for (int m = m0; m < m1; m++) {
             const int8_t *w = W + (size_t)m * K;
             float acc = 0.f;
-            for (int k = 0; k < K; k++) acc += x[k] * (float)w[k];
+            for (int k = 0; k < K; k++)
+                acc += x[k] * (float)w[k];
             Y[(size_t)n * ldy + m] = acc * scale[m] + (b ? b[m] : 0.f);
         }
     }
@@ -133,9 +137,11 @@ static void gemm_q8_ref(int N, int K, const float *X, int ldx, const int8_t *W,
 /* The quantisation of one row of X for gemm_q8q (kernels.h): q[k] in [-127, 127], returns d. */
 static float quant_row_ref(int K, const float *x, int8_t *q) {
     float amax = 0.f;
-    for (int k = 0; k < K; k++) amax = fmaxf(amax, fabsf(x[k]));
+    for (int k = 0; k < K; k++)
+        amax = fmaxf(amax, fabsf(x[k]));
     if (!(amax > 0.f)) {
-        for (int k = 0; k < K; k++) q[k] = 0;
+        for (int k = 0; k < K; k++)
+            q[k] = 0;
         return 0.f;
     }
     float id = 127.f / amax;
@@ -146,8 +152,8 @@ static float quant_row_ref(int K, const float *x, int8_t *q) {
     return amax / 127.f;
 }
 
-static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W,
-                         const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
+static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                         const float *b, float *Y, int ldy, int m0, int m1) {
     if (K > PTTS_Q8Q_KMAX) return; /* outside the contract (kernels.h) */
     int8_t q[PTTS_Q8Q_KMAX];
     for (int n = 0; n < N; n++) {
@@ -155,7 +161,8 @@ static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W,
         for (int m = m0; m < m1; m++) {
             const int8_t *w = W + (size_t)m * K;
             int32_t acc = 0;
-            for (int k = 0; k < K; k++) acc += q[k] * (int32_t)w[k];
+            for (int k = 0; k < K; k++)
+                acc += q[k] * (int32_t)w[k];
             float y = (float)acc * d;
             y = y * scale[m];
             Y[(size_t)n * ldy + m] = y + (b ? b[m] : 0.f);
@@ -166,7 +173,8 @@ static void gemm_q8q_ref(int N, int K, const float *X, int ldx, const int8_t *W,
 static void layernorm_ref(float *y, const float *x, const float *w, const float *b, int n,
                           float eps) {
     float mean = 0.f;
-    for (int i = 0; i < n; i++) mean += x[i];
+    for (int i = 0; i < n; i++)
+        mean += x[i];
     mean /= (float)n;
     float var = 0.f;
     for (int i = 0; i < n; i++) {
@@ -185,14 +193,16 @@ static void layernorm_ref(float *y, const float *x, const float *w, const float 
 
 static void softmax_ref(float *x, int n) {
     float mx = -INFINITY;
-    for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    for (int i = 0; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
     float s = 0.f;
     for (int i = 0; i < n; i++) {
         x[i] = expf(x[i] - mx);
         s += x[i];
     }
     float inv = 1.f / s;
-    for (int i = 0; i < n; i++) x[i] *= inv;
+    for (int i = 0; i < n; i++)
+        x[i] *= inv;
 }
 
 /* The tanh form the released weights were trained with (MODEL.md section 3), in float32. */
@@ -204,31 +214,37 @@ static void gelu_ref(float *x, int n) {
 }
 
 static void silu_ref(float *y, const float *x, int n) {
-    for (int i = 0; i < n; i++) y[i] = x[i] / (1.f + expf(-x[i]));
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] / (1.f + expf(-x[i]));
 }
 
 static void elu_ref(float *y, const float *x, int n) {
-    for (int i = 0; i < n; i++) y[i] = x[i] > 0.f ? x[i] : expm1f(x[i]);
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] > 0.f ? x[i] : expm1f(x[i]);
 }
 
 static float dot_ref(const float *a, const float *b, int n) {
     float s = 0.f;
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    for (int i = 0; i < n; i++)
+        s += a[i] * b[i];
     return s;
 }
 
 static void axpy_ref(float *y, float a, const float *x, int n) {
-    for (int i = 0; i < n; i++) y[i] += a * x[i];
+    for (int i = 0; i < n; i++)
+        y[i] += a * x[i];
 }
 
 /* the specification of the row versions: the single-row kernels in a loop */
 static void dot_rows_ref(const float *q, const float *K, int ldk, int rows, int n, float scale,
                          float *out) {
-    for (int r = 0; r < rows; r++) out[r] = dot_ref(q, K + (size_t)r * ldk, n) * scale;
+    for (int r = 0; r < rows; r++)
+        out[r] = dot_ref(q, K + (size_t)r * ldk, n) * scale;
 }
 
 static void axpy_rows_ref(float *y, const float *p, const float *V, int ldv, int rows, int n) {
-    for (int r = 0; r < rows; r++) axpy_ref(y, p[r], V + (size_t)r * ldv, n);
+    for (int r = 0; r < rows; r++)
+        axpy_ref(y, p[r], V + (size_t)r * ldv, n);
 }
 
 static const ptts_kernels k_ref = {

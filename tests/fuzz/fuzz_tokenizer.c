@@ -15,8 +15,8 @@
 
 #include "tokenizer.h"
 
-static const char *MODELS[4] = {"sp_unigram.model", "sp_bpe_bytefb.model", "sp_unigram_identity.model",
-                                "sp_unigram_tiny.model"};
+static const char *MODELS[4] = {"sp_unigram.model", "sp_bpe_bytefb.model",
+                                "sp_unigram_identity.model", "sp_unigram_tiny.model"};
 static ptts_tokenizer *g_tok[4];
 
 static void load_fixtures(void) {
@@ -28,8 +28,10 @@ static void load_fixtures(void) {
         /* __FILE__ = .../tests/fuzz/fuzz_tokenizer.c -> .../tests/fixtures */
         snprintf(dir, sizeof dir, "%s", __FILE__);
         char *cut = strstr(dir, "fuzz/fuzz_tokenizer.c");
-        if (cut) strcpy(cut, "fixtures");
-        else snprintf(dir, sizeof dir, "tests/fixtures");
+        if (cut)
+            strcpy(cut, "fixtures");
+        else
+            snprintf(dir, sizeof dir, "tests/fixtures");
     }
     for (int i = 0; i < 4; i++) {
         char path[1200];
@@ -74,7 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             static const char text[] = " Hello  w\xc3\xb6rld \xe2\x98\x83\xff <break> 12 ";
             roundtrip(t, text, sizeof text - 1);
             ptts_tokenizer_free(t);
-        } else if (t != NULL || e.code != rc || (rc != PTTS_E_FORMAT && rc != PTTS_E_UNSUPPORTED && rc != PTTS_E_NOMEM)) {
+        } else if (t != NULL || e.code != rc ||
+                   (rc != PTTS_E_FORMAT && rc != PTTS_E_UNSUPPORTED && rc != PTTS_E_NOMEM)) {
             abort();
         }
         return 0;
@@ -84,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int n = (int)(size / 2), vocab = ptts_tokenizer_vocab_size(t);
     int *ids = malloc(((size_t)n + 1) * sizeof *ids);
     if (!ids) return 0;
-    for (int i = 0; i < n; i++) ids[i] = (data[2 * i] | data[2 * i + 1] << 8) % vocab;
+    for (int i = 0; i < n; i++)
+        ids[i] = (data[2 * i] | data[2 * i + 1] << 8) % vocab;
     char *d = NULL;
     if (ptts_tokenizer_decode(t, ids, n, &d, NULL) != 0 || !d) abort();
     free(d);

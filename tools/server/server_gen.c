@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
 #include "server.h"
+#include "util.h"
 
 /* Initial ring size in frames; it doubles up to max_cap as a client falls behind. */
 #define RING_START 16
