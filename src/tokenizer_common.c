@@ -1,6 +1,6 @@
 /*
  * tokenizer_common.c - the pieces both tokenizer backends build on (declared in
- * tokenizer_impl.h).
+ * tokenizer_common.h).
  *
  * Map: growable byte buffer -> UTF-8 decoding exactly as SentencePiece's string_util (malformed
  * bytes are one U+FFFD each, so hostile text never stops a scan) -> a byte trie with a hashed
@@ -8,7 +8,7 @@
  * the longest piece) -> a piece hash map (string -> id, as the library's pieces_) -> reading a
  * whole file with a size bound.
  */
-#include "tokenizer_impl.h"
+#include "tokenizer_common.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -33,7 +33,7 @@
  *    character that no piece matches, so it becomes an unknown edge and then its <0xHH> byte
  *    piece; the charsmap turns it into U+FFFD, as SentencePiece's normalizer does.
  */
-#include "tokenizer_impl.h"
+#include "tokenizer_common.h"
 
 #include <float.h>
 #include <math.h>

@@ -16,7 +16,7 @@
  * split into the darts-clone double array and the replacement pool; its indexes are
  * bounds-checked at lookup time (tokenizer.c).
  */
-#include "tokenizer_impl.h"
+#include "tokenizer_common.h"
 
 #include <float.h>
 #include <limits.h>

@@ -451,7 +451,10 @@ static int step_prep(vk_engine *g, const int *slots, int n, int k, const float *
         }
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
-        vkr_step(g, cb, (uint32_t)n, (uint32_t)k);
+        if (vks_ok(g, n)) /* the one-dispatch step where it runs, else the multi-dispatch one */
+            vks_record(g, cb, (uint32_t)n, (uint32_t)k);
+        else
+            vkr_step(g, cb, (uint32_t)n, (uint32_t)k);
         int rc = pvk_cmd_end(&g->c, cb, e);
         if (rc || set_key(c, n, k, slots, n)) {
             pvk_cmd_free(&g->c, cb);

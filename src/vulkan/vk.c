@@ -7,6 +7,8 @@
  */
 #include "vk.h"
 
+_Static_assert(PVK_N_PIPELINES <= PVK_PROF_MAX_PIPES, "the profiler sizes its tables by this");
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,7 +237,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         if (r != VK_SUCCESS)
             return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: pipeline %d failed (VkResult %d)", i,
                              (int)r);
-        if (c->pipe_stats) pvk_prof_pipeline_stats(c, i);
+        if (c->pipe_stats) pvk_prof_pipeline_stats(c->dev, c->pipe[i], pvk_pipe_name(i));
     }
     return 0;
 }
@@ -449,14 +451,14 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
         pvk_destroy(c);
         return rc;
     }
-    pvk_prof_init(c);
+    pvk_prof_init(&c->pf, c->dev, c->props.limits.timestampPeriod, pvk_pipe_name, PVK_N_PIPELINES);
     return 0;
 }
 
 void pvk_destroy(pvk_ctx *c) {
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
-        pvk_prof_destroy(c);
+        pvk_prof_destroy(&c->pf);
         for (int i = 0; i < PVK_N_PIPELINES; i++) {
             if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
             if (c->pipe_x[i]) vkDestroyPipeline(c->dev, c->pipe_x[i], NULL);
@@ -603,7 +605,7 @@ VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e) {
     c->wbase = 0;
     c->wfail = 0;
     bind_set(c, cb);
-    pvk_prof_begin(c, cb);
+    pvk_prof_begin(&c->pf, cb);
     return cb;
 }
 
@@ -654,7 +656,7 @@ int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
     VkResult r = wait_fences(c, 1, &f);
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
-    pvk_prof_collect(c, cb);
+    pvk_prof_collect(&c->pf, cb);
     return 0;
 }
 
@@ -683,8 +685,8 @@ int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error
     }
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
-    pvk_prof_collect(c, a);
-    pvk_prof_collect(c, b);
+    pvk_prof_collect(&c->pf, a);
+    pvk_prof_collect(&c->pf, b);
     return 0;
 }
 
@@ -692,7 +694,7 @@ void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) { pvk_cmd_free_q(c, cb, 0); }
 
 void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q) {
     if (!cb) return;
-    pvk_prof_forget(c, cb); /* a later buffer may reuse the handle */
+    pvk_prof_forget(&c->pf, cb); /* a later buffer may reuse the handle */
     vkFreeCommandBuffers(c->dev, q && c->pool2 ? c->pool2 : c->pool, 1, &cb);
 }
 
@@ -732,7 +734,7 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
         c->skip_barrier = 0;
     else
         barrier(cb);
-    pvk_prof_dispatch(c, cb, pipe, gx, gy);
+    pvk_prof_dispatch(&c->pf, cb, pipe, gx, gy);
 }
 
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,

@@ -13,6 +13,7 @@
 #include <vulkan/vulkan.h>
 
 #include "common.h"
+#include "vk_prof.h"
 
 /* The compute pipelines, one row each: X(enum suffix, shaders/<name>.comp, optional). An
  * optional pipeline is left NULL where the device cannot run it: stepk512 needs 512 invocations
@@ -100,27 +101,8 @@ typedef struct pvk_ctx {
      * 32-invocation subgroup, and the float16 arithmetic and memory model its shaders need:
      * the PVK_GEMM_TC_* pipelines exist. */
     int coop;
-    /* debugging reports (vk_prof.c): pipe_stats, the compiler statistics of every pipeline
-     * (PTTS_VK_PIPE_STATS); prof, GPU time per pipeline and dispatch site (PTTS_VK_PROFILE):
-     * qp holds a timestamp after every dispatch, ts_ns a tick in ns, qnext the next free
-     * query, pcb the last 64 recorded command buffers' query ranges, pq [queries] the
-     * dispatch each query ends and its summed time, ptime / pcount per pipeline */
-    int pipe_stats;
-    int prof;
-    VkQueryPool qp;
-    double ts_ns;
-    uint32_t qnext;
-    struct pvk_prof_cb {
-        VkCommandBuffer cb;
-        uint32_t base, n, subs;
-    } pcb[64];
-    int pcb_next;
-    struct pvk_prof_q {
-        double ns;
-        uint32_t pipe, gx, gy, count;
-    } * pq; /* per query slot: the dispatch that ends there and its summed time */
-    double ptime[PVK_N_PIPELINES];
-    uint64_t pcount[PVK_N_PIPELINES], psubmits;
+    int pipe_stats; /* PTTS_VK_PIPE_STATS: pipelines created with their statistics */
+    pvk_prof pf;    /* PTTS_VK_PROFILE (vk_prof.h) */
 } pvk_ctx;
 
 /* One Vulkan device as seen by a probe. */
@@ -192,18 +174,5 @@ void pvk_copy(VkCommandBuffer cb, const pvk_buffer *src, VkDeviceSize so, const 
 
 /* The pipeline's shader name (vk.h's table). */
 const char *pvk_pipe_name(int pipe);
-
-/* The debugging reports (vk_prof.c; through ptts_log): PTTS_VK_PIPE_STATS asks for the
- * compiler statistics, printed as each pipeline is made; PTTS_VK_PROFILE for timestamps,
- * set up by pvk_prof_init, recorded by the begin / dispatch hooks, read back after each
- * submit (collect) and reported by pvk_prof_destroy. */
-int pvk_prof_stats_wanted(void);
-void pvk_prof_pipeline_stats(pvk_ctx *c, int pipe);
-void pvk_prof_init(pvk_ctx *c);
-void pvk_prof_begin(pvk_ctx *c, VkCommandBuffer cb);
-void pvk_prof_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, uint32_t gx, uint32_t gy);
-void pvk_prof_collect(pvk_ctx *c, VkCommandBuffer cb);
-void pvk_prof_forget(pvk_ctx *c, VkCommandBuffer cb);
-void pvk_prof_destroy(pvk_ctx *c);
 
 #endif

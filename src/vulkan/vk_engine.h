@@ -300,7 +300,7 @@ tspec vkr_bb_spec(vk_engine *g, uint32_t list);
 /* The flow head and its sampler on n rows: h [n][d] (compact arena rows) and the noise in x
  * [n][ld] -> the latent in x. */
 void vkr_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t x);
-/* The step command buffer: k frames for the n slots of the step list. */
+/* The multi-dispatch step command buffer: k frames for the n slots of the step list. */
 void vkr_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k);
 /* Flow head evaluations per latent, whether each adds to x (1/N) or replaces it. */
 int vkr_flow_evals(const vk_engine *g);

@@ -347,12 +347,9 @@ void vkr_flow(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t h, uint32_t
     }
 }
 
-/* The step command buffer: k frames for the n slots of the step list. */
+/* The multi-dispatch step command buffer: k frames for the n slots of the step list (the
+ * persistent one-dispatch step, vk_stepk.c, is the caller's other choice). */
 void vkr_step(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k) {
-    if (vks_ok(g, (int)n)) {
-        vks_record(g, cb, n, k);
-        return;
-    }
     const ptts_arch *a = &g->w->arch;
     const uint32_t d = (uint32_t)a->d, ld = (uint32_t)a->ld, L = g->ix.step;
     vkr_rowop(g, cb, n, ld, OP_COPY, L, SS(BUF_ARENA, RG(g->ar.lat, 1, ld, 0)),

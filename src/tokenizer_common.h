@@ -1,12 +1,12 @@
 /*
- * tokenizer_impl.h - what the tokenizer files share (not a public header): the tokenizer struct,
+ * tokenizer_common.h - what the tokenizer files share (not a public header): the tokenizer struct,
  * the growable byte buffer, UTF-8 decoding as SentencePiece does it, the hashed byte trie and
  * the piece hash map (tokenizer_common.c), the SentencePiece loader (tokenizer_model.c) and the
  * tokenizer.json backend (tokenizer_json.c). tokenizer.c holds the public entry points and the
  * SentencePiece normalizer, encoders and decoder.
  */
-#ifndef PTTS_TOKENIZER_IMPL_H
-#define PTTS_TOKENIZER_IMPL_H
+#ifndef PTTS_TOKENIZER_COMMON_H
+#define PTTS_TOKENIZER_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -145,6 +145,11 @@ void tk_norm_free(norm_spec *s);
 int tk_load_charsmap(norm_spec *s, const char *name, ptts_error *e);
 /* t->norm's charsmap alone over text[0..len) into o (tokenizer.c): each character replaced by
  * its longest match, invalid UTF-8 bytes by U+FFFD; PTTS_E_FORMAT when the charsmap is broken. */
+/* The SentencePiece normalization of text [len] into o (tokenizer_norm.c): s the charsmap and
+ * whitespace rules, use_matcher the user-defined symbols first, ws_suffix the whitespace
+ * suffix mode. */
+int tk_normalize(const ptts_tokenizer *t, const norm_spec *s, int use_matcher, int ws_suffix,
+                 const char *text, size_t len, buf *o, ptts_error *e);
 int tk_charsmap_apply(const ptts_tokenizer *t, const char *text, size_t len, buf *o, ptts_error *e);
 /* SentencePiece .model bytes into t (tokenizer_model.c). */
 int tk_sp_load(ptts_tokenizer *t, const uint8_t *data, size_t size, const char *name,
