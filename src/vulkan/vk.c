@@ -10,6 +10,7 @@
 _Static_assert(PVK_N_PIPELINES <= PVK_PROF_MAX_PIPES, "the profiler sizes its tables by this");
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,18 +104,35 @@ static void describe(VkPhysicalDevice pd, pvk_device_info *d) {
             d->memory = mp.memoryHeaps[h].size;
 }
 
+/* The probe's instance lives as long as the process (created once, never destroyed): listing
+ * the devices at every model load then creates no instance, and the drivers stay loaded, so the
+ * per-process state a driver sets up with its first instance (lavapipe allocates some in a
+ * pthread_once) stays owned by a loaded driver rather than being dropped with it, which leak
+ * checkers report as a leak of every process that loaded a model. pvk_create takes it first for
+ * the same reason. */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static VkInstance probe_inst;
+static int probe_rc;
+static ptts_error probe_err;
+
+static void probe_init(void) { probe_rc = make_instance(&probe_inst, &probe_err); }
+
+static int probe_instance(ptts_error *e) {
+    pthread_once(&probe_once, probe_init);
+    if (probe_rc && e) *e = probe_err;
+    return probe_rc;
+}
+
 int pvk_probe(pvk_device_info *out, int max, ptts_error *e) {
-    VkInstance inst;
-    int rc = make_instance(&inst, e);
+    int rc = probe_instance(e);
     if (rc) return rc;
     VkPhysicalDevice *pd;
     uint32_t n;
-    rc = list_devices(inst, &pd, &n, e);
+    rc = list_devices(probe_inst, &pd, &n, e);
     int count = 0;
     for (uint32_t i = 0; !rc && i < n && count < max; i++)
         describe(pd[i], &out[count++]);
     free(pd);
-    vkDestroyInstance(inst, NULL);
     return rc ? rc : count;
 }
 
@@ -440,7 +458,8 @@ static int make_pools(pvk_ctx *c, ptts_error *e) {
 int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
     memset(c, 0, sizeof *c);
     int coop = 0, portability_subset = 0;
-    int rc = make_instance(&c->instance, e);
+    int rc = probe_instance(e);
+    if (!rc) rc = make_instance(&c->instance, e);
     if (!rc) rc = pick_device(c, want, e);
     if (!rc) scan_extensions(c, &coop, &portability_subset);
     if (!rc) rc = pick_queues(c, e);
