@@ -87,6 +87,7 @@ if [ $quick -eq 0 ]; then
       [ -d "$seeds" ] && cp -r "$seeds"/. "$corpus"/
       echo "-- $name"
       PTTS_FIXTURES="$PWD/tests/fixtures" ASAN_OPTIONS=detect_leaks=1 \
+        LSAN_OPTIONS=suppressions="$PWD/tests/fuzz/lsan.supp" \
         "$fz" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
         -print_final_stats=1 "$corpus" >"build-fuzz/$name.log" 2>&1
       st=$?
