@@ -253,6 +253,8 @@ static void pipe_exact(ptts_model *m) {
     CHECKF(same, "step_decode: %d vs %d samples, not identical", na, nb);
     CHECKF(ca.paired > 0 && cb.paired == 0, "paired submissions: %llu paired, %llu apart",
            ca.paired, cb.paired);
+    free(a);
+    free(b);
 }
 
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
