@@ -375,24 +375,7 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
-static const ptts_kernels k_avx2 = {
-    .isa = "avx2",
-    .gemm_f32 = gemm_f32_isa,
-    .gemm_f32_panel = gemm_f32_panel_isa,
-    .gemm_bf16_panel = gemm_bf16_panel_isa,
-    .gemm_bf16 = gemm_bf16_isa,
-    .gemm_q8 = gemm_q8_isa,
-    .gemm_q8q = gemm_q8q_isa,
-    .layernorm = layernorm_isa,
-    .softmax = softmax_isa,
-    .gelu = gelu_isa,
-    .silu = silu_isa,
-    .elu = elu_isa,
-    .dot = dot_isa,
-    .dot_rows = dot_rows_isa,
-    .axpy = axpy_isa,
-    .axpy_rows = axpy_rows_isa,
-};
+static const ptts_kernels k_avx2 = PTTS_ISA_TABLE("avx2", dot_rows_isa, axpy_rows_isa);
 
 const ptts_kernels *ptts_kernels_avx2(void);
 const ptts_kernels *ptts_kernels_avx2(void) { return &k_avx2; }

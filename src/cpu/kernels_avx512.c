@@ -376,24 +376,7 @@ static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, 
     _mm512_storeu_ps(y + 48, y3);
 }
 
-static const ptts_kernels k_avx512 = {
-    .isa = "avx512",
-    .gemm_f32 = gemm_f32_isa,
-    .gemm_f32_panel = gemm_f32_panel_isa,
-    .gemm_bf16_panel = gemm_bf16_panel_isa,
-    .gemm_bf16 = gemm_bf16_isa,
-    .gemm_q8 = gemm_q8_isa,
-    .gemm_q8q = gemm_q8q_isa,
-    .layernorm = layernorm_isa,
-    .softmax = softmax_isa,
-    .gelu = gelu_isa,
-    .silu = silu_isa,
-    .elu = elu_isa,
-    .dot = dot_isa,
-    .dot_rows = dot_rows_avx512,
-    .axpy_rows = axpy_rows_avx512,
-    .axpy = axpy_isa,
-};
+static const ptts_kernels k_avx512 = PTTS_ISA_TABLE("avx512", dot_rows_avx512, axpy_rows_avx512);
 
 const ptts_kernels *ptts_kernels_avx512(void);
 const ptts_kernels *ptts_kernels_avx512(void) { return &k_avx512; }

@@ -344,24 +344,7 @@ AI vf vsel_pos_nan(vf x, vf neg) {
 
 #include "vec_loop.h"
 
-static const ptts_kernels k_neon = {
-    .isa = "neon",
-    .gemm_f32 = gemm_f32_isa,
-    .gemm_f32_panel = gemm_f32_panel_isa,
-    .gemm_bf16_panel = gemm_bf16_panel_isa,
-    .gemm_bf16 = gemm_bf16_isa,
-    .gemm_q8 = gemm_q8_isa,
-    .gemm_q8q = gemm_q8q_isa,
-    .layernorm = layernorm_isa,
-    .softmax = softmax_isa,
-    .gelu = gelu_isa,
-    .silu = silu_isa,
-    .elu = elu_isa,
-    .dot = dot_isa,
-    .dot_rows = dot_rows_isa,
-    .axpy = axpy_isa,
-    .axpy_rows = axpy_rows_isa,
-};
+static const ptts_kernels k_neon = PTTS_ISA_TABLE("neon", dot_rows_isa, axpy_rows_isa);
 
 const ptts_kernels *ptts_kernels_neon(void);
 const ptts_kernels *ptts_kernels_neon(void) { return &k_neon; }

@@ -188,4 +188,15 @@ static void axpy_rows_isa(float *y, const float *p, const float *V, int ldv, int
         axpy_isa(y, p[r], V + (size_t)r * ldv, n);
 }
 
+/* The kernel table of an ISA file built on this header and gemm_loop.h (both define the _isa
+ * kernels); dot_rows / axpy_rows name the file's row kernels (AVX-512 has its own). */
+#define PTTS_ISA_TABLE(name, dot_rows_fn, axpy_rows_fn)                                            \
+    {                                                                                              \
+        .isa = name, .gemm_f32 = gemm_f32_isa, .gemm_f32_panel = gemm_f32_panel_isa,               \
+        .gemm_bf16_panel = gemm_bf16_panel_isa, .gemm_bf16 = gemm_bf16_isa,                        \
+        .gemm_q8 = gemm_q8_isa, .gemm_q8q = gemm_q8q_isa, .layernorm = layernorm_isa,              \
+        .softmax = softmax_isa, .gelu = gelu_isa, .silu = silu_isa, .elu = elu_isa,                \
+        .dot = dot_isa, .dot_rows = dot_rows_fn, .axpy = axpy_isa, .axpy_rows = axpy_rows_fn,      \
+    }
+
 #endif
