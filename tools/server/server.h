@@ -2,19 +2,26 @@
  * server.h - the internals of `pocket-tts serve` (tools/cmd_serve.c).
  *
  * Threads:
- *  - libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION). A request's
- *    handler parses and validates it, resolves or clones the voice, queues it and waits (in its
- *    own thread) until the generation thread admits it; the response's reader then blocks on the
- *    request's ring of frames, encodes (WAV/PCM/FLAC/Opus/MP3, speed through Rubber Band) and
- *    hands bytes to MHD. Blocking there costs nothing but that connection's thread, and the
- *    number of connections is capped, so the memory is bounded.
+ *  - libmicrohttpd runs a small pool of polling threads (epoll; one per core up to 8), every
+ *    connection on one of them, and no handler ever waits for the generation thread. A
+ *    request's handler parses and validates it, resolves or clones the voice, queues it and
+ *    suspends its connection (MHD_suspend_connection) until the generation thread admits or
+ *    refuses it; the response's reader then encodes what the request's ring of frames holds
+ *    (WAV/PCM/FLAC/Opus/MP3, speed through Rubber Band) and, when the ring is empty, suspends
+ *    the connection again and returns 0. The generation thread resumes it (srv_req.wake,
+ *    MHD_resume_connection) at the next frame, the admission or the end. So an idle or
+ *    waiting connection costs a socket and MHD's per-connection memory, no thread. Two things
+ *    still block a polling thread, and with it the connections it serves: a voice URL's first
+ *    download (cached after it) and a voice_wav clone (the encoder, once per upload).
  *  - One generation thread owns the ptts_batch: it admits queued requests into free slots and
  *    steps every active utterance together. It never touches a socket and never waits on a
  *    client: each frame goes into the request's bounded ring; a ring that is full (a client that
  *    reads slower than --client-buffer seconds of audio behind) cancels that request alone.
- *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
- *    completion callback; either marks the request cancelled, and the generation thread cancels
- *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ *  - A disconnect is seen by the reader (a poll for a hang-up before it parks), by MHD when a
+ *    write fails (the response is freed, which cancels), or, for a request still queued, when
+ *    the generation thread's queue sweep wakes it to look; each marks the request cancelled,
+ *    and the generation thread cancels its slot before the next step (ptts_batch_cancel), so
+ *    it stops within a frame.
  * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
  */
 #ifndef PTTS_SERVER_H
@@ -79,6 +86,11 @@ typedef struct srv_req {
     int cap, max_cap, head, count;
     int frame_samples;
     pthread_cond_t cv;
+    /* A parked connection's wake-up (set with s->mu held; NULL: none): the generation side
+     * calls it once, s->mu held, at the next frame, the admission, the end, or a queue sweep
+     * (every QUEUE_SWEEP_S while queued, for hang-ups). It must not block. */
+    void (*wake)(void *arg);
+    void *wake_arg;
     double t_start, t_first;
     int64_t samples;
     struct srv_req *next;

@@ -12,6 +12,8 @@
 
 /* Initial ring size in frames; it doubles up to max_cap as a client falls behind. */
 #define RING_START 16
+/* How often connections parked in the queue are woken to look for a hang-up (seconds). */
+#define QUEUE_SWEEP_S 0.5
 
 srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned) {
     srv_req *r = calloc(1, sizeof *r);
@@ -38,6 +40,17 @@ static void req_free(srv_req *r) {
     free(r->ring_len);
     ptts_voice_free(r->owned_voice);
     free(r);
+}
+
+/* Tell whoever waits on r that it moved (s->mu held): the threads in srv_req_pop-style waits
+ * and a parked connection (its wake hook, used once). */
+static void notify_locked(srv_req *r) {
+    pthread_cond_broadcast(&r->cv);
+    if (r->wake) {
+        void (*wake)(void *) = r->wake;
+        r->wake = NULL;
+        wake(r->wake_arg);
+    }
 }
 
 /* With s->mu held. */
@@ -93,7 +106,7 @@ static void finish_locked(srv *s, srv_req *r, int state) {
         r->slot = -1;
     }
     if (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) r->state = state;
-    pthread_cond_broadcast(&r->cv);
+    notify_locked(r);
     unref_locked(r);
 }
 
@@ -162,7 +175,7 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
         r->samples += n;
         s->audio_s += (double)n / PTTS_SAMPLE_RATE;
         s->frames_total++;
-        pthread_cond_broadcast(&r->cv);
+        notify_locked(r);
     }
     pthread_mutex_unlock(&s->mu);
     return stop;
@@ -171,6 +184,7 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
 static void *gen_main(void *arg) {
     srv *s = arg;
     ptts_error e = {0};
+    double last_sweep = 0;
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         /* cancelled requests leave their slots before the next step */
@@ -202,7 +216,15 @@ static void *gen_main(void *arg) {
             r->state = RQ_ACTIVE;
             s->slot_req[slot] = r;
             s->active++;
-            pthread_cond_broadcast(&r->cv);
+            notify_locked(r);
+        }
+        /* a parked connection does not see its client leave: wake the queued ones now and
+         * then to look (they park again when the client is still there) */
+        double now = tool_now();
+        if (s->q_head && now - last_sweep >= QUEUE_SWEEP_S) {
+            last_sweep = now;
+            for (srv_req *r = s->q_head; r; r = r->next)
+                notify_locked(r);
         }
         if (s->active == 0) {
             pthread_cond_wait(&s->gen_cv, &s->mu);

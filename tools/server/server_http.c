@@ -1,6 +1,7 @@
 /*
- * server_http.c - the HTTP side of `pocket-tts serve` on libmicrohttpd, one thread per
- * connection (see server.h): routing, request parsing with limits, voices, streaming responses.
+ * server_http.c - the HTTP side of `pocket-tts serve` on libmicrohttpd's polling threads (see
+ * server.h): routing, request parsing with limits, voices, streaming responses; a request that
+ * waits for the generation thread is suspended, never blocks a thread.
  *
  * Endpoints: GET / (the web page), GET /health, GET /metrics (Prometheus), POST /tts (the
  * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
@@ -19,18 +20,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "server.h"
 #include "util.h"
 
 #define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
 #define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
-#define WAIT_SLICE_MS 40        /* how often a waiting thread looks for a client hang-up */
 #define DISCARD_MAX (64u << 20) /* body bytes read and dropped past a refusal before closing */
+/* MHD's polling threads: one per core up to this; they parse, encode and write, never wait */
+#define HTTP_THREADS_MAX 8
 
 enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
+
+typedef struct stream_ctx stream_ctx;
 
 /* One request (MHD's con_cls): from its headers to MHD's completion callback, which writes its
  * log line and frees it. A response's reader runs only between the two. */
@@ -42,7 +47,8 @@ typedef struct conn_ctx {
     srv_form form; /* /tts */
     char *body;    /* JSON */
     size_t body_len;
-    int inflight; /* counted in srv.inflight (a synthesis route) */
+    int inflight;   /* counted in srv.inflight (a synthesis route) */
+    stream_ctx *sc; /* a synthesis between its queueing and its response (synth_step) */
     /* an answer decided from the headers while a body follows: queued once the body is read
      * and discarded (up to DISCARD_MAX), so that a client that writes its whole body before
      * reading still gets it instead of a reset */
@@ -58,16 +64,19 @@ typedef struct conn_ctx {
     char detail[PTTS_ERROR_MSG_MAX + 300]; /* a library message and what it was about */
 } conn_ctx;
 
-typedef struct stream_ctx {
+struct stream_ctx {
     srv *s;
     srv_req *r;
     srv_enc *enc;
     conn_ctx *x; /* its request: valid while the reader runs */
-    int fmt;     /* FMT_* */
+    struct MHD_Connection *conn;
+    int fmt; /* FMT_* */
+    int streaming;
+    int started; /* past admission: the answer is the audio */
     int fd;
     int done;
     float *frames;
-} stream_ctx;
+};
 
 #define PUMP_FRAMES 8
 
@@ -155,22 +164,14 @@ static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, conn_ctx *x,
     return send_error_h(s, c, x, status, type, param, code, msg, NULL, NULL);
 }
 
-/* ---- waiting on a request, with an eye on the client ------------------------------------- */
+/* ---- parking a connection until its request moves ------------------------------------ */
 
+/* A hang-up seen without reading (the socket is MHD's): 1 when the peer has closed. */
 static int client_gone(int fd) {
     if (fd < 0) return 0;
     struct pollfd p = {.fd = fd, .events = POLLRDHUP};
     if (poll(&p, 1, 0) <= 0) return 0;
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
-}
-
-static void deadline_in(struct timespec *ts, int ms) {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_nsec += (long)ms * 1000000L;
-    while (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
 }
 
 static int conn_fd(struct MHD_Connection *c) {
@@ -179,61 +180,65 @@ static int conn_fd(struct MHD_Connection *c) {
     return ci ? ci->connect_fd : -1;
 }
 
-/* Encode what the ring holds, or finish. 0: progress (bytes ready or done); -1: the request
- * failed, was cancelled or the client left. */
-static int pump(stream_ctx *c) {
-    srv *s = c->s;
-    srv_req *r = c->r;
-    for (;;) {
-        size_t n;
-        srv_enc_data(c->enc, &n);
-        if (n || c->done) return 0;
-        pthread_mutex_lock(&s->mu);
-        while (r->count == 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) && !r->cancel) {
-            struct timespec ts;
-            deadline_in(&ts, WAIT_SLICE_MS);
-            pthread_cond_timedwait(&r->cv, &s->mu, &ts);
-            if (r->count == 0 && client_gone(c->fd)) {
-                pthread_mutex_unlock(&s->mu);
-                srv_req_cancel(s, r);
-                return -1;
-            }
-        }
-        int got = 0, got_samples = 0; /* frames, and their samples packed in c->frames */
-        while (r->count > 0 && got < PUMP_FRAMES) {
-            const int len = r->ring_len[r->head];
-            memcpy(c->frames + got_samples, r->ring + (size_t)r->head * r->frame_samples,
-                   (size_t)len * sizeof(float));
-            got_samples += len;
-            r->head = (r->head + 1) % r->cap;
-            r->count--;
-            got++;
-        }
-        int state = r->state, cancel = r->cancel;
-        c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
-        if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
-        if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
-            snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
-        pthread_mutex_unlock(&s->mu);
-        if (got) {
-            if (srv_enc_write(c->enc, c->frames, got_samples)) {
-                snprintf(c->x->detail, sizeof c->x->detail, "the %s encoder failed",
-                         srv_format_mime(c->fmt));
-                srv_req_cancel(s, r);
-                return -1;
-            }
-        } else if (state == RQ_DONE && !cancel) {
-            float zeros[1920] = {0};
-            for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
-                if (srv_enc_write(c->enc, zeros, TOOL_MIN(left, 1920))) return -1;
-            if (srv_enc_finish(c->enc)) return -1;
-            c->done = 1;
-        } else {
-            return -1;
-        }
-    }
+/* srv_req.wake: the generation side has news for a parked connection (s->mu held). */
+static void wake_conn(void *arg) { MHD_resume_connection(arg); }
+
+/* Suspend `c` until r's next frame, admission or end (s->mu held: the generation side takes the
+ * lock before it wakes, so the resume cannot come before the suspend). */
+static void park_locked(srv_req *r, struct MHD_Connection *c) {
+    r->wake = wake_conn;
+    r->wake_arg = c;
+    MHD_suspend_connection(c);
 }
 
+/* Move what the ring holds into the encoder, or finish it. 1: progress (frames encoded or the
+ * end written); 0: nothing yet, `conn` is parked until there is; -1: the request failed or was
+ * cancelled (c->x->detail says why when it is worth a log line). */
+static int pump(stream_ctx *c, struct MHD_Connection *conn) {
+    srv *s = c->s;
+    srv_req *r = c->r;
+    pthread_mutex_lock(&s->mu);
+    if (r->count == 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) && !r->cancel) {
+        park_locked(r, conn);
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    int got = 0, got_samples = 0; /* frames, and their samples packed in c->frames */
+    while (r->count > 0 && got < PUMP_FRAMES) {
+        const int len = r->ring_len[r->head];
+        memcpy(c->frames + got_samples, r->ring + (size_t)r->head * r->frame_samples,
+               (size_t)len * sizeof(float));
+        got_samples += len;
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+        got++;
+    }
+    int state = r->state, cancel = r->cancel;
+    c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
+    if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
+    if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
+        snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
+    pthread_mutex_unlock(&s->mu);
+    if (got) {
+        if (srv_enc_write(c->enc, c->frames, got_samples)) {
+            snprintf(c->x->detail, sizeof c->x->detail, "the %s encoder failed",
+                     srv_format_mime(c->fmt));
+            srv_req_cancel(s, r);
+            return -1;
+        }
+        return 1;
+    }
+    if (state != RQ_DONE || cancel) return -1;
+    float zeros[1920] = {0};
+    for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
+        if (srv_enc_write(c->enc, zeros, TOOL_MIN(left, 1920))) return -1;
+    if (srv_enc_finish(c->enc)) return -1;
+    c->done = 1;
+    return 1;
+}
+
+/* The streamed body: what the encoder holds, else what the ring gives; 0 (with the connection
+ * parked) when nothing is ready, which MHD allows only together with a suspend. */
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     (void)pos;
     stream_ctx *c = cls;
@@ -248,7 +253,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             return (ssize_t)k;
         }
         if (c->done) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (pump(c)) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (client_gone(c->fd)) {
+            srv_req_cancel(c->s, c->r);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        int rc = pump(c, c->conn);
+        if (rc < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (rc == 0) return 0;
     }
 }
 
@@ -263,7 +274,76 @@ static void stream_free(void *cls) {
 
 /* ---- synthesis ---------------------------------------------------------------------------- */
 
-/* Queue `text` (taken) with voice v (owned taken) and answer with the audio. */
+/* The request x->sc, each time MHD calls the handler for it (after the body, then after every
+ * resume): parked while it is queued, then refused, answered whole (non-streaming: parked until
+ * the encoder has finished) or handed to a streaming response. */
+static enum MHD_Result synth_step(srv *s, struct MHD_Connection *c, conn_ctx *x) {
+    stream_ctx *sc = x->sc;
+    srv_req *r = sc->r;
+    pthread_mutex_lock(&s->mu);
+    if (r->state == RQ_QUEUED && !r->cancel) {
+        if (client_gone(sc->fd)) { /* the queue sweep woke it to look */
+            pthread_mutex_unlock(&s->mu);
+            x->sc = NULL;
+            stream_free(sc);
+            return MHD_NO;
+        }
+        park_locked(r, c);
+        pthread_mutex_unlock(&s->mu);
+        return MHD_YES;
+    }
+    int state = r->state;
+    char rerr[PTTS_ERROR_MSG_MAX];
+    snprintf(rerr, sizeof rerr, "%s", r->err);
+    int rcode = r->err_code;
+    int64_t samples = r->samples;
+    pthread_mutex_unlock(&s->mu);
+    if (state == RQ_FAILED && samples == 0 && !sc->started) {
+        x->sc = NULL;
+        stream_free(sc);
+        snprintf(x->detail, sizeof x->detail, "generation: %s", rerr);
+        if (rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID)
+            return send_error(s, c, x, 400, "input", NULL,
+                              "the input cannot be spoken (nothing to say after text preparation, "
+                              "or too long)");
+        return send_error(s, c, x, 500, NULL, NULL, "the generation failed");
+    }
+    sc->started = 1;
+    if (!sc->streaming) {
+        while (!sc->done) {
+            int rc = pump(sc, c);
+            if (rc == 0) return MHD_YES; /* parked */
+            if (rc < 0) {
+                x->sc = NULL;
+                stream_free(sc);
+                return MHD_NO; /* the client left or the generation failed mid-way */
+            }
+        }
+        size_t n;
+        const uint8_t *d = srv_enc_data(sc->enc, &n);
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(n, (void *)d, MHD_RESPMEM_MUST_COPY);
+        const int fmt = sc->fmt;
+        x->sc = NULL;
+        stream_free(sc);
+        if (!resp) return MHD_NO;
+        MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
+        return send_resp(s, c, x, 200, resp, n);
+    }
+    x->sc = NULL; /* the response owns it from here */
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                                  stream_reader, sc, stream_free);
+    if (!resp) {
+        stream_free(sc);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", srv_format_mime(sc->fmt));
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
+}
+
+/* Queue `text` (taken) with voice v (owned taken) and answer with the audio (synth_step). */
 static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x, char *text,
                                   const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
                                   int streaming) {
@@ -290,7 +370,15 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         srv_enc_free(enc);
         return send_error(s, c, x, 500, NULL, NULL, "out of memory");
     }
-    *sc = (stream_ctx){s, r, enc, x, fmt, conn_fd(c), 0, frames};
+    *sc = (stream_ctx){.s = s,
+                       .r = r,
+                       .enc = enc,
+                       .x = x,
+                       .conn = c,
+                       .fmt = fmt,
+                       .streaming = streaming,
+                       .fd = conn_fd(c),
+                       .frames = frames};
     if (srv_enqueue(s, r)) {
         stream_free(sc);
         return send_error_h(s, c, x, 503, "server_error", NULL, "queue_full",
@@ -298,57 +386,8 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
                             "retry later",
                             "Retry-After", "1");
     }
-    /* wait in this connection's thread until the generation thread admits (or refuses) it */
-    pthread_mutex_lock(&s->mu);
-    while (r->state == RQ_QUEUED && !r->cancel) {
-        struct timespec ts;
-        deadline_in(&ts, WAIT_SLICE_MS);
-        pthread_cond_timedwait(&r->cv, &s->mu, &ts);
-        if (r->state == RQ_QUEUED && client_gone(sc->fd)) {
-            pthread_mutex_unlock(&s->mu);
-            stream_free(sc);
-            return MHD_NO;
-        }
-    }
-    int state = r->state;
-    char rerr[PTTS_ERROR_MSG_MAX];
-    snprintf(rerr, sizeof rerr, "%s", r->err);
-    int rcode = r->err_code;
-    pthread_mutex_unlock(&s->mu);
-    if (state == RQ_FAILED && r->samples == 0) {
-        stream_free(sc);
-        snprintf(x->detail, sizeof x->detail, "generation: %s", rerr);
-        if (rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID)
-            return send_error(s, c, x, 400, "input", NULL,
-                              "the input cannot be spoken (nothing to say after text preparation, "
-                              "or too long)");
-        return send_error(s, c, x, 500, NULL, NULL, "the generation failed");
-    }
-    if (!streaming) {
-        while (!sc->done)
-            if (pump(sc)) {
-                stream_free(sc);
-                return MHD_NO; /* the client left or the generation failed mid-way */
-            }
-        size_t n;
-        const uint8_t *d = srv_enc_data(sc->enc, &n);
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(n, (void *)d, MHD_RESPMEM_MUST_COPY);
-        stream_free(sc);
-        if (!resp) return MHD_NO;
-        MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
-        return send_resp(s, c, x, 200, resp, n);
-    }
-    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
-                                                                  stream_reader, sc, stream_free);
-    if (!resp) {
-        stream_free(sc);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
+    x->sc = sc;
+    return synth_step(s, c, x);
 }
 
 /* ---- POST /tts ---------------------------------------------------------------------------- */
@@ -665,7 +704,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         }
         return MHD_YES;
     }
-    /* the whole request is in */
+    /* the whole request is in; a synthesis comes back here after each resume */
+    if (x->sc) return synth_step(s, c, x);
     x->has_body = 0;
     if (x->early) {
         struct MHD_Response *resp = x->early;
@@ -718,6 +758,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         s->inflight--;
         pthread_mutex_unlock(&s->mu);
     }
+    if (x->sc) stream_free(x->sc);
     if (x->early) MHD_destroy_response(x->early);
     if (x->pp) MHD_destroy_post_processor(x->pp);
     srv_form_free(&x->form);
@@ -758,18 +799,42 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
             break;
         }
     /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
-     * this hard limit, where no answer can be sent */
+     * this hard limit, where no answer can be sent. Each connection is a descriptor: the soft
+     * limit is raised to the hard one, and the hard limit kept under it (room for the model,
+     * voices and the listening socket). */
     int hard_limit =
         s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    struct rlimit nofile;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+        if (nofile.rlim_cur < nofile.rlim_max) {
+            nofile.rlim_cur = nofile.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+            getrlimit(RLIMIT_NOFILE, &nofile);
+        }
+        if (nofile.rlim_cur != RLIM_INFINITY && (rlim_t)hard_limit + 64 > nofile.rlim_cur) {
+            int room = nofile.rlim_cur > 128 ? (int)nofile.rlim_cur - 64 : 64;
+            srv_log(s, PTTS_LOG_WARN,
+                    "open files are limited to %llu (ulimit -n): at most %d connections",
+                    (unsigned long long)nofile.rlim_cur, room);
+            hard_limit = room;
+            if (s->cfg.max_connections > room) s->cfg.max_connections = room;
+        }
+    }
+    /* MHD's own polling threads (epoll where there is one), every connection on one of them:
+     * no handler blocks on generation, a request that waits for its slot or its frames is
+     * suspended and resumed by the generation thread (srv_req.wake) */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                     (MHD_is_feature_supported(MHD_FEATURE_EPOLL) ? MHD_USE_EPOLL : MHD_USE_POLL);
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned pool = cpus < 2 ? 2 : cpus > HTTP_THREADS_MAX ? HTTP_THREADS_MAX : (unsigned)cpus;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)s->cfg.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!s->mhd) {
         snprintf(msg, cap, "cannot listen on %s:%d (%s)", s->cfg.host, s->cfg.port,
