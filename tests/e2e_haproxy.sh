@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# End-to-end: three `pocket-tts serve` replicas on the tiny fixture model behind haproxy with
+# docs/haproxy.cfg, on loopback (tests/server/test_haproxy.py): 32 clients during a rolling
+# restart (SIGTERM one replica at a time), then a SIGKILL mid-stream. Skipped without haproxy.
+# Usage: e2e_haproxy.sh POCKET_TTS FIXTURES_DIR
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+command -v haproxy >/dev/null || { echo "skip: haproxy is not installed"; exit 77; }
+exec python3 -B "$here/server/test_haproxy.py" "$1" "$2" "$here/../docs"
