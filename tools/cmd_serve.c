@@ -33,7 +33,8 @@ static void usage(FILE *f) {
             "  --queue N              requests waiting for a slot before 503 (default 32)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
             "  --max-upload-mb N      largest voice upload (default 20)\n"
-            "  --max-connections N    open connections before 503 (default 64)\n"
+            "  --max-connections N    open connections before 503 (default 4096; idle ones cost\n"
+            "                         memory, no thread)\n"
             "  --timeout S            idle connection timeout in seconds (default 30)\n"
             "  --client-buffer S      seconds of audio a slow client may fall behind before its\n"
             "                         request is cancelled (default 30)\n"
@@ -89,7 +90,7 @@ int cmd_serve(int argc, char **argv) {
                       .queue_len = 32,
                       .max_text_chars = 10000,
                       .max_upload = 20u << 20,
-                      .max_connections = 64,
+                      .max_connections = 4096,
                       .timeout_s = 30,
                       .client_buffer_s = 30,
                       .voice_urls = VOICE_URLS_PUBLIC,

@@ -32,6 +32,9 @@
 #define DISCARD_MAX (64u << 20) /* body bytes read and dropped past a refusal before closing */
 /* MHD's polling threads: one per core up to this; they parse, encode and write, never wait */
 #define HTTP_THREADS_MAX 8
+/* MHD's memory per connection (its read buffer, the request's headers, the answer's header):
+ * what an idle keep-alive connection costs, so thousands fit; headers past it get a 431 */
+#define CONN_MEMORY (16u << 10)
 
 enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
 
@@ -49,6 +52,7 @@ typedef struct conn_ctx {
     size_t body_len;
     int inflight;   /* counted in srv.inflight (a synthesis route) */
     stream_ctx *sc; /* a synthesis between its queueing and its response (synth_step) */
+    int deferred;   /* a GET or HEAD whose answer waits for MHD's second call */
     /* an answer decided from the headers while a body follows: queued once the body is read
      * and discarded (up to DISCARD_MAX), so that a client that writes its whole body before
      * reading still gets it instead of a reset */
@@ -681,6 +685,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         x->first_ms = -1;
         snprintf(x->method, sizeof x->method, "%s", method);
         snprintf(x->path, sizeof x->path, "%s", url);
+        /* a request without a body is answered at its second call: MHD 0.9.75 closes the
+         * connection after an answer queued at the first (no keep-alive) */
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return on_headers(s, c, x, url, method);
+        x->deferred = 1;
+        return MHD_YES;
+    }
+    if (x->deferred) {
+        x->deferred = 0;
         return on_headers(s, c, x, url, method);
     }
     if (*upload_size) { /* body data */
@@ -832,7 +845,7 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
         on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     freeaddrinfo(res);
