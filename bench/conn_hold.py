@@ -6,7 +6,10 @@ GET /health on a connection of its own. Prints figures, never assertions. Raises
 file limit to the hard limit; the server raises its own (run it with --max-connections above N
 and a --timeout longer than this run).
 
-Usage: conn_hold.py URL SERVER_PID [--conns N] [--streams S] [--text TEXT]
+With --bare the connections send nothing (a server that closes after each answer cannot hold
+keep-alive ones); they must then open within the server's --timeout.
+
+Usage: conn_hold.py URL SERVER_PID [--conns N] [--streams S] [--text TEXT] [--bare]
 """
 import http.client
 import json
@@ -33,6 +36,9 @@ def opt(name, default):
 n_conns = int(opt("--conns", "4000"))
 n_streams = int(opt("--streams", "16"))
 text = opt("--text", "The quick brown fox jumps over the lazy dog, then it runs far away. " * 20)
+bare = "--bare" in args
+if bare:
+    args.remove("--bare")
 url = urllib.parse.urlparse(args[0])
 pid = int(args[1])
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -80,10 +86,11 @@ held = []
 t0 = time.perf_counter()
 for i in range(n_conns):
     s = socket.create_connection((url.hostname, url.port))
-    s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    if not bare:
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     held.append(s)
 refused = 0
-for s in held:  # every connection's answer, read to the end of its body
+for s in [] if bare else held:  # every connection's answer, read to the end of its body
     s.settimeout(30)
     buf = b""
     while b"\r\n\r\n" not in buf or len(buf) < buf.index(b"\r\n\r\n") + 4 + 20:  # /health: 20 bytes
@@ -93,7 +100,7 @@ for s in held:  # every connection's answer, read to the end of its body
         buf += b
     if not buf.startswith(b"HTTP/1.1 200"):
         refused += 1
-rss1 = row(f"{n_conns} idle keep-alive connections",
+rss1 = row(f"{n_conns} idle {'bare' if bare else 'keep-alive'} connections",
            f"({time.perf_counter() - t0:.1f} s to open; {refused} not answered 200)")
 print(f"  RSS per idle connection: {1024 * (rss1 - rss0) / max(1, n_conns):.1f} KiB", flush=True)
 
@@ -124,7 +131,8 @@ row(f"+ {n_streams} streaming clients")
 for t in ths:
     t.join()
 ok = sum(1 for st, n in got if st == 200 and n > 0)
-row(f"streams done ({ok}/{n_streams} got audio)")
+busy = sum(1 for st, n in got if st == 503)
+row(f"streams done ({ok}/{n_streams} got audio, {busy} a 503)")
 alive = 0
 for s in held:  # the idle connections are still open and still answer
     try:
