@@ -693,6 +693,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (x->deferred) {
+        if (*upload_size) { /* a GET with a body: dropped, up to a bound */
+            x->total += *upload_size;
+            *upload_size = 0;
+            return x->total > DISCARD_MAX ? MHD_NO : MHD_YES;
+        }
         x->deferred = 0;
         return on_headers(s, c, x, url, method);
     }
