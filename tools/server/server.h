@@ -10,9 +10,10 @@
  *    (WAV/PCM/FLAC/Opus/MP3, speed through Rubber Band) and, when the ring is empty, suspends
  *    the connection again and returns 0. The generation thread resumes it (srv_req.wake,
  *    MHD_resume_connection) at the next frame, the admission or the end. So an idle or
- *    waiting connection costs a socket and MHD's per-connection memory, no thread. Two things
- *    still block a polling thread, and with it the connections it serves: a voice URL's first
- *    download (cached after it) and a voice_wav clone (the encoder, once per upload).
+ *    waiting connection costs a socket and MHD's per-connection memory, no thread. What
+ *    takes a while besides generation, a voice_wav clone or a voice's first download (a preset
+ *    or URL), runs on a thread of its own (at most 64 at once) while its connection is
+ *    suspended, and that thread resumes it.
  *  - One generation thread owns the ptts_batch: it admits queued requests into free slots and
  *    steps every active utterance together. It never touches a socket and never waits on a
  *    client: each frame goes into the request's bounded ring; a ring that is full (a client that
@@ -27,6 +28,7 @@
 #ifndef PTTS_SERVER_H
 #define PTTS_SERVER_H
 
+#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +122,7 @@ typedef struct srv {
     uint64_t conns_refused; /* 503s past --max-connections */
     int draining;           /* SIGTERM: /ready fails, new syntheses get 503 */
     int inflight;           /* synthesis requests between their headers and their end */
+    int voice_jobs;         /* clones and voice downloads running on their own threads */
     double audio_s, busy_s, ttfb_sum;
     uint64_t ttfb_count;
     double started;
@@ -226,6 +229,13 @@ int srv_http_start(srv *s, char *msg, size_t cap);
 void srv_http_stop(srv *s);
 /* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
 void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
+
+/* ---- GET endpoints' bodies (server_info.c) */
+/* GET /v1/audio/voices and GET /v1/models as JSON (NULL: out of memory). */
+cJSON *srv_voices_json(srv *s);
+cJSON *srv_models_json(void);
+/* GET /metrics in Prometheus' text format, malloc'd, *len bytes (NULL: out of memory). */
+char *srv_metrics_text(srv *s, size_t *len);
 
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -50,9 +51,12 @@ typedef struct conn_ctx {
     srv_form form; /* /tts */
     char *body;    /* JSON */
     size_t body_len;
-    int inflight;   /* counted in srv.inflight (a synthesis route) */
-    stream_ctx *sc; /* a synthesis between its queueing and its response (synth_step) */
-    int deferred;   /* a GET or HEAD whose answer waits for MHD's second call */
+    int inflight;          /* counted in srv.inflight (a synthesis route) */
+    stream_ctx *sc;        /* a synthesis between its queueing and its response (synth_step) */
+    int deferred;          /* a GET or HEAD whose answer waits for MHD's second call */
+    struct voice_job *job; /* resolve_voice's, while the connection is suspended for it */
+    srv_speech speech;     /* /v1/audio/speech, once parsed */
+    int parsed;
     /* an answer decided from the headers while a body follows: queued once the body is read
      * and discarded (up to DISCARD_MAX), so that a client that writes its whole body before
      * reading still gets it instead of a reset */
@@ -409,33 +413,122 @@ static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, conn_ctx *x, con
     return send_error(s, c, x, b->status, b->param, b->code, "%s", b->msg);
 }
 
+/* ---- voices that take a while: off the polling threads ------------------------------------ */
+
+/* A clone of an upload, or a voice that is not loaded yet (a preset or URL to download), runs
+ * on a thread of its own while the connection is suspended; the thread resumes it when done.
+ * Past this many at once a request gets 503 (each holds a thread for up to
+ * --voice-url-timeout). */
+#define VOICE_JOBS_MAX 64
+
+typedef struct voice_job {
+    srv *s;
+    conn_ctx *x;
+    struct MHD_Connection *c;
+    int clone;        /* else srv_voice_get(name) */
+    const char *name; /* in x's form or speech request, which outlive the job */
+    int done;         /* under s->mu */
+    unsigned status;  /* 0: v is the voice */
+    const ptts_voice *v;
+    ptts_voice *owned;
+    char msg[1024];
+} voice_job;
+
+static void *voice_job_main(void *arg) {
+    voice_job *j = arg;
+    srv *s = j->s;
+    conn_ctx *x = j->x; /* its connection is suspended: nothing else touches x */
+    if (j->clone) {
+        ptts_error e = {0};
+        int rc = ptts_voice_from_audio_memory(&j->owned, s->model, x->form.wav, x->form.wav_len,
+                                              PTTS_VOICE_CLONE_SECONDS, &e);
+        if (rc) {
+            snprintf(x->detail, sizeof x->detail, "voice_wav: %s", e.msg);
+            j->status = rc == PTTS_E_NOMEM ? 500 : 400;
+            snprintf(j->msg, sizeof j->msg, "%s",
+                     rc == PTTS_E_NOMEM ? "out of memory"
+                     : rc == PTTS_E_UNSUPPORTED
+                         ? "voice_wav: this server's model cannot clone voices"
+                         : "voice_wav: not usable audio (not an audio file "
+                           "this server reads, shorter than 80 ms, or silent)");
+        }
+        j->v = j->owned;
+    } else {
+        j->status = (unsigned)srv_voice_get(s, j->name, &j->v, j->msg, sizeof j->msg, x->detail,
+                                            sizeof x->detail);
+    }
+    pthread_mutex_lock(&s->mu);
+    j->done = 1;
+    MHD_resume_connection(j->c);
+    s->voice_jobs--;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* The voice of x's request: 0 with *v (and *owned, a clone, taken), an HTTP status with msg, or
+ * -1 when a job was started and the connection suspended (MHD calls the handler again when it
+ * is done, and this returns its result). */
+static int resolve_voice(srv *s, struct MHD_Connection *c, conn_ctx *x, int clone, const char *name,
+                         const ptts_voice **v, ptts_voice **owned, char *msg, size_t cap) {
+    *v = NULL;
+    *owned = NULL;
+    voice_job *j = x->job;
+    if (j) { /* resumed by the job */
+        x->job = NULL;
+        int st = (int)j->status;
+        *v = j->v;
+        *owned = j->owned;
+        snprintf(msg, cap, "%s", j->msg);
+        free(j);
+        return st;
+    }
+    if (!clone) {
+        pthread_mutex_lock(&s->voice_mu);
+        int loaded = 0;
+        for (int i = 0; i < s->n_voices && !loaded; i++)
+            loaded = !strcmp(s->voices[i].name, name);
+        pthread_mutex_unlock(&s->voice_mu);
+        if (loaded) return srv_voice_get(s, name, v, msg, cap, x->detail, sizeof x->detail);
+    }
+    if (!(j = calloc(1, sizeof *j))) {
+        snprintf(msg, cap, "out of memory");
+        return 500;
+    }
+    *j = (voice_job){.s = s, .x = x, .c = c, .clone = clone, .name = name};
+    pthread_attr_t at;
+    pthread_t t;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&s->mu);
+    MHD_suspend_connection(c);
+    x->job = j;
+    s->voice_jobs++;
+    if (s->voice_jobs > VOICE_JOBS_MAX || pthread_create(&t, &at, voice_job_main, j)) {
+        s->voice_jobs--;
+        j->done = 1;
+        j->status = 503;
+        snprintf(j->msg, sizeof j->msg, "too many voices are being loaded; retry later");
+        MHD_resume_connection(c);
+    }
+    pthread_mutex_unlock(&s->mu);
+    pthread_attr_destroy(&at);
+    return -1;
+}
+
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     srv_bad b;
     if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, x, &b);
     int has_url = x->form.voice_url && *x->form.voice_url;
-    const ptts_voice *v = NULL;
-    ptts_voice *owned = NULL;
+    const ptts_voice *v;
+    ptts_voice *owned;
     char msg[1024];
-    if (x->form.wav_field) {
-        ptts_error e = {0};
-        int rc = ptts_voice_from_audio_memory(&owned, s->model, x->form.wav, x->form.wav_len,
-                                              PTTS_VOICE_CLONE_SECONDS, &e);
-        if (rc) {
-            snprintf(x->detail, sizeof x->detail, "voice_wav: %s", e.msg);
-            if (rc == PTTS_E_NOMEM)
-                return send_error(s, c, x, 500, "voice_wav", NULL, "out of memory");
-            return send_error(s, c, x, 400, "voice_wav", NULL,
-                              rc == PTTS_E_UNSUPPORTED
-                                  ? "voice_wav: this server's model cannot clone voices"
-                                  : "voice_wav: not usable audio (not an audio file this server "
-                                    "reads, shorter than 80 ms, or silent)");
-        }
-        v = owned;
-    } else {
-        int st = srv_voice_get(s, has_url ? x->form.voice_url : s->cfg.default_voice, &v, msg,
-                               sizeof msg, x->detail, sizeof x->detail);
-        if (st) return send_error(s, c, x, (unsigned)st, "voice_url", NULL, "%s", msg);
-    }
+    int st = resolve_voice(s, c, x, x->form.wav_field,
+                           has_url ? x->form.voice_url : s->cfg.default_voice, &v, &owned, msg,
+                           sizeof msg);
+    if (st < 0) return MHD_YES; /* suspended */
+    if (st)
+        return send_error(s, c, x, (unsigned)st, x->form.wav_field ? "voice_wav" : "voice_url",
+                          NULL, "%s", msg);
     char *text = x->form.text;
     x->form.text = NULL;
     return synthesize(s, c, x, text, v, owned, FMT_WAV, 1.0, 1);
@@ -446,145 +539,31 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
 static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     if (x->too_big)
         return send_error(s, c, x, 413, NULL, "payload_too_large", "the request body is too large");
-    srv_speech r;
+    srv_speech *r = &x->speech;
     srv_bad b;
-    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &r, &b))
-        return refuse(s, c, x, &b);
-    const ptts_voice *v = NULL;
+    if (!x->parsed) {
+        if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, r, &b))
+            return refuse(s, c, x, &b);
+        x->parsed = 1;
+    }
+    const ptts_voice *v;
+    ptts_voice *owned;
     char msg[1024];
-    int st = srv_voice_get(s, r.voice ? r.voice : s->cfg.default_voice, &v, msg, sizeof msg,
-                           x->detail, sizeof x->detail);
-    if (st) {
-        srv_speech_free(&r);
-        return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
-    }
-    free(r.voice);
-    return synthesize(s, c, x, r.text, v, NULL, r.fmt, r.speed, r.streaming);
+    int st = resolve_voice(s, c, x, 0, r->voice ? r->voice : s->cfg.default_voice, &v, &owned, msg,
+                           sizeof msg);
+    if (st < 0) return MHD_YES; /* suspended */
+    if (st) return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
+    char *text = r->text;
+    r->text = NULL;
+    return synthesize(s, c, x, text, v, NULL, r->fmt, r->speed, r->streaming);
 }
 
-/* ---- GET endpoints ------------------------------------------------------------------------ */
-
-static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "voices");
-    pthread_mutex_lock(&s->voice_mu);
-    for (int i = 0; i < s->n_voices; i++) {
-        if (s->voices[i].source == SRC_URL) continue;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", s->voices[i].name);
-        cJSON_AddStringToObject(o, "name", s->voices[i].name);
-        cJSON_AddStringToObject(o, "source",
-                                s->voices[i].source == SRC_DIR ? "voices_dir" : "preset");
-        cJSON_AddBoolToObject(o, "loaded", 1);
-        cJSON_AddItemToArray(arr, o);
-    }
-    int np = ptts_preset_voice_count(s->cfg.language);
-    for (int i = 0; i < np; i++) {
-        const char *name = ptts_preset_voice_name(s->cfg.language, i);
-        int seen = 0;
-        for (int k = 0; k < s->n_voices && !seen; k++)
-            seen = !strcmp(s->voices[k].name, name);
-        if (seen) continue;
-        char url[512], *path = NULL;
-        int cached = !ptts_preset_voice_url(s->cfg.language, name, url, sizeof url) &&
-                     ptts_fetch_cached(&path, url);
-        free(path);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", name);
-        cJSON_AddStringToObject(o, "name", name);
-        cJSON_AddStringToObject(o, "source", "preset");
-        cJSON_AddBoolToObject(o, "loaded", 0);
-        cJSON_AddBoolToObject(o, "cached", cached);
-        cJSON_AddItemToArray(arr, o);
-    }
-    pthread_mutex_unlock(&s->voice_mu);
-    cJSON_AddStringToObject(root, "default", s->cfg.default_voice);
-    cJSON_AddBoolToObject(root, "voice_cloning", 1);
-    ptts_model_info info;
-    ptts_model_get_info(s->model, &info);
-    cJSON_ReplaceItemInObject(root, "voice_cloning", cJSON_CreateBool(info.has_voice_cloning));
-    cJSON *fm = cJSON_AddArrayToObject(root, "formats");
-    for (int f = 0; f < 5; f++)
-        if (srv_format_available(f)) {
-            static const char *const names[] = {"wav", "pcm", "flac", "opus", "mp3"};
-            cJSON_AddItemToArray(fm, cJSON_CreateString(names[f]));
-        }
-    return send_json(s, c, x, 200, root);
-}
-
-static enum MHD_Result get_models(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "object", "list");
-    cJSON *arr = cJSON_AddArrayToObject(root, "data");
-    for (int i = 0; i < SRV_N_MODELS; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", srv_model_ids[i]);
-        cJSON_AddStringToObject(o, "object", "model");
-        cJSON_AddNumberToObject(o, "created", 0);
-        cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
-        cJSON_AddItemToArray(arr, o);
-    }
-    return send_json(s, c, x, 200, root);
-}
+/* ---- GET endpoints (their bodies: server_info.c) ----------------------------------------- */
 
 static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    size_t cap = 8192, len = 0;
-    char *b = malloc(cap);
+    size_t len;
+    char *b = srv_metrics_text(s, &len);
     if (!b) return MHD_NO;
-#define OUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(b + len, cap - len, __VA_ARGS__);                                        \
-        if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1;                    \
-    } while (0)
-    pthread_mutex_lock(&s->mu);
-    OUT("# HELP ptts_requests_total HTTP requests answered, by status code.\n"
-        "# TYPE ptts_requests_total counter\n");
-    for (int i = 100; i < N_STATUS; i++)
-        if (s->req_by_status[i])
-            OUT("ptts_requests_total{code=\"%d\"} %llu\n", i,
-                (unsigned long long)s->req_by_status[i]);
-    OUT("# HELP ptts_active_streams Utterances being generated.\n"
-        "# TYPE ptts_active_streams gauge\nptts_active_streams %d\n",
-        s->active);
-    OUT("# HELP ptts_queue_depth Requests waiting for a generation slot.\n"
-        "# TYPE ptts_queue_depth gauge\nptts_queue_depth %d\n",
-        s->q_count);
-    OUT("# HELP ptts_open_connections HTTP connections open.\n"
-        "# TYPE ptts_open_connections gauge\nptts_open_connections %llu\n",
-        (unsigned long long)s->conns);
-    OUT("# HELP ptts_connections_refused_total Requests answered 503 because more than "
-        "--max-connections connections were open.\n"
-        "# TYPE ptts_connections_refused_total counter\nptts_connections_refused_total %llu\n",
-        (unsigned long long)s->conns_refused);
-    OUT("# HELP ptts_draining 1 while SIGTERM drains the server.\n"
-        "# TYPE ptts_draining gauge\nptts_draining %d\n",
-        s->draining);
-    OUT("# HELP ptts_audio_seconds_total Seconds of audio generated.\n"
-        "# TYPE ptts_audio_seconds_total counter\nptts_audio_seconds_total %.3f\n",
-        s->audio_s);
-    OUT("# HELP ptts_generation_seconds_total Wall time the generation thread spent stepping.\n"
-        "# TYPE ptts_generation_seconds_total counter\nptts_generation_seconds_total %.3f\n",
-        s->busy_s);
-    OUT("# HELP ptts_realtime_factor Audio seconds generated per second of generation time "
-        "(all streams together).\n# TYPE ptts_realtime_factor gauge\nptts_realtime_factor %.3f\n",
-        s->busy_s > 0 ? s->audio_s / s->busy_s : 0.0);
-    OUT("# HELP ptts_first_audio_seconds Time from queueing to the first frame.\n"
-        "# TYPE ptts_first_audio_seconds summary\nptts_first_audio_seconds_sum %.4f\n"
-        "ptts_first_audio_seconds_count %llu\n",
-        s->ttfb_sum, (unsigned long long)s->ttfb_count);
-    OUT("# HELP ptts_frames_total Frames generated.\n# TYPE ptts_frames_total counter\n"
-        "ptts_frames_total %llu\n",
-        (unsigned long long)s->frames_total);
-    OUT("# HELP ptts_cancelled_total Requests cancelled (client gone).\n"
-        "# TYPE ptts_cancelled_total counter\nptts_cancelled_total %llu\n",
-        (unsigned long long)s->cancelled);
-    OUT("# HELP ptts_client_overflow_total Requests cancelled because the client fell too far "
-        "behind.\n# TYPE ptts_client_overflow_total counter\nptts_client_overflow_total %llu\n",
-        (unsigned long long)s->overflows);
-    OUT("# HELP ptts_uptime_seconds Seconds since start.\n# TYPE ptts_uptime_seconds gauge\n"
-        "ptts_uptime_seconds %.1f\n",
-        tool_now() - s->started);
-    pthread_mutex_unlock(&s->mu);
-#undef OUT
     enum MHD_Result r = send_text(s, c, x, 200, "text/plain; version=0.0.4", b, len);
     free(b);
     return r;
@@ -666,8 +645,8 @@ static enum MHD_Result on_headers(srv *s, struct MHD_Connection *c, conn_ctx *x,
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
         return send_text(s, c, x, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
     if (!strcmp(url, "/metrics")) return get_metrics(s, c, x);
-    if (!strcmp(url, "/v1/models")) return get_models(s, c, x);
-    if (!strcmp(url, "/v1/audio/voices")) return get_voices(s, c, x);
+    if (!strcmp(url, "/v1/models")) return send_json(s, c, x, 200, srv_models_json());
+    if (!strcmp(url, "/v1/audio/voices")) return send_json(s, c, x, 200, srv_voices_json(s));
     return send_error(s, c, x, 404, NULL, "not_found", "no endpoint %.96s", url);
 }
 
@@ -777,6 +756,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         pthread_mutex_unlock(&s->mu);
     }
     if (x->sc) stream_free(x->sc);
+    if (x->parsed) srv_speech_free(&x->speech);
+    if (x->job) { /* done (its thread resumed the connection), the handler not called since */
+        ptts_voice_free(x->job->owned);
+        free(x->job);
+    }
     if (x->early) MHD_destroy_response(x->early);
     if (x->pp) MHD_destroy_post_processor(x->pp);
     srv_form_free(&x->form);
@@ -867,6 +851,16 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
 }
 
 void srv_http_stop(srv *s) {
+    /* a voice job's connection is suspended: MHD must not stop before the job resumes it
+     * (bounded by --voice-url-timeout, or a clone) */
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        int jobs = s->voice_jobs;
+        pthread_mutex_unlock(&s->mu);
+        if (!jobs) break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (s->mhd) MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
 }
