@@ -10,7 +10,7 @@
 #include "server.h"
 #include "util.h"
 
-cJSON *srv_voices_json(srv *s) {
+struct cJSON *srv_voices_json(srv *s) {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "voices");
     pthread_mutex_lock(&s->voice_mu);
     for (int i = 0; i < s->n_voices; i++) {
@@ -57,7 +57,7 @@ cJSON *srv_voices_json(srv *s) {
     return root;
 }
 
-cJSON *srv_models_json(void) {
+struct cJSON *srv_models_json(void) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "object", "list");
     cJSON *arr = cJSON_AddArrayToObject(root, "data");
