@@ -305,6 +305,22 @@ static void *gen_main(void *arg) {
                 finish_locked(s, r, RQ_DONE);
             }
         }
+        /* and cancelled queued ones leave the queue (their room is free for others) */
+        srv_req *prev = NULL;
+        for (srv_req *r = s->q_head, *next; r; r = next) {
+            next = r->next;
+            if (!r->cancel) {
+                prev = r;
+                continue;
+            }
+            if (prev)
+                prev->next = next;
+            else
+                s->q_head = next;
+            if (s->q_tail == r) s->q_tail = prev;
+            s->q_count--;
+            finish_locked(s, r, RQ_DONE);
+        }
         /* admit queued requests into free slots */
         while (s->q_head && s->active < s->cfg.max_concurrent) {
             srv_req *r = s->q_head;
