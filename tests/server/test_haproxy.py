@@ -26,7 +26,7 @@ tmp = tempfile.mkdtemp(prefix="ptts_haproxy_")
 vdir = os.path.join(tmp, "voices")
 os.makedirs(vdir)
 shutil.copy(f"{FX}/tiny/voice.safetensors", os.path.join(vdir, "tiny.safetensors"))
-TEXT = "Hello from behind the load balancer, one sentence at a time."
+TEXT = "Hello from behind the load balancer."
 LONG = "This sentence is streamed by a replica that is about to be killed. " * 60
 
 
@@ -140,7 +140,7 @@ for t in ths:
     t.join(timeout=60)
 check(not stats["bad"], f"rolling restart: {stats['ok']} answered completely, {stats['retried_503']} "
       f"clean 503s retried, {len(stats['bad'])} other answers {stats['bad'][:3]}")
-check(stats["ok"] >= 100, f"rolling restart: enough requests went through ({stats['ok']})")
+check(stats["ok"] >= 50, f"rolling restart: enough requests went through ({stats['ok']})")
 
 # ---- SIGKILL one replica mid-stream: its streams are cut (the client sees it), others complete
 results = []
