@@ -80,7 +80,6 @@ struct stream_ctx {
     struct MHD_Connection *conn;
     int fmt; /* FMT_* */
     int streaming;
-    int started; /* past admission: the answer is the audio */
     int fd;
     int done;
     float *frames;
@@ -300,13 +299,14 @@ static enum MHD_Result synth_step(srv *s, struct MHD_Connection *c, conn_ctx *x)
         pthread_mutex_unlock(&s->mu);
         return MHD_YES;
     }
-    int state = r->state;
+    int state = r->state, cancel = r->cancel;
     char rerr[PTTS_ERROR_MSG_MAX];
     snprintf(rerr, sizeof rerr, "%s", r->err);
     int rcode = r->err_code;
     int64_t samples = r->samples;
     pthread_mutex_unlock(&s->mu);
-    if (state == RQ_FAILED && samples == 0 && !sc->started) {
+    /* nothing sent yet: a failure before the first frame, or before a whole file's end */
+    if (state == RQ_FAILED && !cancel && (samples == 0 || !sc->streaming)) {
         x->sc = NULL;
         stream_free(sc);
         snprintf(x->detail, sizeof x->detail, "generation: %s", rerr);
@@ -316,15 +316,18 @@ static enum MHD_Result synth_step(srv *s, struct MHD_Connection *c, conn_ctx *x)
                               "or too long)");
         return send_error(s, c, x, 500, NULL, NULL, "the generation failed");
     }
-    sc->started = 1;
     if (!sc->streaming) {
         while (!sc->done) {
             int rc = pump(sc, c);
             if (rc == 0) return MHD_YES; /* parked */
             if (rc < 0) {
+                pthread_mutex_lock(&s->mu);
+                int failed = r->state == RQ_FAILED && !r->cancel;
+                pthread_mutex_unlock(&s->mu);
+                if (failed) return synth_step(s, c, x); /* answered with the error */
                 x->sc = NULL;
                 stream_free(sc);
-                return MHD_NO; /* the client left or the generation failed mid-way */
+                return MHD_NO; /* the client left, or the encoder failed */
             }
         }
         size_t n;
