@@ -36,8 +36,8 @@ static void usage(FILE *f) {
             "                         concurrent utterance)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
             "  --max-upload-mb N      largest voice upload (default 20)\n"
-            "  --max-connections N    open connections before 503 (default 4096; idle ones cost\n"
-            "                         memory, no thread)\n"
+            "  --max-connections N    open connections before 503 (default 4096, fewer when\n"
+            "                         ulimit -Hn is lower; idle ones cost memory, no thread)\n"
             "  --timeout S            idle connection timeout in seconds (default 30)\n"
             "  --client-buffer S      seconds of audio a slow client may fall behind before its\n"
             "                         request is cancelled (default 30)\n"
@@ -124,7 +124,7 @@ int cmd_serve(int argc, char **argv) {
                       .queue_len = -1,
                       .max_text_chars = 10000,
                       .max_upload = 20u << 20,
-                      .max_connections = 4096,
+                      .max_connections = 0, /* srv_http_start: 4096 or the open-file limit */
                       .timeout_s = 30,
                       .client_buffer_s = 30,
                       .voice_urls = VOICE_URLS_PUBLIC,

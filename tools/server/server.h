@@ -42,7 +42,8 @@ typedef struct srv_config {
     int queue_len;          /* requests waiting for a slot */
     int max_text_chars;     /* code points */
     size_t max_upload;      /* bytes of an uploaded voice */
-    int max_connections;    /* soft limit (503 beyond); MHD's hard limit is a little higher */
+    int max_connections;    /* soft limit (503 beyond; 0: from the open-file limit, set by
+                             * srv_http_start); MHD's hard limit is twice that */
     int timeout_s;          /* idle connection timeout */
     double client_buffer_s; /* audio a slow client may fall behind before it is cancelled */
     const char *voices_dir;

@@ -33,6 +33,8 @@
 #define DISCARD_MAX (64u << 20) /* body bytes read and dropped past a refusal before closing */
 /* MHD's polling threads: one per core up to this; they parse, encode and write, never wait */
 #define HTTP_THREADS_MAX 8
+/* --max-connections when not given (fewer when the open-file limit is lower) */
+#define DEFAULT_CONNECTIONS 4096
 /* MHD's memory per connection (its read buffer, the request's headers, the answer's header):
  * what an idle keep-alive connection costs, so thousands fit; headers past it get a 431 */
 #define CONN_MEMORY (16u << 10)
@@ -804,11 +806,12 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
             break;
         }
     /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
-     * this hard limit, where no answer can be sent. Each connection is a descriptor: the soft
-     * limit is raised to the hard one, and the hard limit kept under it (room for the model,
-     * voices and the listening socket). */
-    int hard_limit =
-        s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
+     * a hard limit twice that (at least 64 more), where no answer can be sent. Each connection
+     * is a descriptor: the soft open-file limit is raised to the hard one, and both limits kept
+     * under it (64 left for the model, voices and the listening socket). Not given, the soft
+     * limit is DEFAULT_CONNECTIONS or what the open files allow. */
+    int want = s->cfg.max_connections ? s->cfg.max_connections : DEFAULT_CONNECTIONS;
+    int hard_limit = want + (want > 64 ? want : 64);
     struct rlimit nofile;
     if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
         if (nofile.rlim_cur < nofile.rlim_max) {
@@ -817,14 +820,19 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
             getrlimit(RLIMIT_NOFILE, &nofile);
         }
         if (nofile.rlim_cur != RLIM_INFINITY && (rlim_t)hard_limit + 64 > nofile.rlim_cur) {
-            int room = nofile.rlim_cur > 128 ? (int)nofile.rlim_cur - 64 : 64;
-            srv_log(s, PTTS_LOG_WARN,
-                    "open files are limited to %llu (ulimit -n): at most %d connections",
-                    (unsigned long long)nofile.rlim_cur, room);
-            hard_limit = room;
-            if (s->cfg.max_connections > room) s->cfg.max_connections = room;
+            hard_limit = nofile.rlim_cur > 192 ? (int)nofile.rlim_cur - 64 : 128;
+            int fits = hard_limit - (hard_limit / 2 > 64 ? hard_limit / 2 : 64);
+            if (want > fits) {
+                if (s->cfg.max_connections)
+                    srv_log(s, PTTS_LOG_WARN,
+                            "open files are limited to %llu (ulimit -n): --max-connections %d "
+                            "lowered to %d",
+                            (unsigned long long)nofile.rlim_cur, want, fits);
+                want = fits;
+            }
         }
     }
+    s->cfg.max_connections = want;
     /* MHD's own polling threads (epoll where there is one), every connection on one of them:
      * no handler blocks on generation, a request that waits for its slot or its frames is
      * suspended and resumed by the generation thread (srv_req.wake) */
