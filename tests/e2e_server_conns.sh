@@ -5,5 +5,5 @@
 # Usage: e2e_server_conns.sh POCKET_TTS FIXTURES_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-[ -r /proc/self/status ] || { echo "skip: no /proc"; exit 77; }
+[ -r /proc/self/status ] || { echo "SKIP: no /proc"; exit 77; }
 exec python3 -B "$here/server/test_conns.py" "$1" "$2"
