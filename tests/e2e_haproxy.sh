@@ -9,5 +9,7 @@ skip() { # exit 77: skipped (ctest); a failure when PTTS_NO_SKIP is set (CI inst
   if [ -n "${PTTS_NO_SKIP:-}" ]; then echo "FAIL (PTTS_NO_SKIP is set): $1"; exit 1; fi
   echo "SKIP: $1"; exit 77
 }
-command -v haproxy >/dev/null || skip "haproxy is not installed (scripts/install-deps.sh)"
-exec python3 -B "$here/server/test_haproxy.py" "$1" "$2" "$here/../docs"
+# Debian installs it in /usr/sbin, which a user's PATH may lack
+haproxy=$(PATH="$PATH:/usr/sbin:/usr/local/sbin" command -v haproxy) ||
+  skip "haproxy is not installed (scripts/install-deps.sh)"
+exec python3 -B "$here/server/test_haproxy.py" "$1" "$2" "$here/../docs" "$haproxy"

@@ -5,7 +5,7 @@ all on loopback: 32 clients through haproxy while each replica in turn is stoppe
 streams: its streams must end as truncated chunked streams (an error the client sees), the
 others complete, and new requests go to the two left.
 
-Usage: test_haproxy.py POCKET_TTS FIXTURES_DIR DOCS_DIR"""
+Usage: test_haproxy.py POCKET_TTS FIXTURES_DIR DOCS_DIR HAPROXY"""
 import http.client
 import json
 import os
@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_util import check, failures, start_server  # noqa: E402
 
-BIN, FX, DOCS = sys.argv[1], sys.argv[2], sys.argv[3]
+BIN, FX, DOCS, HAPROXY = sys.argv[1:5]
 tmp = tempfile.mkdtemp(prefix="ptts_haproxy_")
 vdir = os.path.join(tmp, "voices")
 os.makedirs(vdir)
@@ -56,7 +56,7 @@ for i in range(3):
 env = dict(os.environ, PTTS_LB_BIND=f"127.0.0.1:{lb_port}",
            **{f"PTTS_R{i + 1}": f"127.0.0.1:{ports[i]}" for i in range(3)})
 hlog = open(os.path.join(tmp, "haproxy.log"), "w")
-lb = subprocess.Popen(["haproxy", "-db", "-f", f"{DOCS}/haproxy.cfg"], env=env, stdout=hlog,
+lb = subprocess.Popen([HAPROXY, "-db", "-f", f"{DOCS}/haproxy.cfg"], env=env, stdout=hlog,
                       stderr=subprocess.STDOUT)
 
 
