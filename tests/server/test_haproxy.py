@@ -57,7 +57,7 @@ env = dict(os.environ, PTTS_LB_BIND=f"127.0.0.1:{lb_port}",
            **{f"PTTS_R{i + 1}": f"127.0.0.1:{ports[i]}" for i in range(3)})
 hlog = open(os.path.join(tmp, "haproxy.log"), "w")
 # -n: the config's maxconn would need about 8000 descriptors, more than a CI user may have
-lb = subprocess.Popen([HAPROXY, "-db", "-n", "512", "-f", f"{DOCS}/haproxy.cfg"], env=env, stdout=hlog,
+lb = subprocess.Popen([HAPROXY, "-db", "-n", "256", "-f", f"{DOCS}/haproxy.cfg"], env=env, stdout=hlog,
                       stderr=subprocess.STDOUT)
 
 
