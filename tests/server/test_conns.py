@@ -24,7 +24,8 @@ from e2e_util import check, failures, start_server  # noqa: E402
 BIN, FX = sys.argv[1], sys.argv[2]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-N = max(100, min(2000, hard - 200))
+# the server keeps about half its descriptors for connections (srv_http_start): stay under that
+N = max(100, min(2000, (hard - 64) // 2 - 100))
 tmp = tempfile.mkdtemp(prefix="ptts_conns_")
 vdir = os.path.join(tmp, "voices")
 os.makedirs(vdir)
