@@ -207,6 +207,32 @@ void srv_voices_free(srv *s);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);
 
+/* ---- voices that take a while (server_vjob.c) */
+/* A clone of an uploaded clip, or a voice that is not loaded yet (a preset or URL download),
+ * runs on a thread of its own while its connection is suspended; the thread resumes the
+ * connection when done. At most SRV_VJOBS_MAX at once (each may hold its thread for
+ * --voice-url-timeout). */
+#define SRV_VJOBS_MAX 64
+struct MHD_Connection;
+typedef struct srv_vjob {
+    const uint8_t *wav; /* a clone of wav (wav_len bytes); NULL: srv_voice_get(name) */
+    size_t wav_len;
+    const char *name;
+    char *detail; /* the request's log detail, dcap bytes */
+    size_t dcap;
+    /* results, read once the connection is resumed */
+    int done;
+    unsigned status; /* 0: v is the voice (owned: a clone, for the caller) */
+    const ptts_voice *v;
+    ptts_voice *owned;
+    char msg[1024];
+    srv *s;
+    struct MHD_Connection *c;
+} srv_vjob;
+/* Suspend c and run j (the caller's; wav, name and detail outlive it). c is always resumed:
+ * with status 503 at once when too many run or no thread starts. */
+void srv_vjob_start(srv *s, struct MHD_Connection *c, srv_vjob *j);
+
 /* ---- request bodies (server_req.c; no HTTP library: the fuzzer calls them) */
 /* The model ids /v1/audio/speech accepts and GET /v1/models lists. */
 #define SRV_N_MODELS 4

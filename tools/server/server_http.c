@@ -53,11 +53,11 @@ typedef struct conn_ctx {
     srv_form form; /* /tts */
     char *body;    /* JSON */
     size_t body_len;
-    int inflight;          /* counted in srv.inflight (a synthesis route) */
-    stream_ctx *sc;        /* a synthesis between its queueing and its response (synth_step) */
-    int deferred;          /* a GET or HEAD whose answer waits for MHD's second call */
-    struct voice_job *job; /* resolve_voice's, while the connection is suspended for it */
-    srv_speech speech;     /* /v1/audio/speech, once parsed */
+    int inflight;      /* counted in srv.inflight (a synthesis route) */
+    stream_ctx *sc;    /* a synthesis between its queueing and its response (synth_step) */
+    int deferred;      /* a GET or HEAD whose answer waits for MHD's second call */
+    srv_vjob *job;     /* resolve_voice's, while the connection is suspended for it */
+    srv_speech speech; /* /v1/audio/speech, once parsed */
     int parsed;
     /* an answer decided from the headers while a body follows: queued once the body is read
      * and discarded (up to DISCARD_MAX), so that a client that writes its whole body before
@@ -418,57 +418,7 @@ static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, conn_ctx *x, con
     return send_error(s, c, x, b->status, b->param, b->code, "%s", b->msg);
 }
 
-/* ---- voices that take a while: off the polling threads ------------------------------------ */
-
-/* A clone of an upload, or a voice that is not loaded yet (a preset or URL to download), runs
- * on a thread of its own while the connection is suspended; the thread resumes it when done.
- * Past this many at once a request gets 503 (each holds a thread for up to
- * --voice-url-timeout). */
-#define VOICE_JOBS_MAX 64
-
-typedef struct voice_job {
-    srv *s;
-    conn_ctx *x;
-    struct MHD_Connection *c;
-    int clone;        /* else srv_voice_get(name) */
-    const char *name; /* in x's form or speech request, which outlive the job */
-    int done;         /* under s->mu */
-    unsigned status;  /* 0: v is the voice */
-    const ptts_voice *v;
-    ptts_voice *owned;
-    char msg[1024];
-} voice_job;
-
-static void *voice_job_main(void *arg) {
-    voice_job *j = arg;
-    srv *s = j->s;
-    conn_ctx *x = j->x; /* its connection is suspended: nothing else touches x */
-    if (j->clone) {
-        ptts_error e = {0};
-        int rc = ptts_voice_from_audio_memory(&j->owned, s->model, x->form.wav, x->form.wav_len,
-                                              PTTS_VOICE_CLONE_SECONDS, &e);
-        if (rc) {
-            snprintf(x->detail, sizeof x->detail, "voice_wav: %s", e.msg);
-            j->status = rc == PTTS_E_NOMEM ? 500 : 400;
-            snprintf(j->msg, sizeof j->msg, "%s",
-                     rc == PTTS_E_NOMEM ? "out of memory"
-                     : rc == PTTS_E_UNSUPPORTED
-                         ? "voice_wav: this server's model cannot clone voices"
-                         : "voice_wav: not usable audio (not an audio file "
-                           "this server reads, shorter than 80 ms, or silent)");
-        }
-        j->v = j->owned;
-    } else {
-        j->status = (unsigned)srv_voice_get(s, j->name, &j->v, j->msg, sizeof j->msg, x->detail,
-                                            sizeof x->detail);
-    }
-    pthread_mutex_lock(&s->mu);
-    j->done = 1;
-    MHD_resume_connection(j->c);
-    s->voice_jobs--;
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
+/* ---- voices that take a while: off the polling threads (server_vjob.c) ------------------ */
 
 /* The voice of x's request: 0 with *v (and *owned, a clone, taken), an HTTP status with msg, or
  * -1 when a job was started and the connection suspended (MHD calls the handler again when it
@@ -477,7 +427,7 @@ static int resolve_voice(srv *s, struct MHD_Connection *c, conn_ctx *x, int clon
                          const ptts_voice **v, ptts_voice **owned, char *msg, size_t cap) {
     *v = NULL;
     *owned = NULL;
-    voice_job *j = x->job;
+    srv_vjob *j = x->job;
     if (j) { /* resumed by the job */
         x->job = NULL;
         int st = (int)j->status;
@@ -499,24 +449,15 @@ static int resolve_voice(srv *s, struct MHD_Connection *c, conn_ctx *x, int clon
         snprintf(msg, cap, "out of memory");
         return 500;
     }
-    *j = (voice_job){.s = s, .x = x, .c = c, .clone = clone, .name = name};
-    pthread_attr_t at;
-    pthread_t t;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_mutex_lock(&s->mu);
-    MHD_suspend_connection(c);
-    x->job = j;
-    s->voice_jobs++;
-    if (s->voice_jobs > VOICE_JOBS_MAX || pthread_create(&t, &at, voice_job_main, j)) {
-        s->voice_jobs--;
-        j->done = 1;
-        j->status = 503;
-        snprintf(j->msg, sizeof j->msg, "too many voices are being loaded; retry later");
-        MHD_resume_connection(c);
+    j->name = name;
+    if (clone) {
+        j->wav = x->form.wav;
+        j->wav_len = x->form.wav_len;
     }
-    pthread_mutex_unlock(&s->mu);
-    pthread_attr_destroy(&at);
+    j->detail = x->detail; /* x outlives the job: its connection stays suspended meanwhile */
+    j->dcap = sizeof x->detail;
+    x->job = j;
+    srv_vjob_start(s, c, j);
     return -1;
 }
 
