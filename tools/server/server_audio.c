@@ -141,9 +141,6 @@ int srv_enc_open(srv_enc **out, int fmt, double speed, int streaming, char *err,
             srv_enc_free(e);
             return -1;
         }
-        /* samples past [-1, 1] (the model's peaks) clip as in WAV and PCM (to_s16): without
-         * it libsndfile wraps them and libFLAC 1.4 refuses the block, failing the request */
-        sf_command(e->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
         if (fmt == FMT_MP3 || fmt == FMT_OPUS) {
             double q = 0.5; /* libsndfile's default middle setting, stated explicitly */
             sf_command(e->sf, SFC_SET_COMPRESSION_LEVEL, &q, sizeof q);
