@@ -45,6 +45,8 @@ typedef struct srv_config {
     int voice_url_timeout_s; /* its whole download */
     double drain_timeout_s;  /* SIGTERM: how long in-flight requests may still run */
     ptts_gen_options go;
+    int wyoming_port;    /* the Wyoming listener's port (0: a free one); -1: none */
+    int wyoming_idle_ms; /* streaming: a sentence end with no text after it this long is flushed */
     int quiet;
     int log_level; /* PTTS_LOG_*: the most verbose level printed; requests log at INFO */
 } srv_config;
@@ -113,6 +115,7 @@ typedef struct srv {
     double started;
     void *mhd;
     char *page;
+    struct wy_server *wyoming; /* server_wyoming.c's listener and connections; NULL: none */
 } srv;
 
 /* ---- generation (server_gen.c) */
@@ -214,6 +217,13 @@ int srv_http_start(srv *s, char *msg, size_t cap);
 void srv_http_stop(srv *s);
 /* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
 void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
+
+/* ---- Wyoming (server_wyoming.c) */
+/* Listen on cfg.host:cfg.wyoming_port (cfg.wyoming_port becomes the bound port) and serve
+ * there from its own threads. 0, or -1 with msg. */
+int srv_wyoming_start(srv *s, char *msg, size_t cap);
+/* Close the listener and every connection (after srv_gen_stop: their requests have ended). */
+void srv_wyoming_stop(srv *s);
 
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */

@@ -74,6 +74,21 @@ static cJSON *parse_json(const char *t, size_t len) {
     return j;
 }
 
+/* Move every member of src (deleted after) into dst as a Python dict's update does: a key
+ * dst has keeps its place and takes the value, a new key goes last; so a key that appears
+ * twice counts once, with its last value. */
+static void put_all(cJSON *dst, cJSON *src) {
+    while (src->child) {
+        cJSON *it = cJSON_DetachItemViaPointer(src, src->child);
+        cJSON *old = cJSON_GetObjectItemCaseSensitive(dst, it->string);
+        if (old)
+            cJSON_ReplaceItemViaPointer(dst, old, it);
+        else
+            cJSON_AddItemToArray(dst, it); /* keeps it->string: a member of an object */
+    }
+    cJSON_Delete(src);
+}
+
 /* The header line (without its "\n") into p->ev and the lengths to read next. */
 static int header(wy_parser *p, char *err, size_t cap) {
     size_t n = p->line_len;
@@ -118,10 +133,14 @@ static int header(wy_parser *p, char *err, size_t cap) {
         cJSON_Delete(h);
         return fail(err, cap, WY_ERR_FRAME, "the event's \"data\" is not an object");
     }
-    if (!data && !(data = cJSON_CreateObject())) {
+    cJSON *merged = cJSON_CreateObject();
+    if (!merged) {
+        cJSON_Delete(data);
         cJSON_Delete(h);
         return fail(err, cap, WY_ERR_NOMEM, "out of memory");
     }
+    if (data) put_all(merged, data);
+    data = merged;
     memcpy(p->ev.type, ts, tl + 1);
     p->ev.kind = WY_EV_OTHER;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -143,12 +162,7 @@ static int merge_data(wy_parser *p, char *err, size_t cap) {
         cJSON_Delete(d);
         return fail(err, cap, WY_ERR_FRAME, "the event's data is not a JSON object");
     }
-    while (d->child) {
-        cJSON *it = cJSON_DetachItemViaPointer(d, d->child);
-        cJSON_DeleteItemFromObjectCaseSensitive(p->ev.data, it->string);
-        cJSON_AddItemToObject(p->ev.data, it->string, it);
-    }
-    cJSON_Delete(d);
+    put_all(p->ev.data, d);
     return 0;
 }
 
@@ -192,7 +206,7 @@ int wy_parse(wy_parser *p, const uint8_t *in, size_t n, size_t *used, wy_event *
             }
         } else if (p->state == ST_DATA) {
             size_t take = TOOL_MIN(p->data_need - p->data_len, n - i);
-            memcpy(p->data + p->data_len, in + i, take);
+            if (take) memcpy(p->data + p->data_len, in + i, take);
             p->data_len += take;
             i += take;
             if (p->data_len < p->data_need) break;
