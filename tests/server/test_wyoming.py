@@ -316,6 +316,33 @@ try:
 except subprocess.TimeoutExpired:
     rc = None
 check(rc == 0, f"SIGTERM: the server exits 0 ({rc})")
+# ---- `pocket-tts wyoming`: the Wyoming server alone (no HTTP), --port is its port
+LOG2 = os.path.join(tmp, "wyoming.log")
+with open(LOG2, "w") as lf:
+    w = subprocess.Popen([BIN, "wyoming", *MODEL, *GEN, "--voices-dir", vdir, "--voice", "tiny",
+                          "--host", "127.0.0.1", "--port", "0"], stdout=lf, stderr=subprocess.STDOUT)
+wport = None
+for _ in range(300):
+    with open(LOG2) as lf:
+        m = re.search(r"Wyoming on tcp://[^:]+:(\d+)", lf.read())
+    if m or w.poll() is not None:
+        break
+    time.sleep(0.05)
+if check(m is not None, "pocket-tts wyoming starts and prints its port"):
+    cw = Client("127.0.0.1", int(m.group(1)), timeout=60)
+    events, pcm, _ = cw.synthesize(TEXT, "tiny")
+    cw.close()
+    with open(LOG2) as lf:
+        text = lf.read()
+    check(pcm == ref and "http://" not in text, "pocket-tts wyoming synthesizes, no HTTP server")
+w.terminate()
+try:
+    rc = w.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    w.kill()
+    rc = None
+check(rc == 0, f"pocket-tts wyoming: SIGTERM exits 0 ({rc})")
+
 if failures:
     with open(LOG) as f:
         print(f.read()[-4000:])

@@ -273,10 +273,10 @@ static int event_voice(conn *c, const cJSON *data, const ptts_voice **v) {
         }
         name = cJSON_IsString(nm) ? nm->valuestring : NULL;
     }
-    char msg[512], detail[1024];
+    char msg[512], detail[1024] = "";
     if (srv_voice_get(s, name ? name : s->cfg.default_voice, v, msg, sizeof msg, detail,
                       sizeof detail)) {
-        srv_log(s, PTTS_LOG_INFO, "wyoming: voice: %s", detail);
+        if (detail[0] && strcmp(detail, msg)) srv_log(s, PTTS_LOG_INFO, "wyoming: %s", detail);
         send_error(c, "unknown_voice", "%s", msg);
         return -1;
     }
