@@ -453,7 +453,7 @@ static void stream_stop(conn *c) {
         c->streaming = 0;
         return;
     }
-    if (c->pend_len)
+    if (c->pend_len || c->pend_end)
         c->pend_end = 1;
     else
         feed(c, "", 0, 1);
@@ -491,7 +491,7 @@ static void conn_loop(conn *c) {
         pthread_mutex_unlock(&c->w->mu);
         if (stop || c->dead) break;
         /* a plain synthesis reads no event; text that waits for the feed stops the reading */
-        int reading = !(c->r && !c->streaming) && !c->pend_len;
+        int reading = !(c->r && !c->streaming) && !c->pend_len && !c->pend_end;
         if (reading && c->rpos < c->rlen) {
             wy_event ev = {0};
             size_t used = 0;
@@ -508,8 +508,8 @@ static void conn_loop(conn *c) {
             }
             continue;
         }
-        if (c->r && c->pend_len) {
-            int rc = srv_req_feed(s, c->r, c->pend, c->pend_len, 0, c->pend_end);
+        if (c->r && (c->pend_len || c->pend_end)) {
+            int rc = srv_req_feed(s, c->r, c->pend ? c->pend : "", c->pend_len, 0, c->pend_end);
             if (rc != SRV_FEED_FULL) {
                 free(c->pend);
                 c->pend = NULL;
@@ -519,8 +519,8 @@ static void conn_loop(conn *c) {
         }
         if (c->r && c->streaming && c->tail_mark &&
             (tool_now() - c->last_feed) * 1000 >= s->cfg.wyoming_idle_ms) {
-            c->tail_mark = 0; /* the sentence is complete: nothing followed it in time */
-            srv_req_feed(s, c->r, "", 0, 1, 0);
+            /* the sentence is complete: nothing followed it in time (a full feed: retry) */
+            if (srv_req_feed(s, c->r, "", 0, 1, 0) != SRV_FEED_FULL) c->tail_mark = 0;
         }
         struct pollfd pf = {c->fd, POLLRDHUP | (reading ? POLLIN : 0), 0};
         int pr = poll(&pf, 1, c->r ? 0 : IDLE_MS);
