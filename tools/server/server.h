@@ -15,6 +15,8 @@
  *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
  *    completion callback; either marks the request cancelled, and the generation thread cancels
  *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ *  - The Wyoming listener (--wyoming-port, server_wyoming.c) has an acceptor thread and one
+ *    thread per connection, which queue requests like the HTTP handlers and pop their frames.
  * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
  */
 #ifndef PTTS_SERVER_H

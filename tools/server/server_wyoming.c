@@ -603,8 +603,13 @@ static void *accept_main(void *arg) {
         if (stop) break;
         struct pollfd pf = {w->fd, POLLIN, 0};
         if (poll(&pf, 1, IDLE_MS) <= 0) continue;
-        int fd = accept(w->fd, NULL, NULL);
-        if (fd < 0) continue;
+        int fd = accept4(w->fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            /* out of descriptors or memory: the listener stays readable, so wait a little
+             * instead of spinning */
+            if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) poll(NULL, 0, IDLE_MS);
+            continue;
+        }
         /* a client that stops reading blocks its own thread at most this long */
         struct timeval tv = {s->cfg.timeout_s, 0};
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
