@@ -277,6 +277,30 @@ events, pcm, _ = c.synthesize(TEXT, "tiny")
 check(pcm == ref, "the connection still synthesizes after the errors")
 c.close()
 
+# ---- a half-close after the request (as `nc -N` does): the answer comes in full, then the close
+c = client()
+c.send("synthesize", {"text": TEXT, "voice": {"name": "tiny"}})
+c.sock.shutdown(socket.SHUT_WR)
+events, pcm, _ = c.audio("audio-stop")
+check(pcm == ref and c.closed(), "half-close after synthesize: the whole audio, then the close")
+c.close()
+c = client()
+events_in = [encode("synthesize-start", {"voice": {"name": "tiny"}}),
+             encode("synthesize-chunk", {"text": "Hello "}), encode("synthesize-chunk", {"text": "world."}),
+             encode("synthesize-stop")]
+c.send_raw(b"".join(events_in))
+c.sock.shutdown(socket.SHUT_WR)
+events, pcm, _ = c.audio("synthesize-stopped")
+check(pcm == one and events[-1][0] == "synthesize-stopped" and c.closed(),
+      "half-close after a whole stream: its audio, synthesize-stopped, then the close")
+c.close()
+c = client()
+c.stream_start("tiny")
+c.chunk("Hello there")
+c.sock.shutdown(socket.SHUT_WR)
+check(c.closed(), "half-close in a stream without its stop: the server closes")
+c.close()
+
 # ---- a disconnect mid-utterance stops its generation (plain and streaming)
 LONG = "This is a long sentence for the disconnect test. " * 100
 for mode in ("synthesize", "stream"):

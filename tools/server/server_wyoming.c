@@ -7,12 +7,19 @@
  * Threads: one acceptor, and one thread per connection (a house has a few satellites;
  * --max-connections bounds them). A connection thread reads events (wyoming_frame.c), runs at
  * most one synthesis at a time and writes its frames as audio-chunk events as they come: it
- * waits on the request's ring for at most POLL_MS, then looks at the socket again, so a piece
- * of text or a hang-up is seen within POLL_MS and a disconnect cancels the utterance before its
- * next frame. During a plain `synthesize` no further event is read (they wait in the socket:
- * one synthesis at a time); during streaming synthesis the chunks are fed as they come, and
- * text beyond the feed bound (SRV_FEED_FULL) stops the reading until generation has taken some:
- * the client's socket is the buffer, so memory stays bounded.
+ * waits on the request's ring for at most POLL_MS, then looks at the socket again. During a
+ * plain `synthesize` no further event is read (they wait in the socket: one synthesis at a
+ * time); during streaming synthesis the chunks are fed as they come, and text beyond the feed
+ * bound (SRV_FEED_FULL) stops the reading until generation has taken some: the client's socket
+ * is the buffer, so memory stays bounded.
+ *
+ * Disconnects: the end of the client's input (FIN) means no more events, not a disconnect,
+ * since clients that half-close after their request (`nc -N`, some bridges) get their whole
+ * answer from the reference servers too: what was asked is finished, then the connection
+ * closes (a stream without its synthesize-stop is cancelled: it cannot finish). A client that
+ * has really gone answers the next frame with a reset, which the poll after it sees (POLLERR
+ * or POLLHUP): the utterance is cancelled then, one frame after the close, and the generation
+ * thread drops it before its next step.
  *
  * Streaming: synthesize-start opens an incremental request; each synthesize-chunk is fed as
  * it is (the library makes a sentence a chunk once an end mark is followed by more text); a
@@ -21,7 +28,7 @@
  * audio-stop covers the utterance, then synthesize-stopped. The `synthesize` that clients send
  * between the chunks and synthesize-stop (for servers without streaming) is ignored.
  */
-#define _GNU_SOURCE /* POLLRDHUP */
+#define _GNU_SOURCE /* POLLRDHUP, accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -83,6 +90,7 @@ typedef struct conn {
     float *pcm;       /* MAX_FRAMES frames */
     uint8_t *s16;     /* their s16le bytes */
     int dead;         /* the socket failed: stop */
+    int eof;          /* the client's input ended (a close or half-close): no more events */
     int cancelled;    /* r was cancelled after an error event: its end sends no second one */
 } conn;
 
@@ -491,8 +499,8 @@ static void conn_loop(conn *c) {
         pthread_mutex_unlock(&c->w->mu);
         if (stop || c->dead) break;
         /* a plain synthesis reads no event; text that waits for the feed stops the reading */
-        int reading = !(c->r && !c->streaming) && !c->pend_len && !c->pend_end;
-        if (reading && c->rpos < c->rlen) {
+        int parsing = !(c->r && !c->streaming) && !c->pend_len && !c->pend_end;
+        if (parsing && c->rpos < c->rlen) {
             wy_event ev = {0};
             size_t used = 0;
             int rc =
@@ -508,6 +516,10 @@ static void conn_loop(conn *c) {
             }
             continue;
         }
+        /* After the client's end of input (a half-close, as `nc -N` does): what it asked for
+         * is finished, then the connection closes; a stream without its synthesize-stop can
+         * never finish and is cancelled. */
+        if (c->eof && c->rpos >= c->rlen && (!c->r || (c->streaming && !c->stop_seen))) break;
         if (c->r && (c->pend_len || c->pend_end)) {
             int rc = srv_req_feed(s, c->r, c->pend ? c->pend : "", c->pend_len, 0, c->pend_end);
             if (rc != SRV_FEED_FULL) {
@@ -522,23 +534,26 @@ static void conn_loop(conn *c) {
             /* the sentence is complete: nothing followed it in time (a full feed: retry) */
             if (srv_req_feed(s, c->r, "", 0, 1, 0) != SRV_FEED_FULL) c->tail_mark = 0;
         }
-        struct pollfd pf = {c->fd, POLLRDHUP | (reading ? POLLIN : 0), 0};
+        int reading = parsing && !c->eof;
+        struct pollfd pf = {c->fd, (short)((reading ? POLLIN : 0) | (c->eof ? 0 : POLLRDHUP)), 0};
         int pr = poll(&pf, 1, c->r ? 0 : IDLE_MS);
         if (pr < 0 && errno != EINTR) break;
-        if (pr > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL | POLLRDHUP)) && !reading)
-            break; /* hung up during a plain synthesis */
+        /* gone: a reset (the peer closed and our next frame met it) or a hang-up both ways */
+        if (pr > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) break;
+        if (pr > 0 && (pf.revents & POLLRDHUP) && !reading) c->eof = 1;
         /* audio first: a client that sends without pause still gets its frames */
         if (c->r) pump(c, pr > 0 ? 0 : POLL_MS);
-        if (pr > 0 && (pf.revents & (POLLIN | POLLERR | POLLHUP | POLLRDHUP)) && reading) {
+        if (pr > 0 && (pf.revents & (POLLIN | POLLRDHUP)) && reading) {
             ssize_t k = recv(c->fd, c->rbuf, sizeof c->rbuf, 0);
             if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            if (k <= 0) break; /* the client closed or failed */
+            if (k < 0) break; /* the connection failed */
+            if (k == 0) c->eof = 1;
             c->rpos = 0;
             c->rlen = (size_t)k;
         }
     }
-    if (c->r) { /* a disconnect mid-utterance: the generation thread drops it before its next step
-                 */
+    if (c->r) { /* a disconnect mid-utterance: the generation thread drops it before its next
+                 * step */
         srv_req_cancel(s, c->r);
         srv_req_unref(s, c->r);
         c->r = NULL;
