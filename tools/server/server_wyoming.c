@@ -399,23 +399,20 @@ static int ends_with_mark(const char *t, size_t len) {
            (len >= 3 && !memcmp(t + len - 3, "\xe2\x80\xa6", 3));
 }
 
-/* Hand text to the request (flush/end as srv_req_feed); what it cannot take yet waits in
- * c->pend. 0, or -1 when the request has ended (its end comes through pump). */
-static int feed(conn *c, const char *t, size_t len, int end) {
-    int rc = srv_req_feed(c->s, c->r, t, len, 0, end);
-    if (rc == SRV_FEED_FULL) {
-        char *nb = realloc(c->pend, c->pend_len + len + 1);
-        if (!nb) {
-            srv_req_cancel(c->s, c->r);
-            return -1;
-        }
-        memcpy(nb + c->pend_len, t, len);
-        c->pend = nb;
-        c->pend_len += len;
-        c->pend_end |= end;
-        return 0;
+/* Hand text to the request (end as srv_req_feed); what it cannot take yet waits in c->pend.
+ * A request that has ended takes nothing: its end comes through pump. */
+static void feed(conn *c, const char *t, size_t len, int end) {
+    if (srv_req_feed(c->s, c->r, t, len, 0, end) != SRV_FEED_FULL) return;
+    char *nb = realloc(c->pend, c->pend_len + len + 1);
+    if (!nb) {
+        send_error(c, "out_of_memory", "out of memory");
+        cancel(c);
+        return;
     }
-    return rc ? -1 : 0;
+    memcpy(nb + c->pend_len, t, len);
+    c->pend = nb;
+    c->pend_len += len;
+    c->pend_end |= end;
 }
 
 static void stream_chunk(conn *c, const cJSON *data) {
