@@ -42,7 +42,8 @@ LOG = os.path.join(tmp, "server.log")
 srv, port, log = start_server(
     [BIN, "serve", *MODEL, *GEN, "--voices-dir", vdir, "--voice", "tiny", "--host", "127.0.0.1",
      "--port", "0", "--wyoming-port", "0", "--wyoming-idle-flush", str(IDLE_MS),
-     "--max-concurrent", "4", "--max-text-chars", "20000"], LOG, wait_s=15)
+     "--max-concurrent", "4", "--max-text-chars", "20000", "--max-connections", "16"], LOG,
+    wait_s=15)
 
 
 def cleanup():
@@ -276,6 +277,23 @@ check(error_code([c.read_event()[:2]]) == "not_streaming", "synthesize-stop with
 events, pcm, _ = c.synthesize(TEXT, "tiny")
 check(pcm == ref, "the connection still synthesizes after the errors")
 c.close()
+
+# ---- past --max-connections (16): an error event and a close; the others unaffected
+time.sleep(0.5)  # the connections above have ended
+many = [client() for _ in range(16)]
+check(all(cc.describe()[0] == "info" for cc in many), "16 connections open at once")
+extra = client()
+try:
+    t, d, _ = extra.read_event()
+except (EOFError, ConnectionError, ValueError):
+    t, d = None, {}
+check(t == "error" and d.get("code") == "too_many_connections" and extra.closed(),
+      "the 17th connection: error too_many_connections, closed")
+extra.close()
+for cc in many:
+    cc.close()
+time.sleep(0.5)
+healthy("a full connection table")
 
 # ---- a half-close after the request (as `nc -N` does): the answer comes in full, then the close
 c = client()
