@@ -17,19 +17,19 @@
 
 static void usage(FILE *f, int wyoming) {
     if (wyoming)
-        fprintf(f,
-                "usage: pocket-tts wyoming [options]\n\n"
-                "Wyoming TTS server (Home Assistant: Settings > Devices & services > Add\n"
-                "integration > Wyoming Protocol, host and port of this machine): describe,\n"
-                "synthesize and streaming synthesis, 24 kHz 16-bit mono. The options of\n"
-                "`pocket-tts serve` without HTTP; --port is the Wyoming port (default 10201).\n\n");
+        fprintf(f, "usage: pocket-tts wyoming [options]\n\n"
+                   "The Wyoming TTS server of `pocket-tts serve --wyoming-port` without HTTP: the\n"
+                   "options below but --wyoming-port, --port being the Wyoming port (default\n"
+                   "10201).\n\n");
     fprintf(f,
             "usage: pocket-tts serve [options]\n\n"
             "HTTP server: GET / (web page), GET /health (alive), GET /ready (serving: 503 while\n"
             "draining), GET /metrics, POST /tts (the reference's\n"
             "multipart form), POST /v1/audio/speech, GET /v1/audio/voices, GET /v1/models.\n"
             "With --wyoming-port, also a Wyoming TTS server (Home Assistant) on that port,\n"
-            "sharing the model, voices and batch.\n\n"
+            "sharing the model, voices and batch: describe, synthesize and streaming\n"
+            "synthesis, 24 kHz 16-bit mono. In Home Assistant: Settings > Devices & services >\n"
+            "Add integration > Wyoming Protocol, with this machine's host and that port.\n\n"
             "  --host HOST            address to listen on (default localhost; for Home\n"
             "                         Assistant on another machine, 0.0.0.0)\n"
             "  --port N               port (default 8000; 0 picks a free one, printed at start)\n"
