@@ -668,18 +668,22 @@ int srv_wyoming_start(srv *s, char *msg, size_t cap) {
         return -1;
     }
     int fd = -1;
-    for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) continue;
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, a->ai_addr, a->ai_addrlen) || listen(fd, 64)) {
-            snprintf(msg, cap, "wyoming: cannot listen on %s:%d: %s", s->cfg.host,
-                     s->cfg.wyoming_port, strerror(errno));
-            close(fd);
-            fd = -1;
+    snprintf(msg, cap, "wyoming: no stream socket for %s", s->cfg.host);
+    /* IPv4 first, as the HTTP listener (localhost resolves to both; clients try both) */
+    for (int pass = 0; pass < 2; pass++)
+        for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+            if ((a->ai_family == AF_INET) != (pass == 0)) continue;
+            fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+            if (fd < 0) continue;
+            int one = 1;
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            if (bind(fd, a->ai_addr, a->ai_addrlen) || listen(fd, 64)) {
+                snprintf(msg, cap, "wyoming: cannot listen on %s:%d: %s", s->cfg.host,
+                         s->cfg.wyoming_port, strerror(errno));
+                close(fd);
+                fd = -1;
+            }
         }
-    }
     freeaddrinfo(ai);
     if (fd < 0) return -1;
     struct sockaddr_storage ss;
