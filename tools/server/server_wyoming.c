@@ -21,6 +21,10 @@
  * or POLLHUP): the utterance is cancelled then, one frame after the close, and the generation
  * thread drops it before its next step.
  *
+ * Errors are `error` events (text, code). One that ends the synthesis asked for (FATAL) or
+ * loses the framing closes the connection after it, as wyoming-piper does; a protocol slip
+ * (an unknown event, a chunk outside a stream) leaves it open.
+ *
  * Streaming: synthesize-start opens an incremental request; each synthesize-chunk is fed as
  * it is (the library makes a sentence a chunk once an end mark is followed by more text); a
  * text that ends in an end mark and gets nothing more for --wyoming-idle-flush ms is flushed
@@ -51,6 +55,7 @@
 #define MAX_FRAMES 4 /* frames sent per audio-chunk at most (those ready at once) */
 #define READ_BYTES 16384
 #define TAIL_SAMPLES (PTTS_SAMPLE_RATE / 5)
+#define LINGER_MS 1000 /* the longest a closing connection reads what the client still sends */
 
 typedef struct wy_conn {
     srv *s;
@@ -91,7 +96,6 @@ typedef struct conn {
     uint8_t *s16;     /* their s16le bytes */
     int dead;         /* the socket failed: stop */
     int eof;          /* the client's input ended (a close or half-close): no more events */
-    int cancelled;    /* r was cancelled after an error event: its end sends no second one */
 } conn;
 
 /* ---- writing */
@@ -125,6 +129,10 @@ static int send_event(conn *c, const char *type, cJSON *data, const void *payloa
 }
 
 static int send_error(conn *c, const char *code, const char *fmt, ...) TOOL_PRINTF(3, 4);
+/* An error that ends the synthesis asked for: the error event, then the connection closes (as
+ * wyoming-piper does: a client such as Home Assistant's waits for audio-stop or
+ * synthesize-stopped and learns of the failure at the close). */
+#define FATAL(c, ...) (send_error(c, __VA_ARGS__), (c)->dead = 1)
 static int send_error(conn *c, const char *code, const char *fmt, ...) {
     char msg[512];
     va_list ap;
@@ -213,13 +221,13 @@ static int send_info(conn *c) {
 /* The request ends (done or failed): the rest of the protocol. */
 static void end_request(conn *c, int failed) {
     srv *s = c->s;
-    if (failed && !c->cancelled) {
+    if (failed) {
         char err[PTTS_ERROR_MSG_MAX];
         pthread_mutex_lock(&s->mu);
         snprintf(err, sizeof err, "%s", c->r->err[0] ? c->r->err : "synthesis failed");
         pthread_mutex_unlock(&s->mu);
-        send_error(c, "synthesis_failed", "%s", err);
-    } else if (!failed) {
+        FATAL(c, "synthesis_failed", "%s", err);
+    } else {
         if (!c->audio_started) send_event(c, "audio-start", audio_format(), NULL, 0);
         /* the reference's 200 ms of silence after the utterance, as generate and HTTP */
         memset(c->s16, 0, TAIL_SAMPLES * 2);
@@ -228,7 +236,6 @@ static void end_request(conn *c, int failed) {
     }
     srv_req_unref(s, c->r);
     c->r = NULL;
-    c->cancelled = 0;
     pthread_mutex_lock(&s->mu);
     s->inflight--;
     pthread_mutex_unlock(&s->mu);
@@ -271,12 +278,12 @@ static int event_voice(conn *c, const cJSON *data, const ptts_voice **v) {
     const char *name = NULL;
     if (vo && !cJSON_IsNull(vo)) {
         if (!cJSON_IsObject(vo)) {
-            send_error(c, "invalid_voice", "\"voice\" is not an object");
+            FATAL(c, "invalid_voice", "\"voice\" is not an object");
             return -1;
         }
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(vo, "name");
         if (nm && !cJSON_IsNull(nm) && !cJSON_IsString(nm)) {
-            send_error(c, "invalid_voice", "\"voice\".\"name\" is not a string");
+            FATAL(c, "invalid_voice", "\"voice\".\"name\" is not a string");
             return -1;
         }
         name = cJSON_IsString(nm) ? nm->valuestring : NULL;
@@ -285,7 +292,7 @@ static int event_voice(conn *c, const cJSON *data, const ptts_voice **v) {
     if (srv_voice_get(s, name ? name : s->cfg.default_voice, v, msg, sizeof msg, detail,
                       sizeof detail)) {
         if (detail[0] && strcmp(detail, msg)) srv_log(s, PTTS_LOG_INFO, "wyoming: %s", detail);
-        send_error(c, "unknown_voice", "%s", msg);
+        FATAL(c, "unknown_voice", "%s", msg);
         return -1;
     }
     return 0;
@@ -298,11 +305,11 @@ static int text_bad(conn *c, const char *t, size_t len) {
     size_t at = srv_utf8_check(t, len, &cp);
     if (at == len) return 0;
     if (cp == 0xFFFFFFFFu)
-        send_error(c, "invalid_utf8", "the text is not valid UTF-8 (byte offset %zu)", at);
+        FATAL(c, "invalid_utf8", "the text is not valid UTF-8 (byte offset %zu)", at);
     else
-        send_error(c, "control_character",
-                   "the text contains the control character U+%04X at byte offset %zu",
-                   (unsigned)cp, at);
+        FATAL(c, "control_character",
+              "the text contains the control character U+%04X at byte offset %zu", (unsigned)cp,
+              at);
     return 1;
 }
 
@@ -323,14 +330,14 @@ static int start_request(conn *c, srv_req *r) {
     pthread_mutex_unlock(&s->mu);
     if (draining) {
         srv_req_unref(s, r);
-        return send_error(c, "draining", "the server is shutting down"), -1;
+        return FATAL(c, "draining", "the server is shutting down"), -1;
     }
     if (srv_enqueue(s, r)) {
         srv_req_unref(s, r);
         pthread_mutex_lock(&s->mu);
         s->inflight--;
         pthread_mutex_unlock(&s->mu);
-        return send_error(c, "busy", "the server is busy (its queue is full); retry later"), -1;
+        return FATAL(c, "busy", "the server is busy (its queue is full); retry later"), -1;
     }
     c->r = r;
     c->audio_started = 0;
@@ -341,15 +348,14 @@ static void synthesize(conn *c, const cJSON *data) {
     srv *s = c->s;
     const char *text = wy_data_string(data, "text");
     if (!text) {
-        send_error(c, "missing_text", "synthesize needs a \"text\" string");
+        FATAL(c, "missing_text", "synthesize needs a \"text\" string");
         return;
     }
     size_t len = strlen(text), n = count_chars(text, len);
     if (text_bad(c, text, len)) return;
     if (n > (size_t)s->cfg.max_text_chars) {
-        send_error(c, "text_too_long",
-                   "the text has %zu characters; this server accepts at most %d", n,
-                   s->cfg.max_text_chars);
+        FATAL(c, "text_too_long", "the text has %zu characters; this server accepts at most %d", n,
+              s->cfg.max_text_chars);
         return;
     }
     const ptts_voice *v;
@@ -358,7 +364,7 @@ static void synthesize(conn *c, const cJSON *data) {
     srv_req *r = copy ? srv_req_new(s, copy, v, NULL) : NULL;
     if (!r) {
         free(copy);
-        send_error(c, "out_of_memory", "out of memory");
+        FATAL(c, "out_of_memory", "out of memory");
         return;
     }
     if (!start_request(c, r)) srv_log(s, PTTS_LOG_INFO, "wyoming: synthesize, %zu characters", n);
@@ -374,7 +380,7 @@ static void stream_start(conn *c, const cJSON *data) {
     if (event_voice(c, data, &v)) return;
     srv_req *r = srv_req_new_incremental(s, v, NULL);
     if (!r) {
-        send_error(c, "out_of_memory", "out of memory");
+        FATAL(c, "out_of_memory", "out of memory");
         return;
     }
     if (start_request(c, r)) return;
@@ -383,12 +389,6 @@ static void stream_start(conn *c, const cJSON *data) {
     c->chars = 0;
     c->tail_mark = 0;
     srv_log(s, PTTS_LOG_INFO, "wyoming: synthesize-start");
-}
-
-/* Cancel the stream after an error event about it. */
-static void cancel(conn *c) {
-    c->cancelled = 1;
-    srv_req_cancel(c->s, c->r);
 }
 
 /* Does t end with an end mark (. ! ? U+2026)? */
@@ -405,8 +405,7 @@ static void feed(conn *c, const char *t, size_t len, int end) {
     if (srv_req_feed(c->s, c->r, t, len, 0, end) != SRV_FEED_FULL) return;
     char *nb = realloc(c->pend, c->pend_len + len + 1);
     if (!nb) {
-        send_error(c, "out_of_memory", "out of memory");
-        cancel(c);
+        FATAL(c, "out_of_memory", "out of memory");
         return;
     }
     memcpy(nb + c->pend_len, t, len);
@@ -421,23 +420,16 @@ static void stream_chunk(conn *c, const cJSON *data) {
         send_error(c, "not_streaming", "synthesize-chunk outside synthesize-start .. -stop");
         return;
     }
-    if (!c->r || c->cancelled) return; /* failed (its error was sent): wait for the stop */
     const char *text = wy_data_string(data, "text");
     if (!text) {
-        send_error(c, "missing_text", "synthesize-chunk needs a \"text\" string");
-        cancel(c);
+        FATAL(c, "missing_text", "synthesize-chunk needs a \"text\" string");
         return;
     }
     size_t len = strlen(text);
-    if (text_bad(c, text, len)) {
-        cancel(c);
-        return;
-    }
+    if (text_bad(c, text, len)) return;
     c->chars += count_chars(text, len);
     if (c->chars > (size_t)s->cfg.max_text_chars) {
-        send_error(c, "text_too_long", "the streamed text passes %d characters",
-                   s->cfg.max_text_chars);
-        cancel(c);
+        FATAL(c, "text_too_long", "the streamed text passes %d characters", s->cfg.max_text_chars);
         return;
     }
     if (!len) return;
@@ -453,11 +445,6 @@ static void stream_stop(conn *c) {
     }
     c->stop_seen = 1;
     c->tail_mark = 0;
-    if (!c->r) { /* failed earlier */
-        send_event(c, "synthesize-stopped", cJSON_CreateObject(), NULL, 0);
-        c->streaming = 0;
-        return;
-    }
     if (c->pend_len || c->pend_end)
         c->pend_end = 1;
     else
@@ -560,6 +547,19 @@ static void conn_loop(conn *c) {
     }
 }
 
+/* A graceful close: our end of output first, then what the client still sends is read and
+ * dropped until it closes (at most LINGER_MS): closing with unread input would reset the
+ * connection, and the client could lose the last events (an error's) before reading them. */
+static void linger(conn *c) {
+    if (shutdown(c->fd, SHUT_WR)) return;
+    double until = tool_now() + LINGER_MS / 1000.0;
+    for (double now = tool_now(); now < until; now = tool_now()) {
+        struct pollfd pf = {c->fd, POLLIN, 0};
+        if (poll(&pf, 1, (int)((until - now) * 1000) + 1) <= 0) break;
+        if (recv(c->fd, c->rbuf, sizeof c->rbuf, 0) <= 0) break;
+    }
+}
+
 static void *conn_main(void *arg) {
     wy_conn *wc = arg;
     srv *s = wc->s;
@@ -573,6 +573,7 @@ static void *conn_main(void *arg) {
         int most = MAX_FRAMES * s->frame_samples;
         c->s16 = malloc((size_t)(most > TAIL_SAMPLES ? most : TAIL_SAMPLES) * 2);
         if (c->pcm && c->s16) conn_loop(c);
+        linger(c);
         wy_parser_free(&c->p);
         free(c->pcm);
         free(c->s16);
