@@ -15,6 +15,8 @@
  *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
  *    completion callback; either marks the request cancelled, and the generation thread cancels
  *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ *  - The Wyoming listener (--wyoming-port, server_wyoming.c) has an acceptor thread and one
+ *    thread per connection, which queue requests like the HTTP handlers and pop their frames.
  * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
  */
 #ifndef PTTS_SERVER_H
@@ -45,6 +47,8 @@ typedef struct srv_config {
     int voice_url_timeout_s; /* its whole download */
     double drain_timeout_s;  /* SIGTERM: how long in-flight requests may still run */
     ptts_gen_options go;
+    int wyoming_port;    /* the Wyoming listener's port (0: a free one); -1: none */
+    int wyoming_idle_ms; /* streaming: a sentence end with no text after it this long is flushed */
     int quiet;
     int log_level; /* PTTS_LOG_*: the most verbose level printed; requests log at INFO */
 } srv_config;
@@ -128,6 +132,7 @@ typedef struct srv {
     double started;
     void *mhd;
     char *page;
+    struct wy_server *wyoming; /* server_wyoming.c's listener and connections; NULL: none */
 } srv;
 
 /* ---- generation (server_gen.c) */
@@ -262,6 +267,13 @@ int srv_http_start(srv *s, char *msg, size_t cap);
 void srv_http_stop(srv *s);
 /* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
 void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
+
+/* ---- Wyoming (server_wyoming.c) */
+/* Listen on cfg.host:cfg.wyoming_port (cfg.wyoming_port becomes the bound port) and serve
+ * there from its own threads. 0, or -1 with msg. */
+int srv_wyoming_start(srv *s, char *msg, size_t cap);
+/* Close the listener and every connection (after srv_gen_stop: their requests have ended). */
+void srv_wyoming_stop(srv *s);
 
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */
