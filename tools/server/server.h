@@ -39,6 +39,7 @@ typedef struct srv_config {
     double client_buffer_s; /* audio a slow client may fall behind before it is cancelled */
     const char *voices_dir;
     const char *default_voice;
+    const char *voice_map; /* --voice-map FILE, or NULL */
     const char *language;
     int voice_urls;          /* VOICE_URLS_* */
     int64_t voice_url_max;   /* bytes of a voice a URL names */
@@ -102,6 +103,9 @@ typedef struct srv {
     srv_voice *voices;
     int n_voices, cap_voices;
     pthread_mutex_t voice_mu;
+    /* OpenAI voice names: n_vmap (name, voice) pairs, vmap[2i] and vmap[2i+1]; fixed after start */
+    char **vmap;
+    int n_vmap;
     /* metrics */
     uint64_t req_by_status[N_STATUS];
     uint64_t conns, frames_total, cancelled, overflows;
@@ -144,6 +148,18 @@ void srv_voices_free(srv *s);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);
 
+/* ---- OpenAI voice names (server_voicemap.c) */
+/* The default table (OpenAI's voice names to presets), then the JSON object of path (name ->
+ * voice, replacing or adding entries) when path is not NULL. 0, or -1 with msg. At start. */
+int srv_voicemap_load(srv *s, const char *path, char *msg, size_t cap);
+/* The voice a /v1/audio/speech name stands for: a voices-dir voice of that name, else the map's
+ * entry, else the name itself. Valid as long as s. */
+const char *srv_voicemap_resolve(srv *s, const char *name);
+/* The entries as GET /v1/audio/voices lists them, appended to arr (a cJSON array). */
+struct cJSON;
+void srv_voicemap_list(const srv *s, struct cJSON *arr);
+void srv_voicemap_free(srv *s);
+
 /* ---- request bodies (server_req.c; no HTTP library: the fuzzer calls them) */
 /* The model ids /v1/audio/speech accepts and GET /v1/models lists. */
 #define SRV_N_MODELS 4
@@ -155,14 +171,18 @@ typedef struct srv_bad {
     char msg[256];
 } srv_bad;
 /* POST /v1/audio/speech: the JSON body checked (model, input, response_format, speed, stream,
- * voice). 0 with r filled (text and voice malloc'd, voice NULL: the default; srv_speech_free),
- * or the status with b filled. */
+ * stream_format, voice as a string or {"id"}, instructions: accepted and ignored). 0 with r
+ * filled (text and voice malloc'd, voice NULL: the default; srv_speech_free), or the status
+ * with b filled. */
 typedef struct srv_speech {
     char *text, *voice;
     int fmt; /* FMT_* */
     double speed;
     int streaming;
+    int sse;         /* stream_format "sse" (streaming set too) */
+    int input_chars; /* code points of the input: the SSE usage's input_tokens */
 } srv_speech;
+#define SRV_INSTRUCTIONS_MAX 4096 /* characters, as OpenAI's input */
 int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b);
 void srv_speech_free(srv_speech *r);
 /* POST /tts: the form's fields (text, voice_url, voice_wav) as the HTTP library hands them out,
@@ -190,11 +210,18 @@ size_t srv_utf8_check(const char *text, size_t len, uint32_t *cp);
 int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit);
 
 /* ---- audio encoding (server_audio.c) */
-enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3 };
+/* OpenAI's response_format names; aac is known (a clear 400) but no encoder writes it */
+enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3, FMT_AAC, SRV_N_FMT };
 int srv_format_parse(const char *name); /* -1 when unknown */
+const char *srv_format_name(int fmt);
 const char *srv_format_mime(int fmt);
-/* Can this libsndfile write the format? 1/0. */
+/* Can this server write the format (Opus: server_opus.c; FLAC and MP3: this libsndfile)? 1/0. */
 int srv_format_available(int fmt);
+/* The formats this server writes, comma-separated ("wav, pcm, ..."), into buf. */
+void srv_format_list(char *buf, size_t cap);
+/* Can SSE carry it? Only formats whose pieces concatenate into the file: pcm and wav
+ * (PROTOCOLS.md, OpenAI). 1/0. */
+int srv_format_sse_ok(int fmt);
 
 typedef struct srv_enc srv_enc;
 /* streaming: bytes may be taken as soon as they exist (the encoder is never allowed to seek
@@ -208,6 +235,22 @@ const uint8_t *srv_enc_data(srv_enc *e, size_t *n);
 void srv_enc_consume(srv_enc *e, size_t n);
 int64_t srv_enc_samples_out(const srv_enc *e);
 void srv_enc_free(srv_enc *e);
+/* OpenAI's stream_format "sse" (streaming encoders, before the first write): the encoded bytes
+ * go out as `data: {"type":"speech.audio.delta","audio":"<base64>"}` events, and finishing adds
+ * `data: {"type":"speech.audio.done","usage":{...}}` whose input_tokens is input_tokens and
+ * whose output_tokens counts the audio's 80 ms frames. */
+void srv_enc_set_sse(srv_enc *e, int input_tokens);
+/* The response's Content-Type: the format's, or text/event-stream under SSE. */
+const char *srv_enc_mime(const srv_enc *e);
+
+/* ---- Ogg/Opus writer (server_opus.c): a page flushed after every write that completes a
+ * packet. The sink takes the bytes (0, or -1 to fail). */
+typedef int (*srv_opus_sink)(void *user, const uint8_t *p, size_t n);
+typedef struct srv_opus srv_opus;
+int srv_opus_open(srv_opus **out, srv_opus_sink sink, void *user, char *err, size_t cap);
+int srv_opus_write(srv_opus *o, const float *x, size_t n); /* 24 kHz mono */
+int srv_opus_finish(srv_opus *o);
+void srv_opus_free(srv_opus *o);
 
 /* ---- HTTP (server_http.c) */
 int srv_http_start(srv *s, char *msg, size_t cap);

@@ -142,7 +142,11 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
                 *voice = cJSON_GetObjectItemCaseSensitive(j, "voice"),
                 *fmtj = cJSON_GetObjectItemCaseSensitive(j, "response_format"),
                 *speedj = cJSON_GetObjectItemCaseSensitive(j, "speed"),
-                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream");
+                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream"),
+                *sfj = cJSON_GetObjectItemCaseSensitive(j, "stream_format"),
+                *instr = cJSON_GetObjectItemCaseSensitive(j, "instructions");
+    /* OpenAI's voice object {"id": "..."} names a voice as the string does */
+    if (cJSON_IsObject(voice)) voice = cJSON_GetObjectItemCaseSensitive(voice, "id");
     int st = 0;
     if (model && !cJSON_IsNull(model)) {
         int known = 0;
@@ -158,12 +162,16 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
     if (!st)
         st = check_text(input->valuestring, strlen(input->valuestring), max_text_chars, "input", b);
     if (!st && fmtj && !cJSON_IsNull(fmtj)) {
+        char list[96];
+        srv_format_list(list, sizeof list);
         if (!cJSON_IsString(fmtj) || (r->fmt = srv_format_parse(fmtj->valuestring)) < 0)
             st = refuse(b, 400, "response_format", NULL,
-                        "response_format is one of wav, pcm, flac, opus, mp3");
+                        "response_format is one of mp3, opus, aac, flac, wav, pcm; this server "
+                        "writes %s",
+                        list);
         else if (!srv_format_available(r->fmt))
             st = refuse(b, 400, "response_format", "unsupported_format",
-                        "this server's libsndfile cannot write %.32s", fmtj->valuestring);
+                        "this server cannot write %s; it writes %s", srv_format_name(r->fmt), list);
     }
     if (!st && speedj && !cJSON_IsNull(speedj)) {
         if (!cJSON_IsNumber(speedj) || !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0))
@@ -177,9 +185,37 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
         else
             r->streaming = cJSON_IsTrue(streamj);
     }
+    if (!st && sfj && !cJSON_IsNull(sfj)) {
+        if (!cJSON_IsString(sfj) ||
+            (strcmp(sfj->valuestring, "audio") && strcmp(sfj->valuestring, "sse")))
+            st = refuse(b, 400, "stream_format", NULL, "stream_format is \"audio\" or \"sse\"");
+        else if (!strcmp(sfj->valuestring, "sse") && !srv_format_sse_ok(r->fmt))
+            st = refuse(b, 400, "stream_format", "unsupported_format",
+                        "stream_format \"sse\" carries response_format pcm or wav (formats whose "
+                        "pieces concatenate), not %s",
+                        srv_format_name(r->fmt));
+        else if (!strcmp(sfj->valuestring, "sse"))
+            r->sse = r->streaming = 1; /* events as the audio comes, whatever "stream" says */
+    }
+    /* accepted and ignored (the model takes no style prompt): checked as any text is */
+    if (!st && instr && !cJSON_IsNull(instr)) {
+        uint32_t cp = 0;
+        size_t n = cJSON_IsString(instr) ? strlen(instr->valuestring) : 0;
+        if (!cJSON_IsString(instr))
+            st = refuse(b, 400, "instructions", NULL, "'instructions' must be a string");
+        else if (srv_utf8_check(instr->valuestring, n, &cp) < n)
+            st = refuse(b, 400, "instructions", "invalid_text",
+                        "'instructions' is not valid UTF-8 or holds a control character");
+        else if (utf8_chars(instr->valuestring, n) > SRV_INSTRUCTIONS_MAX)
+            st = refuse(b, 400, "instructions", NULL,
+                        "'instructions' has more than %d characters (they are ignored: this "
+                        "model takes no style prompt)",
+                        SRV_INSTRUCTIONS_MAX);
+    }
     if (!st && voice && !cJSON_IsNull(voice) && !cJSON_IsString(voice))
-        st = refuse(b, 400, "voice", NULL, "'voice' must be a string");
+        st = refuse(b, 400, "voice", NULL, "'voice' must be a string or {\"id\": string}");
     if (!st) {
+        r->input_chars = (int)utf8_chars(input->valuestring, strlen(input->valuestring));
         r->text = tool_strdup(input->valuestring);
         r->voice = cJSON_IsString(voice) ? tool_strdup(voice->valuestring) : NULL;
         if (!r->text || (cJSON_IsString(voice) && !r->voice))
