@@ -204,7 +204,6 @@ int srv_voicemap_load(srv *s, const char *path, char *msg, size_t cap);
  * entry, else the name itself. Valid as long as s. */
 const char *srv_voicemap_resolve(srv *s, const char *name);
 /* The entries as GET /v1/audio/voices lists them, appended to arr (a cJSON array). */
-struct cJSON;
 void srv_voicemap_list(const srv *s, struct cJSON *arr);
 void srv_voicemap_free(srv *s);
 
@@ -227,14 +226,18 @@ typedef struct srv_speech {
     int fmt; /* FMT_* */
     double speed;
     int streaming;
-    int sse;         /* stream_format "sse" (streaming set too) */
-    int input_chars; /* code points of the input: the SSE usage's input_tokens */
+    int sse;             /* stream_format "sse" (streaming set too) */
+    int input_chars;     /* code points of the input: the SSE usage's input_tokens */
+    ptts_gen_options go; /* the defaults given, with the body's own (srv_gen_opts_parse) */
 } srv_speech;
 #define SRV_INSTRUCTIONS_MAX 4096 /* characters, as OpenAI's input */
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b);
+int srv_speech_parse(const char *body, size_t len, int max_text_chars,
+                     const ptts_gen_options *defaults, srv_speech *r, srv_bad *b);
 void srv_speech_free(srv_speech *r);
-/* POST /tts: the form's fields (text, voice_url, voice_wav) as the HTTP library hands them out,
- * in pieces, collected up to the limits (set text_limit and wav_limit, the rest zero). */
+/* POST /tts: the form's fields (text, voice_url, voice_wav, and the generation options of
+ * srv_gen_opts_parse as decimal numbers) as the HTTP library hands them out, in pieces,
+ * collected up to the limits (set text_limit and wav_limit, the rest zero). */
+#define SRV_FORM_OPTS 5 /* temperature, seed, eos_threshold, frames_after_eos, decode_steps */
 typedef struct srv_form {
     size_t text_limit, wav_limit; /* bytes */
     int too_big, bad, text_too_long;
@@ -242,12 +245,17 @@ typedef struct srv_form {
     size_t text_len, voice_url_len;
     uint8_t *wav;
     size_t wav_len;
-    int wav_field; /* a voice_wav part was sent */
+    int wav_field;            /* a voice_wav part was sent */
+    char *opt[SRV_FORM_OPTS]; /* NULL: not sent */
+    size_t opt_len[SRV_FORM_OPTS];
 } srv_form;
 void srv_form_field(srv_form *f, const char *key, const char *filename, const char *data,
                     size_t size);
 /* 0 when the form makes a request, else the status with b filled. */
 int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b);
+/* The form's generation options over *go (the server's defaults): 0, or the 400 naming the
+ * field (not a number, or as srv_gen_opts_parse refuses it). */
+int srv_form_gen_opts(const srv_form *f, ptts_gen_options *go, srv_bad *b);
 void srv_form_free(srv_form *f);
 /* The first byte offset of `text` (len bytes) that is not valid UTF-8 (overlong forms,
  * surrogates and code points past U+10FFFF included; *cp = 0xFFFFFFFF) or starts a control

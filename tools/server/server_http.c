@@ -264,11 +264,12 @@ static void stream_free(void *cls) {
 
 /* ---- synthesis ---------------------------------------------------------------------------- */
 
-/* Queue `text` (taken) with voice v (owned taken) and answer with the audio; sse >= 0: as
- * OpenAI's SSE events, with sse the usage's input tokens. */
+/* Queue `text` (taken) with voice v (owned taken) and the generation options go, and answer
+ * with the audio; sse >= 0: as OpenAI's SSE events, with sse the usage's input tokens. */
 static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x, char *text,
-                                  const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
-                                  int streaming, int sse) {
+                                  const ptts_voice *v, ptts_voice *owned,
+                                  const ptts_gen_options *go, int fmt, double speed, int streaming,
+                                  int sse) {
     char err[256];
     srv_enc *enc = NULL;
     if (srv_enc_open(&enc, fmt, speed, streaming, err, sizeof err)) {
@@ -279,6 +280,7 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
     }
     if (sse >= 0) srv_enc_set_sse(enc, sse);
     srv_req *r = srv_req_new(s, text, v, owned);
+    if (r) r->go = *go;
     float *frames = malloc((size_t)PUMP_FRAMES * s->frame_samples * sizeof(float));
     stream_ctx *sc = calloc(1, sizeof *sc);
     if (!r || !frames || !sc) {
@@ -371,7 +373,9 @@ static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, conn_ctx *x, con
 
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     srv_bad b;
-    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, x, &b);
+    ptts_gen_options go = s->cfg.go;
+    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b) || srv_form_gen_opts(&x->form, &go, &b))
+        return refuse(s, c, x, &b);
     int has_url = x->form.voice_url && *x->form.voice_url;
     const ptts_voice *v = NULL;
     ptts_voice *owned = NULL;
@@ -398,7 +402,7 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
     }
     char *text = x->form.text;
     x->form.text = NULL;
-    return synthesize(s, c, x, text, v, owned, FMT_WAV, 1.0, 1, -1);
+    return synthesize(s, c, x, text, v, owned, &go, FMT_WAV, 1.0, 1, -1);
 }
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
@@ -408,7 +412,7 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
         return send_error(s, c, x, 413, NULL, "payload_too_large", "the request body is too large");
     srv_speech r;
     srv_bad b;
-    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &r, &b))
+    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &s->cfg.go, &r, &b))
         return refuse(s, c, x, &b);
     const ptts_voice *v = NULL;
     char msg[1024];
@@ -419,7 +423,7 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
         return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
     }
     free(r.voice);
-    return synthesize(s, c, x, r.text, v, NULL, r.fmt, r.speed, r.streaming,
+    return synthesize(s, c, x, r.text, v, NULL, &r.go, r.fmt, r.speed, r.streaming,
                       r.sse ? r.input_chars : -1);
 }
 

@@ -118,8 +118,10 @@ void srv_speech_free(srv_speech *r) {
     memset(r, 0, sizeof *r);
 }
 
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b) {
+int srv_speech_parse(const char *body, size_t len, int max_text_chars,
+                     const ptts_gen_options *defaults, srv_speech *r, srv_bad *b) {
     memset(r, 0, sizeof *r);
+    r->go = *defaults;
     r->fmt = srv_format_available(FMT_MP3) ? FMT_MP3 : FMT_WAV; /* OpenAI's default: mp3 */
     r->speed = 1.0;
     r->streaming = 1;
@@ -212,6 +214,7 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
                         "model takes no style prompt)",
                         SRV_INSTRUCTIONS_MAX);
     }
+    if (!st) st = srv_gen_opts_parse(j, &r->go, b);
     if (!st && voice && !cJSON_IsNull(voice) && !cJSON_IsString(voice))
         st = refuse(b, 400, "voice", NULL, "'voice' must be a string or {\"id\": string}");
     if (!st) {
@@ -239,9 +242,20 @@ int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit
     return 0;
 }
 
+/* the form fields of the generation options, as srv_gen_opts_parse names its members */
+static const char *const form_opts[SRV_FORM_OPTS] = {"temperature", "seed", "eos_threshold",
+                                                     "frames_after_eos", "decode_steps"};
+#define FORM_OPT_MAX 64 /* bytes of an option's value: a number */
+
 void srv_form_field(srv_form *f, const char *key, const char *filename, const char *data,
                     size_t size) {
     if (!key) return;
+    for (int i = 0; i < SRV_FORM_OPTS; i++)
+        if (!strcmp(key, form_opts[i])) {
+            if (srv_append(&f->opt[i], &f->opt_len[i], data, size, FORM_OPT_MAX)) f->bad = 1;
+            if (!f->opt[i]) srv_append(&f->opt[i], &f->opt_len[i], "", 0, FORM_OPT_MAX);
+            return;
+        }
     if (!strcmp(key, "text")) {
         if (srv_append(&f->text, &f->text_len, data, size, f->text_limit)) f->text_too_long = 1;
         if (!f->text) srv_append(&f->text, &f->text_len, "", 0, f->text_limit);
@@ -276,7 +290,32 @@ int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b) {
     return 0;
 }
 
+int srv_form_gen_opts(const srv_form *f, ptts_gen_options *go, srv_bad *b) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return refuse(b, 500, NULL, NULL, "out of memory");
+    int st = 0;
+    for (int i = 0; i < SRV_FORM_OPTS && !st; i++) {
+        if (!f->opt[i]) continue;
+        /* a decimal number and nothing else (strtod would also take "inf", "nan", hex) */
+        const char *t = f->opt[i];
+        size_t n = f->opt_len[i];
+        int ok = n > 0 && n == strspn(t, "0123456789+-.eE") && strlen(t) == n;
+        char *end = NULL;
+        double v = ok ? strtod(t, &end) : 0;
+        if (!ok || end != t + n)
+            st =
+                refuse(b, 400, form_opts[i], "invalid_type", "'%s' must be a number", form_opts[i]);
+        else if (!cJSON_AddNumberToObject(o, form_opts[i], v))
+            st = refuse(b, 500, NULL, NULL, "out of memory");
+    }
+    if (!st) st = srv_gen_opts_parse(o, go, b);
+    cJSON_Delete(o);
+    return st;
+}
+
 void srv_form_free(srv_form *f) {
+    for (int i = 0; i < SRV_FORM_OPTS; i++)
+        free(f->opt[i]);
     free(f->text);
     free(f->voice_url);
     free(f->wav);
