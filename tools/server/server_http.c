@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -296,6 +298,10 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         return send_error(s, c, x, 500, NULL, NULL, "out of memory");
     }
     *sc = (stream_ctx){s, r, enc, x, fmt, conn_fd(c), 0, frames};
+    /* a compressed stream's pieces are small (Opus: a page per pump): sent at once, not held
+     * by Nagle's algorithm for the client's delayed ACK */
+    int one = 1;
+    if (sc->fd >= 0) setsockopt(sc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (srv_enqueue(s, r)) {
         stream_free(sc);
         return send_error_h(s, c, x, 503, "server_error", NULL, "queue_full",

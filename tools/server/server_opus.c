@@ -90,6 +90,9 @@ int srv_opus_open(srv_opus **out, srv_opus_sink sink, void *user, char *err, siz
     }
     opus_encoder_ctl(o->enc, OPUS_SET_BITRATE(BITRATE));
     opus_encoder_ctl(o->enc, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE));
+    /* the middle complexity: every stream encodes in its connection's thread, and at the top
+     * setting (10) the encoder costs as much as a fast model's generation */
+    opus_encoder_ctl(o->enc, OPUS_SET_COMPLEXITY(5));
     opus_int32 lookahead = 0;
     opus_encoder_ctl(o->enc, OPUS_GET_LOOKAHEAD(&lookahead));
     o->pre_skip = (int)lookahead * GRANULE_SCALE;
