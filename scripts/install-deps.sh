@@ -9,6 +9,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config clang clang-format libclang-rt-14-dev \
   libcjson-dev libyaml-dev libutf8proc-dev libsndfile1-dev \
   libmicrohttpd-dev libcurl4-openssl-dev librubberband-dev libopus-dev libogg-dev \
+  libavcodec-dev \
   libvulkan-dev glslc mesa-vulkan-drivers \
   python3 python3-numpy python3-pip ca-certificates chromium sox nodejs npm \
   debhelper devscripts lintian dpkg-dev groff-base man-db \

@@ -3,7 +3,8 @@
 
 Ogg/Opus streams page by page: the first audio page arrives while the generation still runs
 (/metrics shows it active), the pages are valid Ogg (CRC, sequence, granules rising, the last
-one's end of stream) and the last granule trims the output to the exact PCM length. The voice
+one's end of stream) and the last granule trims the output to the exact PCM length. AAC is a
+chain of ADTS frames (AAC-LC, 24 kHz, mono) covering the audio. The voice
 map: the default table is listed, a --voice-map file replaces entries, a voices-dir voice named
 like an OpenAI voice wins, a bad map file stops the server at start with a clear message.
 Per-request options on /v1/audio/speech and /tts: a seed gives equal bytes twice, another seed
@@ -183,6 +184,22 @@ check(st == 200 and grans[-1] - pre_skip == 2 * (len(pcm) // 2),
 st, _, whole = speech({"input": TEXT, "voice": "tiny", "response_format": "opus", "stream": False})
 check(st == 200 and whole[:4] == b"OggS" and len(whole) > 1000, "opus with stream false: one Ogg file")
 
+# ---- AAC: ADTS frames (sync, AAC-LC, 24 kHz, mono) chained by their lengths to the end
+st, h, aac = speech({"input": TEXT, "voice": "tiny", "response_format": "aac"})
+i, frames, ok = 0, 0, st == 200 and h.get("content-type") == "audio/aac"
+while ok and i + 7 <= len(aac):
+    b0, b1, b2, b3, b4, b5 = aac[i:i + 6]
+    ok = b0 == 0xFF and b1 & 0xF6 == 0xF0 and b2 >> 6 == 1 and (b2 >> 2) & 15 == 6 and \
+        ((b2 & 1) << 2 | b3 >> 6) == 1
+    i += (b3 & 3) << 11 | b4 << 3 | b5 >> 5
+    frames += 1
+check(ok and i == len(aac) and frames * 1024 >= len(pcm) // 2,
+      f"aac: {frames} ADTS frames (AAC-LC 24 kHz mono) cover the {len(pcm) // 2} samples")
+st, _, d = speech({"input": "x", "voice": "tiny", "response_format": "aiff"})
+e = error_of(d)
+check(st == 400 and e and "aac, flac, wav, pcm" in e["message"] and "writes wav, pcm, flac, opus" in e["message"],
+      f"an unknown format's 400 lists OpenAI's and this server's formats: {e and e['message']}")
+
 # ---- the voice map
 st, _, d = request("GET", "/v1/audio/voices")
 vj = json.loads(d)
@@ -192,7 +209,7 @@ check(all(oai.get(n) for n in ["ash", "ballad", "coral", "fable", "onyx", "nova"
                                "verse", "marin", "cedar"]),
       f"the default table's OpenAI voices are listed ({len(oai)} names)")
 check(oai.get("onyx") == "javert" and oai.get("nova") == "cosette", "default table: onyx javert, nova cosette")
-check("opus" in vj["formats"] and "aac" not in vj["formats"], f"formats: {vj['formats']}")
+check(all(f in vj["formats"] for f in ["wav", "pcm", "flac", "opus", "aac"]), f"formats: {vj['formats']}")
 SHORT = "Hello from the voice map test."
 st, _, ref = speech({"input": SHORT, "voice": "tiny", "response_format": "pcm"})
 st2, _, d2 = speech({"input": SHORT, "voice": "alloy", "response_format": "pcm"})
@@ -231,7 +248,8 @@ for member, value in [("temperature", "warm"), ("seed", "0x10"), ("seed", "inf")
 # ---- SSE, instructions and formats refused clearly
 for payload, param in [({"stream_format": "sse", "response_format": "opus"}, "stream_format"),
                        ({"stream_format": "events"}, "stream_format"),
-                       ({"response_format": "aac"}, "response_format"),
+                       ({"stream_format": "sse", "response_format": "aac"}, "stream_format"),
+                       ({"response_format": "aiff"}, "response_format"),
                        ({"instructions": 5}, "instructions"),
                        ({"instructions": "x" * 4097}, "instructions"),
                        ({"instructions": "bell \u0007"}, "instructions")]:

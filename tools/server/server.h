@@ -266,12 +266,13 @@ size_t srv_utf8_check(const char *text, size_t len, uint32_t *cp);
 int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit);
 
 /* ---- audio encoding (server_audio.c) */
-/* OpenAI's response_format names; aac is known (a clear 400) but no encoder writes it */
+/* OpenAI's response_format names */
 enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3, FMT_AAC, SRV_N_FMT };
 int srv_format_parse(const char *name); /* -1 when unknown */
 const char *srv_format_name(int fmt);
 const char *srv_format_mime(int fmt);
-/* Can this server write the format (Opus: server_opus.c; FLAC and MP3: this libsndfile)? 1/0. */
+/* Can this server write the format (Opus and AAC: server_opus.c, server_aac.c; FLAC and MP3:
+ * this libsndfile)? 1/0. */
 int srv_format_available(int fmt);
 /* The formats this server writes, comma-separated ("wav, pcm, ..."), into buf. */
 void srv_format_list(char *buf, size_t cap);
@@ -299,14 +300,22 @@ void srv_enc_set_sse(srv_enc *e, int input_tokens);
 /* The response's Content-Type: the format's, or text/event-stream under SSE. */
 const char *srv_enc_mime(const srv_enc *e);
 
+/* Where the Opus and AAC writers put their bytes: 0, or -1 to fail. */
+typedef int (*srv_sink)(void *user, const uint8_t *p, size_t n);
 /* ---- Ogg/Opus writer (server_opus.c): a page flushed after every write that completes a
- * packet. The sink takes the bytes (0, or -1 to fail). */
-typedef int (*srv_opus_sink)(void *user, const uint8_t *p, size_t n);
+ * packet. */
 typedef struct srv_opus srv_opus;
-int srv_opus_open(srv_opus **out, srv_opus_sink sink, void *user, char *err, size_t cap);
+int srv_opus_open(srv_opus **out, srv_sink sink, void *user, char *err, size_t cap);
 int srv_opus_write(srv_opus *o, const float *x, size_t n); /* 24 kHz mono */
 int srv_opus_finish(srv_opus *o);
 void srv_opus_free(srv_opus *o);
+/* ---- AAC writer (server_aac.c): libavcodec's AAC-LC in ADTS frames, each to the sink as the
+ * encoder releases it. */
+typedef struct srv_aac srv_aac;
+int srv_aac_open(srv_aac **out, srv_sink sink, void *user, char *err, size_t cap);
+int srv_aac_write(srv_aac *a, const float *x, size_t n); /* 24 kHz mono */
+int srv_aac_finish(srv_aac *a);
+void srv_aac_free(srv_aac *a);
 
 /* ---- HTTP (server_http.c) */
 int srv_http_start(srv *s, char *msg, size_t cap);

@@ -1,13 +1,15 @@
 /*
  * server_audio.c - response encoders of `pocket-tts serve`: WAV (the reference's 16-bit mono
  * 24 kHz; streamed with its oversized length, or exact when complete), raw PCM (16-bit LE, the
- * OpenAI API's "pcm"), Ogg/Opus page by page (server_opus.c), and FLAC and MP3 through
+ * OpenAI API's "pcm"), Ogg/Opus page by page (server_opus.c), AAC in ADTS frames
+ * (server_aac.c), and FLAC and MP3 through
  * libsndfile's virtual I/O into memory. A streamed encoder may not seek back (libsndfile's FLAC
  * and MP3 writers then leave their header's totals unset, which decoders accept), so every byte
  * is final when written and can go to the client at once. Speed (0.25-4) goes through Rubber
  * Band in real-time mode (R2 engine, pitch kept), start-padded and delay-compensated so the
  * output is aligned. OpenAI's SSE framing (base64 audio in JSON events) wraps any of them.
  */
+#include <libavcodec/avcodec.h>
 #include <math.h>
 #include <rubberband/rubberband-c.h>
 #include <sndfile.h>
@@ -57,6 +59,7 @@ static int sf_format_of(int fmt) {
 
 int srv_format_available(int fmt) {
     if (fmt == FMT_WAV || fmt == FMT_PCM || fmt == FMT_OPUS) return 1;
+    if (fmt == FMT_AAC) return avcodec_find_encoder(AV_CODEC_ID_AAC) != NULL;
     SF_INFO in = {.samplerate = PTTS_SAMPLE_RATE, .channels = 1, .format = sf_format_of(fmt)};
     return in.format && sf_format_check(&in);
 }
@@ -71,6 +74,7 @@ struct srv_enc {
     int finished, failed;
     SNDFILE *sf;
     srv_opus *opus;
+    srv_aac *aac;
     RubberBandState rb;
     int64_t rb_skip; /* output samples still to drop (the stretcher's start delay) */
     float *tmp;
@@ -133,8 +137,8 @@ static sf_count_t vio_tell(void *u) { return ((srv_enc *)u)->pos; }
 
 static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
 
-/* the Opus writer's pages, appended (it never seeks) */
-static int opus_sink(void *u, const uint8_t *p, size_t n) {
+/* the Opus and AAC writers' bytes, appended (they never seek) */
+static int append_sink(void *u, const uint8_t *p, size_t n) {
     srv_enc *e = u;
     return vio_write(p, (sf_count_t)n, e) == (sf_count_t)n ? 0 : -1;
 }
@@ -160,7 +164,12 @@ int srv_enc_open(srv_enc **out, int fmt, double speed, int streaming, char *err,
         wav_header(h, PTTS_SAMPLE_RATE, -1);
         if (vio_write(h, 44, e) != 44) goto nomem;
     } else if (fmt == FMT_OPUS) {
-        if (srv_opus_open(&e->opus, opus_sink, e, err, cap)) {
+        if (srv_opus_open(&e->opus, append_sink, e, err, cap)) {
+            srv_enc_free(e);
+            return -1;
+        }
+    } else if (fmt == FMT_AAC) {
+        if (srv_aac_open(&e->aac, append_sink, e, err, cap)) {
             srv_enc_free(e);
             return -1;
         }
@@ -208,6 +217,7 @@ static int put(srv_enc *e, const float *x, size_t n) {
     if (n == 0) return 0;
     e->samples_out += (int64_t)n;
     if (e->opus) return srv_opus_write(e->opus, x, n);
+    if (e->aac) return srv_aac_write(e->aac, x, n);
     if (e->sf) return sf_write_float(e->sf, x, (sf_count_t)n) == (sf_count_t)n ? 0 : -1;
     if (buf_reserve(e, e->len + 2 * n)) return -1;
     uint8_t *p = e->buf + e->len;
@@ -275,6 +285,7 @@ int srv_enc_finish(srv_enc *e) {
         e->sf = NULL;
     }
     if (!rc && e->opus) rc = srv_opus_finish(e->opus);
+    if (!rc && e->aac) rc = srv_aac_finish(e->aac);
     if (!rc && e->fmt == FMT_WAV && !e->streaming && e->base == 0 && e->len >= 44)
         wav_header(e->buf, PTTS_SAMPLE_RATE, e->samples_out);
     e->finished = 1;
@@ -404,6 +415,7 @@ void srv_enc_free(srv_enc *e) {
     if (!e) return;
     if (e->sf) sf_close(e->sf);
     srv_opus_free(e->opus);
+    srv_aac_free(e->aac);
     if (e->rb) rubberband_delete(e->rb);
     free(e->tmp);
     free(e->buf);

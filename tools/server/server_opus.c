@@ -26,7 +26,7 @@ struct srv_opus {
     OpusEncoder *enc;
     ogg_stream_state os;
     int os_init;
-    srv_opus_sink sink;
+    srv_sink sink;
     void *user;
     float pending[PACKET_SAMPLES]; /* a packet's samples not yet complete */
     int n_pending;
@@ -68,7 +68,7 @@ static int packet_in(srv_opus *o, uint8_t *data, long len, int64_t granule, int 
     return ogg_stream_packetin(&o->os, &op) ? -1 : 0;
 }
 
-int srv_opus_open(srv_opus **out, srv_opus_sink sink, void *user, char *err, size_t cap) {
+int srv_opus_open(srv_opus **out, srv_sink sink, void *user, char *err, size_t cap) {
     *out = NULL;
     srv_opus *o = calloc(1, sizeof *o);
     uint8_t *pkt = malloc(MAX_PACKET);
