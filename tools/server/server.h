@@ -209,7 +209,7 @@ void srv_voicemap_free(srv *s);
 
 /* ---- request bodies (server_req.c; no HTTP library: the fuzzer calls them) */
 /* The model ids /v1/audio/speech accepts and GET /v1/models lists. */
-#define SRV_N_MODELS 4
+#define SRV_N_MODELS 5
 extern const char *const srv_model_ids[SRV_N_MODELS];
 /* A refusal: the HTTP status, the OpenAI error's param and code (NULL: none) and message. */
 struct srv_bad {

@@ -109,8 +109,9 @@ static int check_text(const char *text, size_t len, int max_chars, const char *p
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
 
+/* OpenAI's speech models as its SDK lists them (every one speaks with this model) */
 const char *const srv_model_ids[SRV_N_MODELS] = {"pocket-tts", "tts-1", "tts-1-hd",
-                                                 "gpt-4o-mini-tts"};
+                                                 "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15"};
 
 void srv_speech_free(srv_speech *r) {
     free(r->text);
