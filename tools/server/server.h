@@ -6,8 +6,8 @@
  *    handler parses and validates it, resolves or clones the voice, queues it and waits (in its
  *    own thread) until the generation thread admits it; the response's reader then blocks on the
  *    request's ring of frames, encodes (WAV/PCM/FLAC/Opus/MP3/AAC, speed through Rubber Band,
- *    OpenAI's SSE framing) and hands bytes to MHD. Blocking there costs nothing but that connection's thread, and the
- *    number of connections is capped, so the memory is bounded.
+ *    OpenAI's SSE framing) and hands bytes to MHD. Blocking there costs nothing but that
+ *    connection's thread, and the number of connections is capped, so the memory is bounded.
  *  - One generation thread owns the ptts_batch: it admits queued requests into free slots and
  *    steps every active utterance together. It never touches a socket and never waits on a
  *    client: each frame goes into the request's bounded ring; a ring that is full (a client that
