@@ -147,7 +147,7 @@ def read_page(stream):
         ogg_crc(bytes(raw)) == crc
 
 
-TEXT = "The audio should reach the client page by page while the model still generates. " * 6
+TEXT = "The audio should reach the client page by page while the model still generates. " * 4
 c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 c.request("POST", "/v1/audio/speech",
           json.dumps({"input": TEXT, "voice": "tiny", "response_format": "opus"}),
