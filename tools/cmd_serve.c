@@ -44,6 +44,9 @@ static void usage(FILE *f, int wyoming) {
             "                         or hf:// path, loaded at start (default: the language's\n"
             "                         preset, else the first voices-dir voice); --voice is the\n"
             "                         same\n"
+            "  --voice-map FILE       OpenAI's voice names to voices: a JSON object such as\n"
+            "                         {\"alloy\": \"tiny\"} over the default table\n"
+            "                         (GET /v1/audio/voices lists it)\n"
             "  --max-concurrent N     utterances generated together (default 8)\n"
             "  --queue N              requests waiting for a slot before 503 (default 32)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
@@ -143,6 +146,8 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
             if (!(cfg.voices_dir = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--default-voice") || cli_is(a, "--voice")) {
             if (!(cfg.default_voice = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--voice-map")) {
+            if (!(cfg.voice_map = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--max-concurrent")) {
             if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 1024, &n)) return 2;
             cfg.max_concurrent = (int)n;
@@ -234,8 +239,12 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
-    /* the default voice is resolved now: a wrong name fails at start, not per request */
     char msg[1024];
+    if (srv_voicemap_load(&s, cfg.voice_map, msg, sizeof msg)) {
+        fprintf(stderr, "pocket-tts: %s\n", msg);
+        goto done;
+    }
+    /* the default voice is resolved now: a wrong name fails at start, not per request */
     const ptts_voice *dv = NULL;
     const char *want = cfg.default_voice ? cfg.default_voice : lang->default_voice;
     if (cfg.default_voice ? srv_voice_default(&s, cfg.default_voice, &want, msg, sizeof msg)
@@ -290,6 +299,7 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
     if (!wyoming_only) srv_http_stop(&s);
     rc = 0;
 done:
+    srv_voicemap_free(&s);
     srv_voices_free(&s);
     ptts_model_free(s.model);
     free(s.page);
