@@ -244,10 +244,38 @@ static void test_formats(void) {
           !strcmp(srv_format_mime(FMT_OPUS), "audio/ogg"));
 }
 
+/* Samples past [-1, 1] (an untrained or loud voice) saturate in every container, streamed or
+ * whole: libsndfile's FLAC writer failed on them for good before clipping was set. */
+static void test_loud(void) {
+    static float loud[4 * 1920];
+    for (int i = 0; i < 4 * 1920; i++)
+        loud[i] = 3.f * (float)sin(2 * M_PI * TONE_HZ * i / PTTS_SAMPLE_RATE);
+    for (int f = 0; f < SRV_N_FMT; f++) {
+        if (!srv_format_available(f)) continue;
+        for (int streaming = 0; streaming < 2; streaming++) {
+            char err[256];
+            srv_enc *e;
+            REQUIRE(srv_enc_open(&e, f, 1.0, streaming, err, sizeof err) == 0);
+            int bad = 0;
+            for (int r = 0; r < 25 && !bad; r++) {
+                bad = srv_enc_write(e, loud, 4 * 1920) != 0;
+                size_t n;
+                srv_enc_data(e, &n);
+                if (streaming && n) srv_enc_consume(e, n);
+            }
+            bad = bad || srv_enc_finish(e) != 0;
+            CHECKF(!bad, "%s (%s): loud samples failed the encoder", srv_format_name(f),
+                   streaming ? "streamed" : "whole");
+            srv_enc_free(e);
+        }
+    }
+}
+
 int main(void) {
     for (int i = 0; i < N_TONE; i++)
         tone[i] = 0.5f * (float)sin(2 * M_PI * TONE_HZ * i / PTTS_SAMPLE_RATE);
     test_formats();
+    test_loud();
     test_sse();
     test_opus();
     test_aac();

@@ -182,6 +182,9 @@ int srv_enc_open(srv_enc **out, int fmt, double speed, int streaming, char *err,
             srv_enc_free(e);
             return -1;
         }
+        /* samples past [-1, 1] saturate, as the WAV and PCM writers' do: without clipping,
+         * libsndfile hands libFLAC values beyond 16 bits and the encoder fails for good */
+        sf_command(e->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
         if (fmt == FMT_MP3) {
             double q = 0.5; /* libsndfile's default middle setting, stated explicitly */
             sf_command(e->sf, SFC_SET_COMPRESSION_LEVEL, &q, sizeof q);
