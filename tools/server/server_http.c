@@ -5,7 +5,8 @@
  *
  * Endpoints: GET / (the web page), GET /health, GET /metrics (Prometheus), POST /tts (the
  * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
- * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream),
+ * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream,
+ * stream_format "sse": the encoder frames the audio as events),
  * GET /v1/audio/voices, GET /v1/models. Errors are OpenAI-style JSON
  * {"error":{"message","type","param","code"}} with a 4xx/5xx status.
  */
@@ -14,6 +15,8 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -350,16 +353,19 @@ static enum MHD_Result synth_step(srv *s, struct MHD_Connection *c, conn_ctx *x)
         stream_free(sc);
         return MHD_NO;
     }
-    MHD_add_response_header(resp, "Content-Type", srv_format_mime(sc->fmt));
+    MHD_add_response_header(resp, "Content-Type", srv_enc_mime(sc->enc));
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no");
     return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
 }
 
-/* Queue `text` (taken) with voice v (owned taken) and answer with the audio (synth_step). */
+/* Queue `text` (taken) with voice v (owned taken) and the generation options go, and answer
+ * with the audio (synth_step); sse >= 0: as OpenAI's SSE events, with sse the usage's input tokens.
+ */
 static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x, char *text,
-                                  const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
-                                  int streaming) {
+                                  const ptts_voice *v, ptts_voice *owned,
+                                  const ptts_gen_options *go, int fmt, double speed, int streaming,
+                                  int sse) {
     char err[256];
     srv_enc *enc = NULL;
     if (srv_enc_open(&enc, fmt, speed, streaming, err, sizeof err)) {
@@ -368,7 +374,9 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         snprintf(x->detail, sizeof x->detail, "encoder: %s", err);
         return send_error(s, c, x, 500, "response_format", NULL, "the audio encoder failed");
     }
+    if (sse >= 0) srv_enc_set_sse(enc, sse);
     srv_req *r = srv_req_new(s, text, v, owned);
+    if (r) r->go = *go;
     float *frames = malloc((size_t)PUMP_FRAMES * s->frame_samples * sizeof(float));
     stream_ctx *sc = calloc(1, sizeof *sc);
     if (!r || !frames || !sc) {
@@ -392,6 +400,10 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
                        .streaming = streaming,
                        .fd = conn_fd(c),
                        .frames = frames};
+    /* a compressed stream's pieces are small (Opus: a page per pump): sent at once, not held
+     * by Nagle's algorithm for the client's delayed ACK */
+    int one = 1;
+    if (sc->fd >= 0) setsockopt(sc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (srv_enqueue(s, r)) {
         stream_free(sc);
         return send_error_h(s, c, x, 503, "server_error", NULL, "queue_full",
@@ -463,7 +475,9 @@ static int resolve_voice(srv *s, struct MHD_Connection *c, conn_ctx *x, int clon
 
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     srv_bad b;
-    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, x, &b);
+    ptts_gen_options go = s->cfg.go;
+    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b) || srv_form_gen_opts(&x->form, &go, &b))
+        return refuse(s, c, x, &b);
     int has_url = x->form.voice_url && *x->form.voice_url;
     const ptts_voice *v;
     ptts_voice *owned;
@@ -477,7 +491,7 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
                           NULL, "%s", msg);
     char *text = x->form.text;
     x->form.text = NULL;
-    return synthesize(s, c, x, text, v, owned, FMT_WAV, 1.0, 1);
+    return synthesize(s, c, x, text, v, owned, &go, FMT_WAV, 1.0, 1, -1);
 }
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
@@ -488,20 +502,22 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
     srv_speech *r = &x->speech;
     srv_bad b;
     if (!x->parsed) {
-        if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, r, &b))
+        if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &s->cfg.go, r, &b))
             return refuse(s, c, x, &b);
         x->parsed = 1;
     }
     const ptts_voice *v;
     ptts_voice *owned;
     char msg[1024];
-    int st = resolve_voice(s, c, x, 0, r->voice ? r->voice : s->cfg.default_voice, &v, &owned, msg,
-                           sizeof msg);
+    int st = resolve_voice(s, c, x, 0,
+                           r->voice ? srv_voicemap_resolve(s, r->voice) : s->cfg.default_voice, &v,
+                           &owned, msg, sizeof msg);
     if (st < 0) return MHD_YES; /* suspended */
     if (st) return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
     char *text = r->text;
     r->text = NULL;
-    return synthesize(s, c, x, text, v, NULL, r->fmt, r->speed, r->streaming);
+    return synthesize(s, c, x, text, v, NULL, &r->go, r->fmt, r->speed, r->streaming,
+                      r->sse ? r->input_chars : -1);
 }
 
 /* ---- GET endpoints (their bodies: server_info.c) ----------------------------------------- */
@@ -727,25 +743,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     pthread_mutex_unlock(&s->mu);
 }
 
-int srv_http_start(srv *s, char *msg, size_t cap) {
-    char port[16];
-    snprintf(port, sizeof port, "%d", s->cfg.port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE},
-                    *res = NULL;
-    int g = getaddrinfo(s->cfg.host, port, &hints, &res);
-    if (g || !res) {
-        snprintf(msg, cap, "cannot resolve --host %s: %s", s->cfg.host, gai_strerror(g));
-        return -1;
-    }
-    /* prefer IPv4 (localhost resolves to both; browsers and curl try both) */
-    struct addrinfo *ai = res;
-    for (struct addrinfo *p = res; p; p = p->ai_next)
-        if (p->ai_family == AF_INET) {
-            ai = p;
-            break;
-        }
+int srv_conn_limits(srv *s) {
     /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
      * a hard limit twice that (at least 64 more), where no answer can be sent. Each connection
      * is a descriptor: the soft open-file limit is raised to the hard one, and both limits kept
@@ -774,6 +772,29 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
         }
     }
     s->cfg.max_connections = want;
+    return hard_limit;
+}
+
+int srv_http_start(srv *s, char *msg, size_t cap) {
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->cfg.port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE},
+                    *res = NULL;
+    int g = getaddrinfo(s->cfg.host, port, &hints, &res);
+    if (g || !res) {
+        snprintf(msg, cap, "cannot resolve --host %s: %s", s->cfg.host, gai_strerror(g));
+        return -1;
+    }
+    /* prefer IPv4 (localhost resolves to both; browsers and curl try both) */
+    struct addrinfo *ai = res;
+    for (struct addrinfo *p = res; p; p = p->ai_next)
+        if (p->ai_family == AF_INET) {
+            ai = p;
+            break;
+        }
+    int hard_limit = srv_conn_limits(s);
     /* MHD's own polling threads (epoll where there is one), every connection on one of them:
      * no handler blocks on generation, a request that waits for its slot or its frames is
      * suspended and resumed by the generation thread (srv_req.wake) */

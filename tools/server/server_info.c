@@ -43,17 +43,16 @@ struct cJSON *srv_voices_json(srv *s) {
         cJSON_AddItemToArray(arr, o);
     }
     pthread_mutex_unlock(&s->voice_mu);
+    srv_voicemap_list(s, arr);
     cJSON_AddStringToObject(root, "default", s->cfg.default_voice);
     cJSON_AddBoolToObject(root, "voice_cloning", 1);
     ptts_model_info info;
     ptts_model_get_info(s->model, &info);
     cJSON_ReplaceItemInObject(root, "voice_cloning", cJSON_CreateBool(info.has_voice_cloning));
     cJSON *fm = cJSON_AddArrayToObject(root, "formats");
-    for (int f = 0; f < 5; f++)
-        if (srv_format_available(f)) {
-            static const char *const names[] = {"wav", "pcm", "flac", "opus", "mp3"};
-            cJSON_AddItemToArray(fm, cJSON_CreateString(names[f]));
-        }
+    for (int f = 0; f < SRV_N_FMT; f++)
+        if (srv_format_available(f))
+            cJSON_AddItemToArray(fm, cJSON_CreateString(srv_format_name(f)));
     return root;
 }
 
@@ -67,6 +66,8 @@ struct cJSON *srv_models_json(void) {
         cJSON_AddStringToObject(o, "object", "model");
         cJSON_AddNumberToObject(o, "created", 0);
         cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
+        cJSON_AddStringToObject(o, "instructions",
+                                "accepted and ignored: the model takes no style prompt");
         cJSON_AddItemToArray(arr, o);
     }
     return root;
