@@ -113,6 +113,8 @@ typedef struct srv {
     double started;
     void *mhd;
     char *page;
+    struct ws_sess *ws_list; /* open WebSockets (server_ws.c), under mu */
+    int ws_stop;             /* srv_ws_stop: every WebSocket closes */
 } srv;
 
 /* ---- generation (server_gen.c) */
@@ -218,5 +220,15 @@ void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */
 char *srv_page_build(void);
+
+/* ---- WebSocket input streaming (server_ws.c; frames in ws_frame.h) */
+struct MHD_Connection;
+struct MHD_Response;
+/* GET /v1/tts/stream-input: the handshake checked; the 101 response that hands the socket to
+ * its own threads, or NULL with *status (400, 426, 500) and msg for the client. */
+struct MHD_Response *srv_ws_upgrade(srv *s, struct MHD_Connection *c, unsigned *status, char *msg,
+                                    size_t cap);
+/* Close every WebSocket (1001) and wait for their threads; before MHD stops. */
+void srv_ws_stop(srv *s);
 
 #endif
