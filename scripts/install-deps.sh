@@ -10,6 +10,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libcjson-dev libyaml-dev libutf8proc-dev libsndfile1-dev \
   libmicrohttpd-dev libcurl4-openssl-dev librubberband-dev \
   libvulkan-dev glslc mesa-vulkan-drivers \
-  python3 python3-numpy python3-pip ca-certificates chromium sox \
+  python3 python3-numpy python3-pip python3-websockets ca-certificates chromium sox \
   debhelper devscripts lintian dpkg-dev groff-base man-db \
   gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross >/dev/null

@@ -465,8 +465,8 @@ static int on_message(ws_sess *w, const char *data, size_t len) {
                        "a message has text, flush, end or cancel");
             rc = -1;
         } else {
-            /* ElevenLabs' convention: an empty text ends the utterance */
-            rc = feed(w, t ? t : "", tn, flush, end || (t && tn == 0));
+            /* ElevenLabs' convention: an empty text (without flush) ends the utterance */
+            rc = feed(w, t ? t : "", tn, flush, end || (t && tn == 0 && !flush));
         }
     }
     cJSON_Delete(j);
@@ -526,7 +526,7 @@ static int on_tick(ws_sess *w) {
     srv *s = w->s;
     const double now = tool_now();
     pthread_mutex_lock(&s->mu);
-    const int stopping = s->ws_stop;
+    const int stopping = s->ws_stop, draining = s->draining;
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&w->wmu);
     const int closing = w->close_sent, dead = w->dead;
@@ -551,6 +551,14 @@ static int on_tick(ws_sess *w) {
         pthread_mutex_lock(&s->mu);
         busy = w->r->state == RQ_QUEUED || w->r->state == RQ_ACTIVE;
         pthread_mutex_unlock(&s->mu);
+    }
+    if (draining && busy && !w->ended) {
+        /* SIGTERM: the text so far is spoken to its end (up to --drain-timeout) */
+        if (feed(w, "", 0, 0, 1)) return 1;
+    }
+    if (draining && !busy) {
+        send_error(w, WS_CLOSE_GOING_AWAY, "shutting_down", "the server is shutting down");
+        return 0;
     }
     if (!busy && now - last_io > s->cfg.timeout_s) {
         send_error(w, WS_CLOSE_POLICY, "timeout", "no message for %d s", s->cfg.timeout_s);

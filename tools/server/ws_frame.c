@@ -249,7 +249,7 @@ static void sha1_block(uint32_t h[5], const uint8_t *b) {
         w[i] = ((uint32_t)b[4 * i] << 24) | ((uint32_t)b[4 * i + 1] << 16) |
                ((uint32_t)b[4 * i + 2] << 8) | b[4 * i + 3];
     for (int i = 16; i < 80; i++)
-        w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]);
+        w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
     uint32_t a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4];
     for (int i = 0; i < 80; i++) {
         uint32_t f, k;
