@@ -9,8 +9,9 @@ it); word-by-word input equals the streaming rule's prediction (each complete se
 each chunk equal to that chunk generated alone); flush; the idle flush; cancel, then a second
 utterance on the same socket; two concurrent sockets; pings; bad input (malformed, unmasked
 and oversized frames, invalid UTF-8, binary, unknown and non-JSON messages, a bad handshake, a
-disconnect mid-utterance, 10,000 one-character pieces), each with its error and close code and
-/health fine afterwards; SIGTERM closes open sockets with 1001.
+disconnect mid-utterance, 10,000 one-character pieces, megabytes of text without a sentence end),
+each with its error and close code and /health fine afterwards; closed sockets leave the
+connection count; SIGTERM closes open sockets with 1001.
 
 Usage: test_ws.py POCKET_TTS FIXTURES_DIR
 """
@@ -375,9 +376,10 @@ check(after.get("ptts_active_streams") == 0
       and healthy(), "disconnect mid-utterance: cancelled, the batch empty, /health fine")
 
 
-# 10,000 one-character pieces, then the end: taken, spoken, done
+# 10,000 one-character pieces (no sentence end: nothing is spoken while they come, so the client
+# need not read meanwhile), then a cancel: all taken, done
 async def tiny_pieces():
-    text = "Hi there. " * 1000
+    text = "x " * 5000
     async with websockets.connect(URL) as ws:
         await ws.send(json.dumps({"idle_flush_ms": 0}))
         for ch in text:
@@ -391,6 +393,32 @@ t0 = time.time()
 m = run(tiny_pieces())
 check(m and m[-1].get("type") == "done" and not any(x.get("type") == "error" for x in m)
       and healthy(), f"10,000 one-character pieces, then cancel ({time.time() - t0:.1f} s)")
+
+# more text than may wait (1 MiB) and no sentence end: throttled (the socket is not read), then
+# refused after --timeout; the server's memory stays bounded
+s, head, rest = raw_open()
+s.sendall(frame(1, json.dumps({"text": "a "}).encode()))
+s.settimeout(30)
+piece = frame(1, json.dumps({"text": "word " * 1500}).encode())
+sent = 0
+try:
+    while sent < (3 << 20):
+        s.sendall(piece)
+        sent += len(piece)
+except OSError:
+    pass
+frames, code = read_frames(s, rest, timeout=30)
+errs = [json.loads(p) for op, p in frames if op == 1 and json.loads(p).get("type") == "error"]
+check(code == 1008 and errs and errs[-1].get("code") == "too_much_text" and healthy(),
+      f"3 MiB with no sentence end: throttled, then 1008 too_much_text ({code})")
+s.close()
+
+# every socket closed: the server's connection count is back down
+deadline = time.time() + 5
+while time.time() < deadline and metrics().get("ptts_open_connections", 9) > 1:
+    time.sleep(0.05)
+n_open = metrics().get("ptts_open_connections")
+check(n_open == 1, f"closed sockets leave the connection count ({n_open} open)")
 
 # ---- SIGTERM: an open utterance is ended and spoken, then the socket closes with 1001
 s, head, rest = raw_open()

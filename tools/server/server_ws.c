@@ -263,6 +263,7 @@ static int is_end_mark(const char *t, size_t i) {
  * -1 when the socket is to close. */
 static int feed(ws_sess *w, const char *t, size_t n, int flush, int end) {
     srv *s = w->s;
+    const double t0 = tool_now();
     for (;;) {
         int rc = srv_req_feed(s, w->r, t, n, flush, end);
         if (rc != SRV_FEED_FULL) break; /* ENDED: the writer reports why */
@@ -270,6 +271,14 @@ static int feed(ws_sess *w, const char *t, size_t n, int flush, int end) {
         int dead = w->dead;
         pthread_mutex_unlock(&w->wmu);
         if (dead) return -1;
+        if (tool_now() - t0 > s->cfg.timeout_s) {
+            /* the waiting text never becomes a chunk (no sentence end in a megabyte) */
+            srv_req_cancel(s, w->r);
+            send_error(w, WS_CLOSE_POLICY, "too_much_text",
+                       "more than %u bytes of text wait for a sentence end, and none came in %d s",
+                       (unsigned)PTTS_FEED_MAX_BYTES, s->cfg.timeout_s);
+            return -1;
+        }
         struct timespec ts = {0, FEED_RETRY_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
