@@ -246,6 +246,32 @@ async def two():
 (a1, _), (a2, _) = run(two())
 check(a1 == ref and a2 == ref2, "two concurrent sockets, each = generate")
 
+# an utterance waiting for text holds its slot: slots (4) and queue (4) full, the next one is told
+# to come back later (1013), and the server is fine once they close
+
+
+async def full_house():
+    socks = [await websockets.connect(URL) for _ in range(8)]
+    for ws in socks:
+        await ws.send(json.dumps({"text": "Waiting"}))
+        assert json.loads(await ws.recv())["type"] == "ready"
+    extra = await websockets.connect(URL)
+    await extra.send(json.dumps({"text": "One more."}))
+    _, m = await collect(extra, timeout=10)
+    try:
+        await asyncio.wait_for(extra.wait_closed(), 10)
+    except asyncio.TimeoutError:
+        pass
+    code = extra.close_code
+    for ws in socks:
+        await ws.close()
+    return m, code
+
+
+m, code = run(full_house())
+check(m and m[-1].get("code") == "busy" and code == 1013 and healthy(),
+      f"slots and queue full: busy, close 1013 ({code})")
+
 # ---- bad input (raw sockets)
 
 

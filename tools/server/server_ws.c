@@ -390,6 +390,15 @@ static int start_utterance(ws_sess *w, const cJSON *j) {
     w->binary = binary;
     w->idle_ms = idle_ms;
     w->ended = w->cancelled_by_client = w->sentence_end = w->unflushed = 0;
+    /* before the writer exists: nothing of this utterance can come before it */
+    cJSON *ready = cJSON_CreateObject();
+    cJSON_AddStringToObject(ready, "type", "ready");
+    cJSON_AddNumberToObject(ready, "sample_rate", PTTS_SAMPLE_RATE);
+    cJSON_AddStringToObject(ready, "output_format", f32 ? "pcm_f32le" : "pcm_s16le");
+    cJSON_AddBoolToObject(ready, "binary", binary);
+    cJSON_AddStringToObject(ready, "voice", name);
+    cJSON_AddNumberToObject(ready, "idle_flush_ms", idle_ms);
+    send_json(w, ready);
     pthread_mutex_lock(&s->mu);
     s->inflight++;
     pthread_mutex_unlock(&s->mu);
@@ -404,14 +413,6 @@ static int start_utterance(ws_sess *w, const cJSON *j) {
         return -1;
     }
     w->writing = 1;
-    cJSON *ready = cJSON_CreateObject();
-    cJSON_AddStringToObject(ready, "type", "ready");
-    cJSON_AddNumberToObject(ready, "sample_rate", PTTS_SAMPLE_RATE);
-    cJSON_AddStringToObject(ready, "output_format", f32 ? "pcm_f32le" : "pcm_s16le");
-    cJSON_AddBoolToObject(ready, "binary", binary);
-    cJSON_AddStringToObject(ready, "voice", name);
-    cJSON_AddNumberToObject(ready, "idle_flush_ms", idle_ms);
-    send_json(w, ready);
     return 0;
 }
 
