@@ -15,6 +15,9 @@
  *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
  *    completion callback; either marks the request cancelled, and the generation thread cancels
  *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ *  - A WebSocket (GET /v1/tts/stream-input, server_ws.c) leaves MHD's connection handling once
+ *    upgraded: its socket gets a reader thread (frames in, text fed to an incremental request,
+ *    throttled by not reading) and, per utterance, a writer thread (frames popped and sent).
  * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
  */
 #ifndef PTTS_SERVER_H
