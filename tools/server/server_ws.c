@@ -575,7 +575,12 @@ static int on_tick(ws_sess *w) {
         return 0;
     }
     if (busy && now - last_io > s->cfg.timeout_s && !w->ended) {
-        /* an utterance that waits for text holds a batch slot: not forever */
+        /* an utterance that waits for text holds a batch slot: not forever (one waiting in the
+         * queue for a slot is not idle) */
+        pthread_mutex_lock(&s->mu);
+        const int queued = w->r->state == RQ_QUEUED;
+        pthread_mutex_unlock(&s->mu);
+        if (queued) return 0;
         srv_req_cancel(s, w->r);
         send_error(w, WS_CLOSE_POLICY, "timeout", "no text and no audio for %d s",
                    s->cfg.timeout_s);
