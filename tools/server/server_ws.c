@@ -580,7 +580,10 @@ static int on_tick(ws_sess *w) {
         pthread_mutex_lock(&s->mu);
         const int queued = w->r->state == RQ_QUEUED;
         pthread_mutex_unlock(&s->mu);
-        if (queued) return 0;
+        if (queued) {
+            touch(w); /* the wait for a slot does not count once admitted */
+            return 0;
+        }
         srv_req_cancel(s, w->r);
         send_error(w, WS_CLOSE_POLICY, "timeout", "no text and no audio for %d s",
                    s->cfg.timeout_s);
