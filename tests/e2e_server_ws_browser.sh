@@ -17,7 +17,8 @@ skip() { # exit 77: skipped (ctest); a failure when PTTS_NO_SKIP is set (CI inst
 chromium=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$chromium" ] || skip "Chromium is not installed (scripts/install-deps.sh installs it)"
 command -v node >/dev/null && command -v npm >/dev/null || skip "Node.js and npm are not installed"
-cache="$PWD/node_cache"
+# a folder of its own: e2e_server_web.sh may be installing into its own at the same time (ctest -j)
+cache="$PWD/node_cache_ws"
 if [ ! -d "$cache/node_modules/playwright-core" ]; then
   mkdir -p "$cache"
   npm install --no-save --no-audit --no-fund --prefix "$cache" playwright-core@1 >"$cache/npm.log" 2>&1 ||
