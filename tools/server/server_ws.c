@@ -143,8 +143,13 @@ static void touch(ws_sess *w) {
 static int send_audio(ws_sess *w, const float *x, int n, uint8_t *pcm, char *b64) {
     size_t bytes;
     if (w->f32) {
-        memcpy(pcm, x, (size_t)n * sizeof(float)); /* little-endian hosts (DESIGN.md) */
-        bytes = (size_t)n * sizeof(float);
+        for (int i = 0; i < n; i++) { /* IEEE 754 binary32, little-endian on any host */
+            uint32_t u;
+            memcpy(&u, x + i, 4);
+            for (int b = 0; b < 4; b++)
+                pcm[4 * i + b] = (uint8_t)(u >> (8 * b));
+        }
+        bytes = (size_t)n * 4;
     } else {
         for (int i = 0; i < n; i++) {
             int16_t v = wav_sample(x[i]);
