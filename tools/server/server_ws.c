@@ -496,6 +496,10 @@ static int on_event(ws_sess *w, const ws_event *ev) {
         ws_send(w, WS_OP_CLOSE, cp, ws_close_payload(cp, code, NULL)); /* the answer */
         return 1;
     }
+    pthread_mutex_lock(&w->wmu);
+    const int closing = w->close_sent;
+    pthread_mutex_unlock(&w->wmu);
+    if (closing) return 0; /* past our close frame only the client's close matters */
     if (ev->type == WS_EV_ERROR) {
         static const struct {
             int close;
@@ -510,10 +514,6 @@ static int on_event(ws_sess *w, const ws_event *ev) {
         send_error(w, ev->code, code, "%s", ev->why);
         return -1;
     }
-    pthread_mutex_lock(&w->wmu);
-    int closing = w->close_sent;
-    pthread_mutex_unlock(&w->wmu);
-    if (closing) return 0; /* past our close frame only the client's close matters */
     if (ev->type == WS_EV_PING) return ws_send(w, WS_OP_PONG, ev->data, ev->len) ? 1 : 0;
     if (ev->type == WS_EV_PONG) return 0;
     touch(w);
