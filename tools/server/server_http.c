@@ -7,7 +7,9 @@
  * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
  * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream,
  * stream_format "sse": the encoder frames the audio as events),
- * GET /v1/audio/voices, GET /v1/models. Errors are OpenAI-style JSON
+ * GET /v1/audio/voices, GET /v1/models, GET /v1/tts/stream-input (a WebSocket: text in
+ * pieces, audio out as it is generated; server_ws.c, docs/websocket.md). Errors are OpenAI-style
+ * JSON
  * {"error":{"message","type","param","code"}} with a 4xx/5xx status.
  */
 #define _GNU_SOURCE /* POLLRDHUP */
@@ -607,6 +609,13 @@ static enum MHD_Result on_headers(srv *s, struct MHD_Connection *c, conn_ctx *x,
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
         return send_text(s, c, x, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
     if (!strcmp(url, "/metrics")) return get_metrics(s, c, x);
+    if (!strcmp(url, "/v1/tts/stream-input")) {
+        unsigned st;
+        char msg[256];
+        struct MHD_Response *resp = srv_ws_upgrade(s, c, &st, msg, sizeof msg);
+        if (!resp) return send_error(s, c, x, st, NULL, NULL, "%s", msg);
+        return send_resp(s, c, x, st, resp, 0);
+    }
     if (!strcmp(url, "/v1/models")) return send_json(s, c, x, 200, srv_models_json());
     if (!strcmp(url, "/v1/audio/voices")) return send_json(s, c, x, 200, srv_voices_json(s));
     return send_error(s, c, x, 404, NULL, "not_found", "no endpoint %.96s", url);
@@ -799,6 +808,7 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
      * no handler blocks on generation, a request that waits for its slot or its frames is
      * suspended and resumed by the generation thread (srv_req.wake) */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_ALLOW_UPGRADE |
                      (MHD_is_feature_supported(MHD_FEATURE_EPOLL) ? MHD_USE_EPOLL : MHD_USE_POLL);
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -834,6 +844,7 @@ void srv_http_stop(srv *s) {
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    srv_ws_stop(s); /* the upgraded sockets are MHD's: closed before it stops */
     if (s->mhd) MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
 }
