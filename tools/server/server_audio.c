@@ -9,7 +9,9 @@
  * Band in real-time mode (R2 engine, pitch kept), start-padded and delay-compensated so the
  * output is aligned. OpenAI's SSE framing (base64 audio in JSON events) wraps any of them.
  */
+#ifdef PTTS_HAVE_AAC
 #include <libavcodec/avcodec.h>
+#endif
 #include <math.h>
 #include <rubberband/rubberband-c.h>
 #include <sndfile.h>
@@ -59,7 +61,11 @@ static int sf_format_of(int fmt) {
 
 int srv_format_available(int fmt) {
     if (fmt == FMT_WAV || fmt == FMT_PCM || fmt == FMT_OPUS) return 1;
+#ifdef PTTS_HAVE_AAC
     if (fmt == FMT_AAC) return avcodec_find_encoder(AV_CODEC_ID_AAC) != NULL;
+#else
+    if (fmt == FMT_AAC) return 0; /* built without libavcodec (PTTS_AAC=OFF) */
+#endif
     SF_INFO in = {.samplerate = PTTS_SAMPLE_RATE, .channels = 1, .format = sf_format_of(fmt)};
     return in.format && sf_format_check(&in);
 }
@@ -169,7 +175,12 @@ int srv_enc_open(srv_enc **out, int fmt, double speed, int streaming, char *err,
             return -1;
         }
     } else if (fmt == FMT_AAC) {
+#ifdef PTTS_HAVE_AAC
         if (srv_aac_open(&e->aac, append_sink, e, err, cap)) {
+#else
+        {
+            snprintf(err, cap, "this build has no AAC encoder (built without libavcodec)");
+#endif
             srv_enc_free(e);
             return -1;
         }
@@ -220,7 +231,9 @@ static int put(srv_enc *e, const float *x, size_t n) {
     if (n == 0) return 0;
     e->samples_out += (int64_t)n;
     if (e->opus) return srv_opus_write(e->opus, x, n);
+#ifdef PTTS_HAVE_AAC
     if (e->aac) return srv_aac_write(e->aac, x, n);
+#endif
     if (e->sf) return sf_write_float(e->sf, x, (sf_count_t)n) == (sf_count_t)n ? 0 : -1;
     if (buf_reserve(e, e->len + 2 * n)) return -1;
     uint8_t *p = e->buf + e->len;
@@ -288,7 +301,9 @@ int srv_enc_finish(srv_enc *e) {
         e->sf = NULL;
     }
     if (!rc && e->opus) rc = srv_opus_finish(e->opus);
+#ifdef PTTS_HAVE_AAC
     if (!rc && e->aac) rc = srv_aac_finish(e->aac);
+#endif
     if (!rc && e->fmt == FMT_WAV && !e->streaming && e->base == 0 && e->len >= 44)
         wav_header(e->buf, PTTS_SAMPLE_RATE, e->samples_out);
     e->finished = 1;
@@ -418,7 +433,9 @@ void srv_enc_free(srv_enc *e) {
     if (!e) return;
     if (e->sf) sf_close(e->sf);
     srv_opus_free(e->opus);
+#ifdef PTTS_HAVE_AAC
     srv_aac_free(e->aac);
+#endif
     if (e->rb) rubberband_delete(e->rb);
     free(e->tmp);
     free(e->buf);
