@@ -115,6 +115,11 @@ const waitPlayer = page => page.waitForFunction(() => window.pttsPlayer.done || 
     help: document.getElementById('lang-help').textContent, go: document.getElementById('go').disabled }));
   check(sw.enabled === 0 && sw.group.includes(other) && sw.help.includes('--language ' + other) && sw.go,
         `language switch to ${other} changes the voice list (${sw.group}; ${sw.help})`);
+  const before = speechBodies.length;
+  await page.focus('#text');
+  await page.keyboard.press('Control+Enter');
+  await sleep(300);
+  check(speechBodies.length === before, 'Ctrl+Enter does nothing while another language is chosen');
   await page.selectOption('#language', v.lang);
   sw = await page.evaluate(() => ({ n: [...document.querySelectorAll('#voice option')].filter(o => !o.disabled).length,
                                     go: document.getElementById('go').disabled, voice: document.getElementById('voice').value }));
