@@ -432,6 +432,10 @@ int ptts_batch_feed(ptts_batch *b, int slot, const char *text, size_t len, ptts_
 int ptts_batch_flush(ptts_batch *b, int slot, ptts_error *e);
 int ptts_batch_end(ptts_batch *b, int slot, ptts_error *e);
 int ptts_batch_active(const ptts_batch *b);
+/* Active incremental slots that, at the last ptts_batch_step, had spoken all their complete
+ * text and waited for more (they took no step). When it equals ptts_batch_active, stepping
+ * again does nothing until a feed, flush, end or cancel: a server can sleep until one. */
+int ptts_batch_waiting(const ptts_batch *b);
 
 #ifdef __cplusplus
 }

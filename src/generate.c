@@ -607,6 +607,13 @@ int ptts_batch_active(const ptts_batch *b) {
     return n;
 }
 
+int ptts_batch_waiting(const ptts_batch *b) {
+    int n = 0;
+    for (int i = 0; i < b->n_slots; i++)
+        n += b->u[i].voice != NULL && b->u[i].waiting;
+    return n;
+}
+
 /* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
  * needed; those that end are reported) and its k: how many slots, < 0 on an error. */
 static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {

@@ -63,6 +63,9 @@ typedef struct srv_voice {
 
 enum { RQ_QUEUED = 0, RQ_ACTIVE, RQ_DONE, RQ_FAILED };
 
+/* Flushes an incremental request may queue between two steps of the generation thread. */
+#define SRV_FLUSH_MAX 64
+
 typedef struct srv_req {
     int refs; /* the connection and (while queued or active) the generation thread */
     int state;
@@ -81,6 +84,16 @@ typedef struct srv_req {
     pthread_cond_t cv;
     double t_start, t_first;
     int64_t samples;
+    ptts_gen_options go; /* the server's defaults and the request's own options */
+    /* incremental text (srv_req_new_incremental): what srv_req_feed queued and the generation
+     * thread has not yet handed to the batch; a flush goes after byte flush_at[i] */
+    int incremental;
+    char *feed;
+    size_t feed_len, feed_cap;
+    size_t flush_at[SRV_FLUSH_MAX];
+    int n_flush;
+    int feed_end;    /* end after the queued text */
+    int input_ended; /* srv_req_feed took the end */
     struct srv_req *next;
 } srv_req;
 
@@ -98,6 +111,8 @@ typedef struct srv {
     srv_req **slot_req; /* [max_concurrent] */
     srv_req *q_head, *q_tail;
     int q_count, active;
+    int batch_steps;   /* the sampler steps of the requests in the batch */
+    int feeds_pending; /* srv_req_feed queued text the generation thread has not handed over */
     /* voices: the directory's, then presets and URLs as they are first used */
     srv_voice *voices;
     int n_voices, cap_voices;
@@ -118,13 +133,46 @@ typedef struct srv {
 /* ---- generation (server_gen.c) */
 int srv_gen_start(srv *s, ptts_error *e);
 void srv_gen_stop(srv *s);
+/* A request for `text` (taken) with voice v (owned: an upload, taken); r->go starts as
+ * cfg.go: set the request's own options before srv_enqueue. */
 srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned);
+/* An incremental request: no text yet; the generation thread starts it with
+ * ptts_batch_start_incremental and hands it what srv_req_feed queued before each step. While it
+ * waits for text it takes no step and costs the batch nothing; the generation thread sleeps
+ * when every active request waits for text. */
+srv_req *srv_req_new_incremental(srv *s, const ptts_voice *v, ptts_voice *owned);
+/* Text pieces for an incremental request, from any thread (locks s->mu). flush and end as
+ * ptts_batch_flush and ptts_batch_end, after the piece. 0; SRV_FEED_FULL when more than
+ * PTTS_FEED_MAX_BYTES would wait, or SRV_FLUSH_MAX flushes (nothing taken: wait for frames and
+ * retry: that is the throttle); SRV_FEED_ENDED when the request has ended (done, failed or
+ * cancelled) or its end was already given. */
+enum { SRV_FEED_FULL = -1, SRV_FEED_ENDED = -2 };
+int srv_req_feed(srv *s, srv_req *r, const char *text, size_t len, int flush, int end);
+/* Take up to max_frames frames of the request's ring into out (max_frames * s->frame_samples
+ * floats), waiting at most wait_ms for the first (0: no wait). Returns the samples taken (> 0),
+ * 0 when none came in time (the request still runs), SRV_POP_DONE when it is complete and the
+ * ring is empty, SRV_POP_FAILED when it failed or was cancelled (r->err says why: read it with
+ * s->mu held, or once popping has returned SRV_POP_FAILED). r->t_start and r->t_first (tool_now
+ * seconds, t_first < 0 before the first frame) give the first-audio latency. */
+enum { SRV_POP_DONE = -1, SRV_POP_FAILED = -2 };
+int srv_req_pop(srv *s, srv_req *r, float *out, int max_frames, int wait_ms);
 /* Queue (the queue takes a reference). 0, or -1 when the queue is full. Caller holds no lock. */
 int srv_enqueue(srv *s, srv_req *r);
 /* Drop a reference (locks). */
 void srv_req_unref(srv *s, srv_req *r);
 /* Ask for cancellation (locks). */
 void srv_req_cancel(srv *s, srv_req *r);
+
+/* ---- per-request options (server_req.c) */
+struct cJSON;
+typedef struct srv_bad srv_bad;
+/* The generation options of a JSON object's members, validated (a 400 naming the member
+ * otherwise), over what *go holds (the server's defaults): "temperature" (number in [0, 2]),
+ * "seed" (integer in [0, 2^53]), "eos_threshold" (number in [-20, 20]), "frames_after_eos"
+ * (integer in [0, 100]), "decode_steps" (integer in [1, 64]: a request whose steps differ from
+ * the running batch's waits in the queue until the batch has none of those left). Absent or
+ * null members keep the defaults; obj not an object: nothing read. 0 or the status with b. */
+int srv_gen_opts_parse(const struct cJSON *obj, ptts_gen_options *go, srv_bad *b);
 
 /* ---- voices (server_voice.c) */
 int srv_voices_load_dir(srv *s, const char *dir, ptts_error *e);
@@ -149,11 +197,11 @@ int srv_voice_name_ok(const char *name);
 #define SRV_N_MODELS 4
 extern const char *const srv_model_ids[SRV_N_MODELS];
 /* A refusal: the HTTP status, the OpenAI error's param and code (NULL: none) and message. */
-typedef struct srv_bad {
+struct srv_bad {
     unsigned status;
     const char *param, *code;
     char msg[256];
-} srv_bad;
+};
 /* POST /v1/audio/speech: the JSON body checked (model, input, response_format, speed, stream,
  * voice). 0 with r filled (text and voice malloc'd, voice NULL: the default; srv_speech_free),
  * or the status with b filled. */

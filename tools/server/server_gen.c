@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server.h"
 #include "util.h"
@@ -27,8 +28,75 @@ srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned)
     r->max_cap = frames < 2 ? 2 : frames > 1e6 ? 1000000 : (int)frames;
     r->t_start = tool_now();
     r->t_first = -1;
+    r->go = s->cfg.go;
     pthread_cond_init(&r->cv, NULL);
     return r;
+}
+
+srv_req *srv_req_new_incremental(srv *s, const ptts_voice *v, ptts_voice *owned) {
+    srv_req *r = srv_req_new(s, NULL, v, owned);
+    if (r) r->incremental = 1;
+    return r;
+}
+
+int srv_req_feed(srv *s, srv_req *r, const char *text, size_t len, int flush, int end) {
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    if (r->input_ended || r->cancel || r->state == RQ_DONE || r->state == RQ_FAILED) {
+        rc = SRV_FEED_ENDED;
+    } else if (r->feed_len + len > PTTS_FEED_MAX_BYTES || (flush && r->n_flush == SRV_FLUSH_MAX)) {
+        rc = SRV_FEED_FULL;
+    } else {
+        if (r->feed_len + len + 1 > r->feed_cap) {
+            size_t cap =
+                r->feed_cap * 2 > r->feed_len + len + 1 ? r->feed_cap * 2 : r->feed_len + len + 1;
+            char *nf = realloc(r->feed, cap);
+            if (!nf) {
+                pthread_mutex_unlock(&s->mu);
+                return SRV_FEED_FULL;
+            }
+            r->feed = nf;
+            r->feed_cap = cap;
+        }
+        if (len) memcpy(r->feed + r->feed_len, text, len);
+        r->feed_len += len;
+        if (flush) r->flush_at[r->n_flush++] = r->feed_len;
+        if (end) r->feed_end = r->input_ended = 1;
+        if (len || flush || end) {
+            s->feeds_pending = 1;
+            pthread_cond_signal(&s->gen_cv);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int srv_req_pop(srv *s, srv_req *r, float *out, int max_frames, int wait_ms) {
+    pthread_mutex_lock(&s->mu);
+    if (r->count == 0 && wait_ms > 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) &&
+        !r->cancel) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += wait_ms / 1000;
+        ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        while (r->count == 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) && !r->cancel)
+            if (pthread_cond_timedwait(&r->cv, &s->mu, &ts)) break;
+    }
+    int n = 0;
+    for (int got = 0; r->count > 0 && got < max_frames; got++) {
+        const int len = r->ring_len[r->head];
+        memcpy(out + n, r->ring + (size_t)r->head * r->frame_samples, (size_t)len * sizeof(float));
+        n += len;
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+    }
+    if (n == 0 && r->state == RQ_DONE && !r->cancel)
+        n = SRV_POP_DONE;
+    else if (n == 0 && (r->state == RQ_FAILED || r->cancel || r->state == RQ_DONE))
+        n = SRV_POP_FAILED;
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 static void req_free(srv_req *r) {
@@ -36,6 +104,7 @@ static void req_free(srv_req *r) {
     free(r->text);
     free(r->ring);
     free(r->ring_len);
+    free(r->feed);
     ptts_voice_free(r->owned_voice);
     free(r);
 }
@@ -168,6 +237,47 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
     return stop;
 }
 
+/* Hand each active incremental request's queued text, flushes and end to the batch (s->mu
+ * held). Text the batch cannot take yet (its own bound) stays queued for the next step. */
+static void hand_feeds_locked(srv *s) {
+    s->feeds_pending = 0;
+    for (int i = 0; i < s->cfg.max_concurrent; i++) {
+        srv_req *r = s->slot_req[i];
+        if (!r || !r->incremental || r->cancel) continue;
+        ptts_error e = {0};
+        size_t done = 0;
+        int k = 0, rc = 0;
+        /* the text up to each flush, the flush, then the rest */
+        while (rc == 0 && (k < r->n_flush || done < r->feed_len)) {
+            size_t upto = k < r->n_flush ? r->flush_at[k] : r->feed_len;
+            if (upto > done && (rc = ptts_batch_feed(s->batch, i, r->feed + done, upto - done, &e)))
+                break;
+            done = upto;
+            if (k < r->n_flush) {
+                if ((rc = ptts_batch_flush(s->batch, i, &e))) break;
+                k++;
+            }
+        }
+        if (rc == PTTS_E_BUSY) { /* the batch holds its bound: keep the rest for later */
+            s->feeds_pending = 1;
+        } else if (rc == 0 && r->feed_end) {
+            rc = ptts_batch_end(s->batch, i, &e);
+            if (rc == 0) r->feed_end = 0;
+        }
+        memmove(r->feed, r->feed + done, r->feed_len - done);
+        r->feed_len -= done;
+        for (int j = k; j < r->n_flush; j++)
+            r->flush_at[j - k] = r->flush_at[j] - done;
+        r->n_flush -= k;
+        if (rc && rc != PTTS_E_BUSY) {
+            ptts_batch_cancel(s->batch, i);
+            r->err_code = rc;
+            snprintf(r->err, sizeof r->err, "%s", e.msg);
+            finish_locked(s, r, RQ_FAILED);
+        }
+    }
+}
+
 static void *gen_main(void *arg) {
     srv *s = arg;
     ptts_error e = {0};
@@ -184,6 +294,9 @@ static void *gen_main(void *arg) {
         /* admit queued requests into free slots */
         while (s->q_head && s->active < s->cfg.max_concurrent) {
             srv_req *r = s->q_head;
+            if (!r->cancel && s->active > 0 &&
+                (r->go.sampler_steps > 0 ? r->go.sampler_steps : 1) != s->batch_steps)
+                break; /* another step count: it waits until the batch has drained */
             s->q_head = r->next;
             if (!s->q_head) s->q_tail = NULL;
             s->q_count--;
@@ -191,7 +304,8 @@ static void *gen_main(void *arg) {
                 finish_locked(s, r, RQ_DONE);
                 continue;
             }
-            int slot = ptts_batch_start(s->batch, r->voice, r->text, &s->cfg.go, &e);
+            int slot = r->incremental ? ptts_batch_start_incremental(s->batch, r->voice, &r->go, &e)
+                                      : ptts_batch_start(s->batch, r->voice, r->text, &r->go, &e);
             if (slot < 0) {
                 r->err_code = slot;
                 snprintf(r->err, sizeof r->err, "%s", e.msg);
@@ -202,9 +316,16 @@ static void *gen_main(void *arg) {
             r->state = RQ_ACTIVE;
             s->slot_req[slot] = r;
             s->active++;
+            s->batch_steps = r->go.sampler_steps > 0 ? r->go.sampler_steps : 1;
+            if (r->incremental) s->feeds_pending = 1;
             pthread_cond_broadcast(&r->cv);
         }
-        if (s->active == 0) {
+        /* the batch's waiting count is that of the last step: a slot just fed steps again */
+        const int fed = s->feeds_pending;
+        if (fed) hand_feeds_locked(s);
+        /* nothing to step: no request, or every one waits for text that has not come (a feed
+         * or a cancel signals gen_cv under s->mu, which this thread holds since it looked) */
+        if (s->active == 0 || (!fed && ptts_batch_waiting(s->batch) == s->active)) {
             pthread_cond_wait(&s->gen_cv, &s->mu);
             continue;
         }

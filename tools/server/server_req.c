@@ -246,3 +246,39 @@ void srv_form_free(srv_form *f) {
     free(f->wav);
     memset(f, 0, sizeof *f);
 }
+
+/* ---- per-request generation options ------------------------------------------------------- */
+
+/* obj's member `name` as a number in [lo, hi] (an integer when integral): 0 with *v set, 1 when
+ * absent (or JSON null), else the 400. */
+static int opt_number(const cJSON *obj, const char *name, double lo, double hi, int integral,
+                      double *v, srv_bad *b) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!it || cJSON_IsNull(it)) return 1;
+    if (!cJSON_IsNumber(it))
+        return refuse(b, 400, name, "invalid_type", "'%s' must be a number", name);
+    const double x = it->valuedouble;
+    if (!(x >= lo && x <= hi))
+        return refuse(b, 400, name, "invalid_value", "'%s' must be in [%g, %g]", name, lo, hi);
+    if (integral && x != (double)(int64_t)x)
+        return refuse(b, 400, name, "invalid_value", "'%s' must be an integer", name);
+    *v = x;
+    return 0;
+}
+
+int srv_gen_opts_parse(const cJSON *obj, ptts_gen_options *go, srv_bad *b) {
+    if (!cJSON_IsObject(obj)) return 0;
+    double v = 0;
+    int rc;
+    if ((rc = opt_number(obj, "temperature", 0, 2, 0, &v, b)) > 1) return rc;
+    if (rc == 0) go->temperature = (float)v, go->temperature_set = 1;
+    if ((rc = opt_number(obj, "seed", 0, 9007199254740992.0, 1, &v, b)) > 1) return rc;
+    if (rc == 0) go->seed = (uint64_t)v, go->seed_set = 1;
+    if ((rc = opt_number(obj, "eos_threshold", -20, 20, 0, &v, b)) > 1) return rc;
+    if (rc == 0) go->eos_threshold = (float)v, go->eos_threshold_set = 1;
+    if ((rc = opt_number(obj, "frames_after_eos", 0, 100, 1, &v, b)) > 1) return rc;
+    if (rc == 0) go->frames_after_eos = (int)v, go->frames_after_eos_set = 1;
+    if ((rc = opt_number(obj, "decode_steps", 1, 64, 1, &v, b)) > 1) return rc;
+    if (rc == 0) go->sampler_steps = (int)v;
+    return 0;
+}
