@@ -357,17 +357,17 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
         fprintf(stderr, "bench_pipeline: %s\n", e.msg);
         return 1;
     }
-    if (ba->backend == PTTS_BACKEND_VULKAN) m->engine = ptts_vulkan_engine();
-    if (ba->backend == PTTS_BACKEND_VULKAN_CODEC) m->engine = ptts_hybrid_engine();
+    if (ba->backend == PTTS_BACKEND_VULKAN) m->be.engine = ptts_vulkan_engine();
+    if (ba->backend == PTTS_BACKEND_VULKAN_CODEC) m->be.engine = ptts_hybrid_engine();
     char dev[256] = "";
     if (ba->backend != PTTS_BACKEND_CPU) {
         int rc;
-        if (!m->engine) /* a build without Vulkan */
+        if (!m->be.engine) /* a build without Vulkan */
             rc = ptts_fail(&e, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
-        else if (ba->device && !(m->device = strdup(ba->device)))
+        else if (ba->device && !(m->be.args.device = strdup(ba->device)))
             rc = ptts_fail(&e, PTTS_E_NOMEM, "out of memory");
         else /* the device the engines will take: said in the header, checked before timing */
-            rc = ptts_vulkan_probe(m->device, dev, sizeof dev, NULL, &e);
+            rc = ptts_vulkan_probe(m->be.args.device, dev, sizeof dev, NULL, &e);
         if (rc) {
             fprintf(stderr, "bench_pipeline: %s\n", e.msg);
             ptts_model_free(m);
@@ -376,7 +376,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     }
     printf("\n== %s, %d thread%s (kernels %s, weights %.0f MB, built in %.1f s, engine %s%s%s)\n",
            prec_name(prec), threads, threads > 1 ? "s" : "", m->ctx.k->isa,
-           (double)m->w->bytes / 1e6, ptts_now() - t0, m->engine ? m->engine->name : "cpu",
+           (double)m->w->bytes / 1e6, ptts_now() - t0, m->be.engine ? m->be.engine->name : "cpu",
            *dev ? " on " : "", dev);
     fflush(stdout);
 
@@ -434,7 +434,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     for (int ov = 0; !rc && ov < ba->n_overlap; ov++) {
         ptts_model_set_overlap(m, ba->overlap[ov]); /* read when an engine is created */
         if (ba->parts & (P_LOOP | P_TTFA | P_BATCH))
-            printf("-- overlap %s\n", overlap_name(m->overlap));
+            printf("-- overlap %s\n", overlap_name(m->be.args.overlap));
         if (!rc && (ba->parts & (P_LOOP | P_TTFA))) {
             double loop, ttfa;
             if (bench_stream(m, v, ba, &loop, &ttfa, &e))

@@ -9,37 +9,42 @@
 #include <string.h>
 
 #include "engine_vulkan.h"
-#include "model.h"
 
-int ptts_backend_init(ptts_model *m, int backend, ptts_error *e) {
-    ptts_engine_cache *c = &m->engines;
+int ptts_backend_init(ptts_backend *b, const ptts_engine_args *args, int backend, ptts_error *e) {
+    ptts_engine_cache *c = &b->cache;
+    b->args = *args;
+    b->args.vk = NULL;
+    b->args.device = NULL;
+    if (args->device && *args->device && !(b->args.device = ptts_strdup(args->device)))
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     if (pthread_mutex_init(&c->mu, NULL))
         return ptts_fail(e, PTTS_E_NOMEM, "cannot create a mutex");
     c->mu_ok = 1;
-    m->engine = &ptts_engine_cpu;
+    b->engine = &ptts_engine_cpu;
+    const char *device = b->args.device;
     if (backend == PTTS_BACKEND_CPU) return 0;
     if (backend != PTTS_BACKEND_AUTO && backend != PTTS_BACKEND_VULKAN &&
         backend != PTTS_BACKEND_VULKAN_CODEC)
         return ptts_fail(e, PTTS_E_INVALID, "unknown backend %d", backend);
-    if (backend == PTTS_BACKEND_AUTO && m->device) backend = PTTS_BACKEND_VULKAN;
+    if (backend == PTTS_BACKEND_AUTO && device) backend = PTTS_BACKEND_VULKAN;
     const ptts_engine_ops *vk = ptts_vulkan_engine();
     char name[256];
     int discrete = 0;
     ptts_error pe = {0};
-    int rc = vk ? ptts_vulkan_probe(m->device, name, sizeof name, &discrete, &pe)
+    int rc = vk ? ptts_vulkan_probe(device, name, sizeof name, &discrete, &pe)
                 : ptts_fail(&pe, PTTS_E_UNSUPPORTED, "this build has no Vulkan backend");
     if (backend == PTTS_BACKEND_VULKAN || backend == PTTS_BACKEND_VULKAN_CODEC) {
         const int codec = backend == PTTS_BACKEND_VULKAN_CODEC;
         if (rc)
             return ptts_fail(e, PTTS_E_BACKEND, "backend %s: %s", codec ? "vulkan-codec" : "vulkan",
                              pe.msg);
-        m->engine = codec ? ptts_hybrid_engine() : vk;
+        b->engine = codec ? ptts_hybrid_engine() : vk;
         ptts_log(PTTS_LOG_INFO,
                  codec ? "backend: CPU, codec on Vulkan (%s)" : "backend: Vulkan on %s", name);
         return 0;
     }
     if (!rc && discrete) {
-        m->engine = vk;
+        b->engine = vk;
         ptts_log(PTTS_LOG_INFO, "backend: Vulkan on %s (discrete GPU)", name);
     } else if (!rc) {
         ptts_log(PTTS_LOG_INFO, "backend: CPU (the Vulkan device %s is no discrete GPU)", name);
@@ -69,17 +74,19 @@ static void vk_tuning_clear(ptts_engine_cache *c) {
     c->vk_set = 0;
 }
 
-void ptts_backend_free(ptts_model *m) {
-    ptts_engine_cache *c = &m->engines;
+void ptts_backend_free(ptts_backend *b) {
+    ptts_engine_cache *c = &b->cache;
     drop_idle(c);
     vk_tuning_clear(c);
     if (c->mu_ok) pthread_mutex_destroy(&c->mu);
     c->mu_ok = 0;
+    free((char *)b->args.device);
+    b->args.device = NULL;
 }
 
-int ptts_engine_acquire(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void **eng,
+int ptts_engine_acquire(const ptts_backend *b, const ptts_engine_ops *ops, int slots, void **eng,
                         ptts_error *e) {
-    ptts_engine_cache *c = (ptts_engine_cache *)&cm->engines; /* mutable, under its mutex */
+    ptts_engine_cache *c = (ptts_engine_cache *)&b->cache; /* mutable, under its mutex */
     *eng = NULL;
     if (c->mu_ok) {
         pthread_mutex_lock(&c->mu);
@@ -91,21 +98,14 @@ int ptts_engine_acquire(const ptts_model *cm, const ptts_engine_ops *ops, int sl
         pthread_mutex_unlock(&c->mu);
     }
     if (*eng) return 0;
-    const ptts_engine_args a = {
-        .w = cm->w,
-        .ctx = &cm->ctx,
-        .device = cm->device,
-        .overlap = cm->overlap,
-        .tensor_cores = cm->tensor_cores,
-        .fence_spin_us = cm->fence_spin_us,
-        .vk = c->vk_set ? &c->vk : NULL,
-    };
+    ptts_engine_args a = b->args;
+    a.vk = c->vk_set ? &c->vk : NULL;
     return ops->create(eng, &a, slots, e);
 }
 
-void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int slots, void *eng,
+void ptts_engine_release(const ptts_backend *b, const ptts_engine_ops *ops, int slots, void *eng,
                          int failed) {
-    ptts_engine_cache *c = (ptts_engine_cache *)&cm->engines;
+    ptts_engine_cache *c = (ptts_engine_cache *)&b->cache;
     if (!eng) return;
     const ptts_engine_ops *drop_ops = ops;
     if (!failed && c->mu_ok) { /* a free place, else the least recently kept one */
@@ -120,8 +120,8 @@ void ptts_engine_release(const ptts_model *cm, const ptts_engine_ops *ops, int s
     if (eng) drop_ops->destroy(eng);
 }
 
-void ptts_model_set_vk_tuning(ptts_model *m, const ptts_vk_tuning *t) {
-    ptts_engine_cache *c = &m->engines;
+void ptts_backend_set_vk_tuning(ptts_backend *b, const ptts_vk_tuning *t) {
+    ptts_engine_cache *c = &b->cache;
     drop_idle(c);
     vk_tuning_clear(c);
     if (!t) return;
@@ -134,7 +134,7 @@ void ptts_model_set_vk_tuning(ptts_model *m, const ptts_vk_tuning *t) {
         vk_tuning_clear(c);
 }
 
-void ptts_model_set_overlap(ptts_model *m, int overlap) {
-    drop_idle(&m->engines);
-    m->overlap = overlap;
+void ptts_backend_set_overlap(ptts_backend *b, int overlap) {
+    drop_idle(&b->cache);
+    b->args.overlap = overlap;
 }

@@ -40,8 +40,6 @@
 
 #include <yaml.h>
 
-#include "weights.h"
-
 #define CONFIG_MAX_BYTES ((size_t)256 << 10)
 #define MAX_DEPTH 16      /* the schema nests 3 mappings deep; JSON manifests add one */
 #define MAX_EVENTS 200000 /* a shipped config has about 200 */

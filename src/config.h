@@ -14,6 +14,10 @@
 #include "common.h"
 #include "text.h"
 
+/* The sampler heads of MODEL.md section 5: lsd x += flow(h, s, t, x)/N; flow_matching
+ * x += flow(h, t, x)/N; drifting latent = flow(h, x0), once. */
+enum { PTTS_FLOW_LSD = 0, PTTS_FLOW_MATCHING = 1, PTTS_FLOW_DRIFTING = 2 };
+
 #define PTTS_CONFIG_MAX_RATIOS 8
 
 typedef struct ptts_config {

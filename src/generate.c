@@ -481,10 +481,10 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     ptts_batch *b = calloc(1, sizeof *b);
     if (!b) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     b->m = m;
-    b->ops = m->engine;
+    b->ops = m->be.engine;
     b->n_slots = max_streams;
     b->sampler_steps = 1;
-    int rc = ptts_engine_acquire(m, b->ops, max_streams, &b->eng, e);
+    int rc = ptts_engine_acquire(&m->be, b->ops, max_streams, &b->eng, e);
     if (!rc) {
         b->kmax = b->ops->max_steps_per_call(b->eng);
         b->u = calloc((size_t)max_streams, sizeof *b->u);
@@ -508,7 +508,7 @@ void ptts_batch_free(ptts_batch *b) {
     if (!b) return;
     for (int i = 0; b->u && i < b->n_slots; i++)
         utt_clear(&b->u[i]);
-    ptts_engine_release(b->m, b->ops, b->n_slots, b->eng, b->failed);
+    ptts_engine_release(&b->m->be, b->ops, b->n_slots, b->eng, b->failed);
     free(b->u);
     free(b->active);
     free(b->counts);

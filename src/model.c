@@ -60,7 +60,10 @@ static int check_frame(const ptts_arch *a, const char *path, ptts_error *e) {
                      PTTS_FRAME_SAMPLES);
 }
 
-static int finish_model(ptts_model *m, int threads, int backend, ptts_error *e) {
+/* The pool, kernels and text rules, then the backend with the model options' engine settings
+ * (o NULL: the defaults). */
+static int finish_model(ptts_model *m, int threads, int backend, const ptts_model_options *o,
+                        ptts_error *e) {
     m->pool = ptts_pool_create(threads);
     if (!m->pool) return ptts_fail(e, PTTS_E_NOMEM, "cannot start %d threads", threads);
     m->ctx.k = ptts_kernels_best();
@@ -68,7 +71,23 @@ static int finish_model(ptts_model *m, int threads, int backend, ptts_error *e) 
     m->text = m->cfg.text;
     m->default_temperature = m->cfg.default_temperature;
     m->recommended_frames_after_eos = m->cfg.recommended_frames_after_eos;
-    return ptts_backend_init(m, backend, e);
+    const ptts_engine_args a = {
+        .w = m->w,
+        .ctx = &m->ctx,
+        .device = o ? o->device : NULL,
+        .overlap = o ? o->overlap : 0,
+        .tensor_cores = o ? o->tensor_cores : 0,
+        .fence_spin_us = o ? o->fence_spin_us : 0,
+    };
+    return ptts_backend_init(&m->be, &a, backend, e);
+}
+
+void ptts_model_set_vk_tuning(ptts_model *m, const ptts_vk_tuning *t) {
+    ptts_backend_set_vk_tuning(&m->be, t);
+}
+
+void ptts_model_set_overlap(ptts_model *m, int overlap) {
+    ptts_backend_set_overlap(&m->be, overlap);
 }
 
 /* The weights, tokenizer and config of the options as local files (downloaded when they are
@@ -171,14 +190,7 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
                        f.tokenizer, vocab, m->w->arch.nb);
         goto fail;
     }
-    if (o.device && *o.device && !(m->device = ptts_strdup(o.device))) {
-        rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    m->overlap = o.overlap;
-    m->tensor_cores = o.tensor_cores;
-    m->fence_spin_us = o.fence_spin_us;
-    if ((rc = finish_model(m, o.threads, o.backend, e))) goto fail;
+    if ((rc = finish_model(m, o.threads, o.backend, &o, e))) goto fail;
     model_files_free(&f);
     *out = m;
     return 0;
@@ -198,7 +210,7 @@ int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *t
     int rc = ptts_weights_fill(&m->w, a, &wo, e);
     if (!rc) rc = check_frame(&m->w->arch, "filled weights", e);
     if (!rc) rc = ptts_tokenizer_load(&m->tok, tokenizer_path, e);
-    if (!rc) rc = finish_model(m, threads, PTTS_BACKEND_CPU, e);
+    if (!rc) rc = finish_model(m, threads, PTTS_BACKEND_CPU, NULL, e);
     if (rc) {
         ptts_model_free(m);
         return rc;
@@ -209,12 +221,11 @@ int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *t
 
 void ptts_model_free(ptts_model *m) {
     if (!m) return;
-    ptts_backend_free(m);
+    ptts_backend_free(&m->be);
     ptts_pool_free(m->pool);
     ptts_tokenizer_free(m->tok);
     ptts_weights_free(m->w);
     ptts_config_free(&m->cfg);
-    free(m->device);
     free(m);
 }
 

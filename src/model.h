@@ -22,14 +22,7 @@ struct ptts_model {
     ptts_text_options text;           /* the config's text rules (MODEL.md 8.1) */
     float default_temperature;        /* the config's default_temperature (0.3 when absent) */
     int recommended_frames_after_eos; /* -1: none */
-    /* What engines are made from (backend.c): the kind, always set, and the options they
-     * receive in ptts_engine_args. */
-    const ptts_engine_ops *engine;
-    int overlap;               /* PTTS_OVERLAP_* */
-    char *device;              /* ptts_model_options.device (owned), NULL: pick one */
-    int tensor_cores;          /* ptts_model_options.tensor_cores */
-    int fence_spin_us;         /* ptts_model_options.fence_spin_us */
-    ptts_engine_cache engines; /* idle engines of freed streams and batches */
+    ptts_backend be; /* the engine kind, what engines receive, the idle ones (backend.c) */
 };
 
 struct ptts_voice {
@@ -40,5 +33,10 @@ struct ptts_voice {
  * full size without a checkpoint file). */
 int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
                              int threads, int precision, ptts_error *e);
+
+/* Test entries (internal): ptts_backend_set_vk_tuning and ptts_backend_set_overlap of the
+ * model's backend (see backend.h). */
+void ptts_model_set_vk_tuning(ptts_model *m, const ptts_vk_tuning *t);
+void ptts_model_set_overlap(ptts_model *m, int overlap);
 
 #endif

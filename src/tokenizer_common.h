@@ -11,7 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tokenizer.h"
+#include "common.h"
+
+/* The public handle of tokenizer.h, defined below (C11 allows the repeated typedef). */
+typedef struct ptts_tokenizer ptts_tokenizer;
 
 enum { PT_NORMAL = 1, PT_UNKNOWN = 2, PT_CONTROL = 3, PT_USER = 4, PT_UNUSED = 5, PT_BYTE = 6 };
 enum { MT_UNIGRAM = 1, MT_BPE = 2, MT_WORD = 3, MT_CHAR = 4 };

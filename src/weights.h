@@ -24,11 +24,8 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "config.h" /* PTTS_FLOW_*, ptts_config */
 #include "cpu/kernels.h"
-
-/* The sampler heads of MODEL.md section 5: lsd x += flow(h, s, t, x)/N; flow_matching
- * x += flow(h, t, x)/N; drifting latent = flow(h, x0), once. */
-enum { PTTS_FLOW_LSD = 0, PTTS_FLOW_MATCHING = 1, PTTS_FLOW_DRIFTING = 2 };
 
 /* Architecture, derived from tensor shapes (heads from the config, else width / 64). */
 typedef struct ptts_arch {
@@ -184,7 +181,6 @@ int ptts_arch_check_flow_type(const ptts_arch *a, int flow_type, const char *sou
 
 /* The two architectures of the fixtures: "tiny" and "full" (= english_2026-04). */
 int ptts_arch_preset(ptts_arch *a, const char *name);
-struct ptts_config;
 /* The architecture a parsed config describes (its transformer, flow, lookup-table and mimi
  * sizes, sampler type and BOS rule), for synthetic weights of that config. PTTS_E_MODEL naming
  * the key when a size is missing or out of range. */

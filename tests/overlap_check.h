@@ -152,8 +152,8 @@ static void batch_run(ptts_model *m, const ptts_voice *const *voices, float eos_
 static long idle_overlapped(const ptts_model *m) {
     long n = 0;
     for (int i = 0; i < 2; i++)
-        if (m->engines.idle[i].eng && m->engines.idle[i].ops == &ptts_engine_cpu)
-            n += ptts_engine_cpu_overlapped(m->engines.idle[i].eng);
+        if (m->be.cache.idle[i].eng && m->be.cache.idle[i].ops == &ptts_engine_cpu)
+            n += ptts_engine_cpu_overlapped(m->be.cache.idle[i].eng);
     return n;
 }
 

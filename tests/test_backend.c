@@ -15,7 +15,7 @@
 #include "test.h"
 
 static int idle_engines(const ptts_model *m) {
-    return (m->engines.idle[0].eng != NULL) + (m->engines.idle[1].eng != NULL);
+    return (m->be.cache.idle[0].eng != NULL) + (m->be.cache.idle[1].eng != NULL);
 }
 
 /* One short utterance on a new stream, freed at the end (its engine stays idle). */
@@ -52,12 +52,12 @@ int main(void) {
            e.msg);
     remove(path);
 
-    /* the cpu backend: m->engine is the CPU engine, never NULL */
+    /* the cpu backend: m->be.engine is the CPU engine, never NULL */
     mo.weights_path = fixture_path("tiny/model.safetensors");
     mo.backend = PTTS_BACKEND_CPU;
     mo.threads = 2;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    CHECK(m->engine == &ptts_engine_cpu);
+    CHECK(m->be.engine == &ptts_engine_cpu);
     ptts_voice *v = NULL;
     REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
 
@@ -69,18 +69,18 @@ int main(void) {
     ptts_model_set_vk_tuning(m, &t);
     memset(tile, 0, sizeof tile);
     CHECK(idle_engines(m) == 0);
-    CHECK(m->engines.vk_set && m->engines.vk.stepk == -1 && m->engines.vk.conv_copy == 1 &&
-          m->engines.vk.gemm_force && !strcmp(m->engines.vk.gemm_force, "r64") &&
-          !m->engines.vk.tc_force);
+    CHECK(m->be.cache.vk_set && m->be.cache.vk.stepk == -1 && m->be.cache.vk.conv_copy == 1 &&
+          m->be.cache.vk.gemm_force && !strcmp(m->be.cache.vk.gemm_force, "r64") &&
+          !m->be.cache.vk.tc_force);
     one_stream(m, v);
     CHECK(idle_engines(m) == 1);
     ptts_model_set_vk_tuning(m, NULL);
-    CHECK(!m->engines.vk_set && !m->engines.vk.gemm_force && idle_engines(m) == 0);
+    CHECK(!m->be.cache.vk_set && !m->be.cache.vk.gemm_force && idle_engines(m) == 0);
 
     /* overlap: stored for the next engines, idle engines dropped */
     one_stream(m, v);
     ptts_model_set_overlap(m, PTTS_OVERLAP_OFF);
-    CHECK(m->overlap == PTTS_OVERLAP_OFF && idle_engines(m) == 0);
+    CHECK(m->be.args.overlap == PTTS_OVERLAP_OFF && idle_engines(m) == 0);
 
     ptts_voice_free(v);
     ptts_model_free(m);

@@ -13,10 +13,10 @@
 
 /* idle engines of the model's current kind for `slots` streams */
 static int idle_count(const ptts_model *m, int slots) {
-    const ptts_engine_cache *c = &m->engines;
+    const ptts_engine_cache *c = &m->be.cache;
     int n = 0;
     for (int i = 0; i < 2; i++)
-        n += c->idle[i].eng && c->idle[i].ops == m->engine && c->idle[i].slots == slots;
+        n += c->idle[i].eng && c->idle[i].ops == m->be.engine && c->idle[i].slots == slots;
     return n;
 }
 
@@ -131,7 +131,7 @@ int main(void) {
     if (ptts_vulkan_engine() && !ptts_vulkan_probe(NULL, NULL, 0, NULL, &e)) {
         mo.backend = PTTS_BACKEND_VULKAN;
         REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-        REQUIRE(m->engine == ptts_vulkan_engine());
+        REQUIRE(m->be.engine == ptts_vulkan_engine());
         run(m, "vulkan");
         ptts_model_free(m);
     }

@@ -85,8 +85,8 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
     }
     CHECKF(left == 0, "batch: %s", e.msg);
     ptts_batch_free(b);
-    const ptts_engine_ops *keep = m->engine;
-    m->engine = &ptts_engine_cpu;
+    const ptts_engine_ops *keep = m->be.engine;
+    m->be.engine = &ptts_engine_cpu;
     for (int i = 0; i < ns; i++) {
         REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
         o.seed = 1234 + (uint64_t)i;
@@ -98,7 +98,7 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
         cpu.n[i] = one.n[0];
         ptts_batch_free(b);
     }
-    m->engine = keep;
+    m->be.engine = keep;
     for (int i = 0; i < ns; i++) {
         CHECKF(gpu.n[i] == cpu.n[i] && gpu.n[i] > 0,
                "%d streams, stream %d: %d samples on the GPU, %d on the CPU", ns, i, gpu.n[i],
@@ -146,8 +146,8 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
 /* A stream's PCM alone on the CPU engine, the batch API (seeded, EOS off): n samples. */
 static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text, uint64_t seed,
                      float *out, int cap) {
-    const ptts_engine_ops *keep = m->engine;
-    m->engine = &ptts_engine_cpu;
+    const ptts_engine_ops *keep = m->be.engine;
+    m->be.engine = &ptts_engine_cpu;
     ptts_error e = {0};
     ptts_gen_options o = ptts_gen_options_default();
     o.seed_set = 1;
@@ -162,7 +162,7 @@ static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text, uint6
     while (ptts_batch_step(b, on_frame, &one, &e) > 0) {
     }
     ptts_batch_free(b);
-    m->engine = keep;
+    m->be.engine = keep;
     return one.n[0];
 }
 
@@ -225,11 +225,11 @@ static ptts_vk_counts counts_of(ptts_model *m, int slots, void (*more)(void *eng
                                 void *u) {
     ptts_error e = {0};
     void *eng;
-    REQUIRE(ptts_engine_acquire(m, m->engine, slots, &eng, &e) == 0);
+    REQUIRE(ptts_engine_acquire(&m->be, m->be.engine, slots, &eng, &e) == 0);
     ptts_vk_counts c;
     ptts_vulkan_engine_counts(eng, &c);
     if (more) more(eng, u);
-    ptts_engine_release(m, m->engine, slots, eng, 0);
+    ptts_engine_release(&m->be, m->be.engine, slots, eng, 0);
     return c;
 }
 
@@ -270,7 +270,7 @@ static void bf16_stepk(void) {
     mo.tensor_cores = -1; /* the float32 codec gemms in both (the step is compared) */
     ptts_model *m;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->engine = ptts_vulkan_engine();
+    m->be.engine = ptts_vulkan_engine();
     float *a, *b;
     const ptts_vk_tuning off = {.stepk = -1}, one = {.stepk = 1};
     ptts_model_set_vk_tuning(m, &off);
@@ -417,7 +417,7 @@ int main(void) {
     ptts_model *m;
     int rc = ptts_model_load(&m, &mo, &e);
     REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->engine = ops;
+    m->be.engine = ops;
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
@@ -438,12 +438,12 @@ int main(void) {
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
     {
         void *eng;
-        REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
+        REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
         ptts_vk_counts c;
         ptts_vulkan_engine_counts(eng, &c);
         CHECKF(ptts_vulkan_engine_stepk(eng) == 1 && c.stepk_frames >= 218 + 16,
                "stepk workgroups %d, %llu frames", ptts_vulkan_engine_stepk(eng), c.stepk_frames);
-        ptts_engine_release(m, ops, 1, eng, 0);
+        ptts_engine_release(&m->be, ops, 1, eng, 0);
     }
     batch_vs_cpu(m);
     /* every register-tiled gemm (gemm_tile.glsl) forced onto every linear with vec4 operands,
@@ -480,7 +480,7 @@ int main(void) {
     flow_heads(m);
     sampler_heads(m);
     /* codec-only mode: backbone and flow head on the CPU, the codec on the GPU */
-    m->engine = ptts_hybrid_engine();
+    m->be.engine = ptts_hybrid_engine();
     printf("vulkan-codec (hybrid):\n");
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
@@ -493,12 +493,12 @@ int main(void) {
     mo.weights_path = fixture_path("tiny/model.safetensors");
     mo.tensor_cores = 1;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->engine = ops;
+    m->be.engine = ops;
     {
         void *eng;
-        REQUIRE(ptts_engine_acquire(m, ops, 1, &eng, &e) == 0);
+        REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
         const int tc = ptts_vulkan_engine_tc(eng);
-        ptts_engine_release(m, ops, 1, eng, 0);
+        ptts_engine_release(&m->be, ops, 1, eng, 0);
         if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
         static const char *const tct[] = {"l", "m", "s", "w", "t"};
         for (int i = 0; tc && i < 5; i++) {

@@ -28,7 +28,7 @@ int main(void) {
     int rc = ptts_model_create_filled(&m, &a, fixture_path("tokenizer/sp_unigram.model"), 2,
                                       PTTS_PRECISION_F32, &e);
     REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->engine = ops;
+    m->be.engine = ops;
     errs er = {0};
     replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &er);
     printf("vulkan full generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,

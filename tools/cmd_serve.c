@@ -1,7 +1,8 @@
 /*
- * cmd_serve.c - `pocket-tts serve`: the HTTP server (tools/server/, design in server.h). Loads
- * the model and the voices once, starts the generation thread and libmicrohttpd, and runs until
- * SIGINT or SIGTERM.
+ * cmd_serve.c - `pocket-tts serve`: the HTTP server (tools/server/, design in server.h), with
+ * the Wyoming server beside it on --wyoming-port; `pocket-tts wyoming` is the Wyoming server
+ * alone. Loads the model and the voices once, starts the generation thread, libmicrohttpd and
+ * the Wyoming listener, and runs until SIGINT or SIGTERM.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -14,14 +15,28 @@
 #include "server/server.h"
 #include "util.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f, int wyoming) {
+    if (wyoming)
+        fprintf(f, "usage: pocket-tts wyoming [options]\n\n"
+                   "The Wyoming TTS server of `pocket-tts serve --wyoming-port` without HTTP: the\n"
+                   "options below but --wyoming-port, --port being the Wyoming port (default\n"
+                   "10201).\n\n");
     fprintf(f,
             "usage: pocket-tts serve [options]\n\n"
             "HTTP server: GET / (web page), GET /health (alive), GET /ready (serving: 503 while\n"
             "draining), GET /metrics, POST /tts (the reference's\n"
-            "multipart form), POST /v1/audio/speech, GET /v1/audio/voices, GET /v1/models.\n\n"
-            "  --host HOST            address to listen on (default localhost)\n"
+            "multipart form), POST /v1/audio/speech, GET /v1/audio/voices, GET /v1/models.\n"
+            "With --wyoming-port, also a Wyoming TTS server (Home Assistant) on that port,\n"
+            "sharing the model, voices and batch: describe, synthesize and streaming\n"
+            "synthesis, 24 kHz 16-bit mono. In Home Assistant: Settings > Devices & services >\n"
+            "Add integration > Wyoming Protocol, with this machine's host and that port.\n\n"
+            "  --host HOST            address to listen on (default localhost; for Home\n"
+            "                         Assistant on another machine, 0.0.0.0)\n"
             "  --port N               port (default 8000; 0 picks a free one, printed at start)\n"
+            "  --wyoming-port N       also serve Wyoming on port N (HA's Pocket TTS convention:\n"
+            "                         10201; 0 picks a free one, printed at start)\n"
+            "  --wyoming-idle-flush MS  streaming synthesis: a sentence end followed by no text\n"
+            "                         for MS milliseconds is spoken at once (default 300)\n"
             "  --voices-dir DIR       every *.safetensors voice state and audio file of DIR is a\n"
             "                         voice named after the file (loaded at start)\n"
             "  --default-voice VOICE  the voice of requests that name none: a voices-dir name, a\n"
@@ -29,6 +44,9 @@ static void usage(FILE *f) {
             "                         or hf:// path, loaded at start (default: the language's\n"
             "                         preset, else the first voices-dir voice); --voice is the\n"
             "                         same\n"
+            "  --voice-map FILE       OpenAI's voice names to voices: a JSON object such as\n"
+            "                         {\"alloy\": \"tiny\"} over the default table\n"
+            "                         (GET /v1/audio/voices lists it)\n"
             "  --max-concurrent N     utterances generated together (default 8)\n"
             "  --queue N              requests waiting for a slot before 503 (default 32)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
@@ -81,7 +99,7 @@ static void drain(srv *s) {
                 left == 1 ? "" : "s");
 }
 
-int cmd_serve(int argc, char **argv) {
+static int serve_main(int argc, char **argv, int wyoming_only) {
     cli_model_args ma = {ptts_model_options_default()};
     srv_config cfg = {.host = "localhost",
                       .port = 8000,
@@ -97,6 +115,8 @@ int cmd_serve(int argc, char **argv) {
                       .voice_url_timeout_s = 30,
                       .drain_timeout_s = 30,
                       .log_level = PTTS_LOG_INFO,
+                      .wyoming_port = wyoming_only ? 10201 : -1,
+                      .wyoming_idle_ms = 300,
                       .go = ptts_gen_options_default()};
     for (int i = 1; i < argc; i++) {
         int r;
@@ -109,17 +129,25 @@ int cmd_serve(int argc, char **argv) {
         long n;
         double x;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
+            usage(stdout, wyoming_only);
             return 0;
         } else if (cli_is(a, "--host")) {
             if (!(cfg.host = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--port")) {
             if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 0, 65535, &n)) return 2;
-            cfg.port = (int)n;
+            *(wyoming_only ? &cfg.wyoming_port : &cfg.port) = (int)n;
+        } else if (cli_is(a, "--wyoming-port") && !wyoming_only) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 0, 65535, &n)) return 2;
+            cfg.wyoming_port = (int)n;
+        } else if (cli_is(a, "--wyoming-idle-flush")) {
+            if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 600000, &n)) return 2;
+            cfg.wyoming_idle_ms = (int)n;
         } else if (cli_is(a, "--voices-dir")) {
             if (!(cfg.voices_dir = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--default-voice") || cli_is(a, "--voice")) {
             if (!(cfg.default_voice = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--voice-map")) {
+            if (!(cfg.voice_map = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--max-concurrent")) {
             if (!(v = cli_value(argc, argv, &i)) || cli_parse_int(a, v, 1, 1024, &n)) return 2;
             cfg.max_concurrent = (int)n;
@@ -211,8 +239,12 @@ int cmd_serve(int argc, char **argv) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
     }
-    /* the default voice is resolved now: a wrong name fails at start, not per request */
     char msg[1024];
+    if (srv_voicemap_load(&s, cfg.voice_map, msg, sizeof msg)) {
+        fprintf(stderr, "pocket-tts: %s\n", msg);
+        goto done;
+    }
+    /* the default voice is resolved now: a wrong name fails at start, not per request */
     const ptts_voice *dv = NULL;
     const char *want = cfg.default_voice ? cfg.default_voice : lang->default_voice;
     if (cfg.default_voice ? srv_voice_default(&s, cfg.default_voice, &want, msg, sizeof msg)
@@ -238,27 +270,42 @@ int cmd_serve(int argc, char **argv) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (srv_http_start(&s, msg, sizeof msg)) {
+    if (cfg.wyoming_port >= 0 && srv_wyoming_start(&s, msg, sizeof msg)) {
         fprintf(stderr, "pocket-tts: %s\n", msg);
         srv_gen_stop(&s);
         goto done;
     }
+    if (!wyoming_only && srv_http_start(&s, msg, sizeof msg)) {
+        fprintf(stderr, "pocket-tts: %s\n", msg);
+        srv_gen_stop(&s);
+        srv_wyoming_stop(&s);
+        goto done;
+    }
+    if (cfg.wyoming_port >= 0)
+        fprintf(stderr, "pocket-tts: Wyoming on tcp://%s:%d\n", cfg.host, s.cfg.wyoming_port);
     fprintf(stderr,
-            "pocket-tts: serving on http://%s:%d (%d voice%s, default %s; %d concurrent, queue %d; "
+            "pocket-tts: serving on %s://%s:%d (%d voice%s, default %s; %d concurrent, queue %d; "
             "%d threads, %s kernels)\n",
-            cfg.host, s.cfg.port, s.n_voices, s.n_voices == 1 ? "" : "s", s.cfg.default_voice,
-            cfg.max_concurrent, cfg.queue_len, info.threads, info.isa);
+            wyoming_only ? "tcp" : "http", cfg.host, wyoming_only ? s.cfg.wyoming_port : s.cfg.port,
+            s.n_voices, s.n_voices == 1 ? "" : "s", s.cfg.default_voice, cfg.max_concurrent,
+            cfg.queue_len, info.threads, info.isa);
     fflush(stderr);
     int sig = 0;
     sigwait(&set, &sig);
     if (!cfg.quiet) fprintf(stderr, "pocket-tts: %s, shutting down\n", strsignal(sig));
     if (sig == SIGTERM) drain(&s);
     srv_gen_stop(&s); /* ends every request: their readers return at once */
-    srv_http_stop(&s);
+    srv_wyoming_stop(&s);
+    if (!wyoming_only) srv_http_stop(&s);
     rc = 0;
 done:
+    srv_voicemap_free(&s);
     srv_voices_free(&s);
     ptts_model_free(s.model);
     free(s.page);
     return rc;
 }
+
+int cmd_serve(int argc, char **argv) { return serve_main(argc, argv, 0); }
+
+int cmd_wyoming(int argc, char **argv) { return serve_main(argc, argv, 1); }

@@ -17,6 +17,7 @@ int cmd_fill(int argc, char **argv);
 int cmd_download(int argc, char **argv);
 int cmd_voices(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_wyoming(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ static const tool_command commands[] = {
     {"download", cmd_download, "fetch a language's model and preset voices into the cache"},
     {"voices", cmd_voices, "list the preset voices and whether they are downloaded"},
     {"serve", cmd_serve, "HTTP server: web page, the reference's /tts, OpenAI /v1/audio/speech"},
+    {"wyoming", cmd_wyoming, "Wyoming TTS server for Home Assistant (serve without HTTP)"},
     {"devices", cmd_devices, "list the Vulkan devices (--device N picks one)"},
     {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
 };

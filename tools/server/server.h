@@ -5,9 +5,9 @@
  *  - libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION). A request's
  *    handler parses and validates it, resolves or clones the voice, queues it and waits (in its
  *    own thread) until the generation thread admits it; the response's reader then blocks on the
- *    request's ring of frames, encodes (WAV/PCM/FLAC/Opus/MP3, speed through Rubber Band) and
- *    hands bytes to MHD. Blocking there costs nothing but that connection's thread, and the
- *    number of connections is capped, so the memory is bounded.
+ *    request's ring of frames, encodes (WAV/PCM/FLAC/Opus/MP3/AAC, speed through Rubber Band,
+ *    OpenAI's SSE framing) and hands bytes to MHD. Blocking there costs nothing but that
+ *    connection's thread, and the number of connections is capped, so the memory is bounded.
  *  - One generation thread owns the ptts_batch: it admits queued requests into free slots and
  *    steps every active utterance together. It never touches a socket and never waits on a
  *    client: each frame goes into the request's bounded ring; a ring that is full (a client that
@@ -15,6 +15,8 @@
  *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
  *    completion callback; either marks the request cancelled, and the generation thread cancels
  *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ *  - The Wyoming listener (--wyoming-port, server_wyoming.c) has an acceptor thread and one
+ *    thread per connection, which queue requests like the HTTP handlers and pop their frames.
  * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
  */
 #ifndef PTTS_SERVER_H
@@ -39,12 +41,15 @@ typedef struct srv_config {
     double client_buffer_s; /* audio a slow client may fall behind before it is cancelled */
     const char *voices_dir;
     const char *default_voice;
+    const char *voice_map; /* --voice-map FILE, or NULL */
     const char *language;
     int voice_urls;          /* VOICE_URLS_* */
     int64_t voice_url_max;   /* bytes of a voice a URL names */
     int voice_url_timeout_s; /* its whole download */
     double drain_timeout_s;  /* SIGTERM: how long in-flight requests may still run */
     ptts_gen_options go;
+    int wyoming_port;    /* the Wyoming listener's port (0: a free one); -1: none */
+    int wyoming_idle_ms; /* streaming: a sentence end with no text after it this long is flushed */
     int quiet;
     int log_level; /* PTTS_LOG_*: the most verbose level printed; requests log at INFO */
 } srv_config;
@@ -117,6 +122,9 @@ typedef struct srv {
     srv_voice *voices;
     int n_voices, cap_voices;
     pthread_mutex_t voice_mu;
+    /* OpenAI voice names: n_vmap (name, voice) pairs, vmap[2i] and vmap[2i+1]; fixed after start */
+    char **vmap;
+    int n_vmap;
     /* metrics */
     uint64_t req_by_status[N_STATUS];
     uint64_t conns, frames_total, cancelled, overflows;
@@ -128,6 +136,7 @@ typedef struct srv {
     double started;
     void *mhd;
     char *page;
+    struct wy_server *wyoming; /* server_wyoming.c's listener and connections; NULL: none */
 } srv;
 
 /* ---- generation (server_gen.c) */
@@ -192,9 +201,20 @@ void srv_voices_free(srv *s);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);
 
+/* ---- OpenAI voice names (server_voicemap.c) */
+/* The default table (OpenAI's voice names to presets), then the JSON object of path (name ->
+ * voice, replacing or adding entries) when path is not NULL. 0, or -1 with msg. At start. */
+int srv_voicemap_load(srv *s, const char *path, char *msg, size_t cap);
+/* The voice a /v1/audio/speech name stands for: a voices-dir voice of that name, else the map's
+ * entry, else the name itself. Valid as long as s. */
+const char *srv_voicemap_resolve(srv *s, const char *name);
+/* The entries as GET /v1/audio/voices lists them, appended to arr (a cJSON array). */
+void srv_voicemap_list(const srv *s, struct cJSON *arr);
+void srv_voicemap_free(srv *s);
+
 /* ---- request bodies (server_req.c; no HTTP library: the fuzzer calls them) */
 /* The model ids /v1/audio/speech accepts and GET /v1/models lists. */
-#define SRV_N_MODELS 4
+#define SRV_N_MODELS 5
 extern const char *const srv_model_ids[SRV_N_MODELS];
 /* A refusal: the HTTP status, the OpenAI error's param and code (NULL: none) and message. */
 struct srv_bad {
@@ -203,18 +223,26 @@ struct srv_bad {
     char msg[256];
 };
 /* POST /v1/audio/speech: the JSON body checked (model, input, response_format, speed, stream,
- * voice). 0 with r filled (text and voice malloc'd, voice NULL: the default; srv_speech_free),
- * or the status with b filled. */
+ * stream_format, voice as a string or {"id"}, instructions: accepted and ignored). 0 with r
+ * filled (text and voice malloc'd, voice NULL: the default; srv_speech_free), or the status
+ * with b filled. */
 typedef struct srv_speech {
     char *text, *voice;
     int fmt; /* FMT_* */
     double speed;
     int streaming;
+    int sse;             /* stream_format "sse" (streaming set too) */
+    int input_chars;     /* code points of the input: the SSE usage's input_tokens */
+    ptts_gen_options go; /* the defaults given, with the body's own (srv_gen_opts_parse) */
 } srv_speech;
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b);
+#define SRV_INSTRUCTIONS_MAX 4096 /* characters, as OpenAI's input */
+int srv_speech_parse(const char *body, size_t len, int max_text_chars,
+                     const ptts_gen_options *defaults, srv_speech *r, srv_bad *b);
 void srv_speech_free(srv_speech *r);
-/* POST /tts: the form's fields (text, voice_url, voice_wav) as the HTTP library hands them out,
- * in pieces, collected up to the limits (set text_limit and wav_limit, the rest zero). */
+/* POST /tts: the form's fields (text, voice_url, voice_wav, and the generation options of
+ * srv_gen_opts_parse as decimal numbers) as the HTTP library hands them out, in pieces,
+ * collected up to the limits (set text_limit and wav_limit, the rest zero). */
+#define SRV_FORM_OPTS 5 /* temperature, seed, eos_threshold, frames_after_eos, decode_steps */
 typedef struct srv_form {
     size_t text_limit, wav_limit; /* bytes */
     int too_big, bad, text_too_long;
@@ -222,12 +250,17 @@ typedef struct srv_form {
     size_t text_len, voice_url_len;
     uint8_t *wav;
     size_t wav_len;
-    int wav_field; /* a voice_wav part was sent */
+    int wav_field;            /* a voice_wav part was sent */
+    char *opt[SRV_FORM_OPTS]; /* NULL: not sent */
+    size_t opt_len[SRV_FORM_OPTS];
 } srv_form;
 void srv_form_field(srv_form *f, const char *key, const char *filename, const char *data,
                     size_t size);
 /* 0 when the form makes a request, else the status with b filled. */
 int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b);
+/* The form's generation options over *go (the server's defaults): 0, or the 400 naming the
+ * field (not a number, or as srv_gen_opts_parse refuses it). */
+int srv_form_gen_opts(const srv_form *f, ptts_gen_options *go, srv_bad *b);
 void srv_form_free(srv_form *f);
 /* The first byte offset of `text` (len bytes) that is not valid UTF-8 (overlong forms,
  * surrogates and code points past U+10FFFF included; *cp = 0xFFFFFFFF) or starts a control
@@ -238,11 +271,19 @@ size_t srv_utf8_check(const char *text, size_t len, uint32_t *cp);
 int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit);
 
 /* ---- audio encoding (server_audio.c) */
-enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3 };
+/* OpenAI's response_format names */
+enum { FMT_WAV = 0, FMT_PCM, FMT_FLAC, FMT_OPUS, FMT_MP3, FMT_AAC, SRV_N_FMT };
 int srv_format_parse(const char *name); /* -1 when unknown */
+const char *srv_format_name(int fmt);
 const char *srv_format_mime(int fmt);
-/* Can this libsndfile write the format? 1/0. */
+/* Can this server write the format (Opus and AAC: server_opus.c, server_aac.c; FLAC and MP3:
+ * this libsndfile)? 1/0. */
 int srv_format_available(int fmt);
+/* The formats this server writes, comma-separated ("wav, pcm, ..."), into buf. */
+void srv_format_list(char *buf, size_t cap);
+/* Can SSE carry it? Only formats whose pieces concatenate into the file: pcm and wav
+ * (PROTOCOLS.md, OpenAI). 1/0. */
+int srv_format_sse_ok(int fmt);
 
 typedef struct srv_enc srv_enc;
 /* streaming: bytes may be taken as soon as they exist (the encoder is never allowed to seek
@@ -256,12 +297,43 @@ const uint8_t *srv_enc_data(srv_enc *e, size_t *n);
 void srv_enc_consume(srv_enc *e, size_t n);
 int64_t srv_enc_samples_out(const srv_enc *e);
 void srv_enc_free(srv_enc *e);
+/* OpenAI's stream_format "sse" (streaming encoders, before the first write): the encoded bytes
+ * go out as `data: {"type":"speech.audio.delta","audio":"<base64>"}` events, and finishing adds
+ * `data: {"type":"speech.audio.done","usage":{...}}` whose input_tokens is input_tokens and
+ * whose output_tokens counts the audio's 80 ms frames. */
+void srv_enc_set_sse(srv_enc *e, int input_tokens);
+/* The response's Content-Type: the format's, or text/event-stream under SSE. */
+const char *srv_enc_mime(const srv_enc *e);
+
+/* Where the Opus and AAC writers put their bytes: 0, or -1 to fail. */
+typedef int (*srv_sink)(void *user, const uint8_t *p, size_t n);
+/* ---- Ogg/Opus writer (server_opus.c): a page flushed after every write that completes a
+ * packet. */
+typedef struct srv_opus srv_opus;
+int srv_opus_open(srv_opus **out, srv_sink sink, void *user, char *err, size_t cap);
+int srv_opus_write(srv_opus *o, const float *x, size_t n); /* 24 kHz mono */
+int srv_opus_finish(srv_opus *o);
+void srv_opus_free(srv_opus *o);
+/* ---- AAC writer (server_aac.c): libavcodec's AAC-LC in ADTS frames, each to the sink as the
+ * encoder releases it. */
+typedef struct srv_aac srv_aac;
+int srv_aac_open(srv_aac **out, srv_sink sink, void *user, char *err, size_t cap);
+int srv_aac_write(srv_aac *a, const float *x, size_t n); /* 24 kHz mono */
+int srv_aac_finish(srv_aac *a);
+void srv_aac_free(srv_aac *a);
 
 /* ---- HTTP (server_http.c) */
 int srv_http_start(srv *s, char *msg, size_t cap);
 void srv_http_stop(srv *s);
 /* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
 void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
+
+/* ---- Wyoming (server_wyoming.c) */
+/* Listen on cfg.host:cfg.wyoming_port (cfg.wyoming_port becomes the bound port) and serve
+ * there from its own threads. 0, or -1 with msg. */
+int srv_wyoming_start(srv *s, char *msg, size_t cap);
+/* Close the listener and every connection (after srv_gen_stop: their requests have ended). */
+void srv_wyoming_stop(srv *s);
 
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */

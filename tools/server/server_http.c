@@ -4,7 +4,8 @@
  *
  * Endpoints: GET / (the web page), GET /health, GET /metrics (Prometheus), POST /tts (the
  * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
- * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream),
+ * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream,
+ * stream_format "sse": the encoder frames the audio as events),
  * GET /v1/audio/voices, GET /v1/models. Errors are OpenAI-style JSON
  * {"error":{"message","type","param","code"}} with a 4xx/5xx status.
  */
@@ -13,6 +14,8 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -263,10 +266,12 @@ static void stream_free(void *cls) {
 
 /* ---- synthesis ---------------------------------------------------------------------------- */
 
-/* Queue `text` (taken) with voice v (owned taken) and answer with the audio. */
+/* Queue `text` (taken) with voice v (owned taken) and the generation options go, and answer
+ * with the audio; sse >= 0: as OpenAI's SSE events, with sse the usage's input tokens. */
 static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x, char *text,
-                                  const ptts_voice *v, ptts_voice *owned, int fmt, double speed,
-                                  int streaming) {
+                                  const ptts_voice *v, ptts_voice *owned,
+                                  const ptts_gen_options *go, int fmt, double speed, int streaming,
+                                  int sse) {
     char err[256];
     srv_enc *enc = NULL;
     if (srv_enc_open(&enc, fmt, speed, streaming, err, sizeof err)) {
@@ -275,7 +280,9 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         snprintf(x->detail, sizeof x->detail, "encoder: %s", err);
         return send_error(s, c, x, 500, "response_format", NULL, "the audio encoder failed");
     }
+    if (sse >= 0) srv_enc_set_sse(enc, sse);
     srv_req *r = srv_req_new(s, text, v, owned);
+    if (r) r->go = *go;
     float *frames = malloc((size_t)PUMP_FRAMES * s->frame_samples * sizeof(float));
     stream_ctx *sc = calloc(1, sizeof *sc);
     if (!r || !frames || !sc) {
@@ -291,6 +298,10 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         return send_error(s, c, x, 500, NULL, NULL, "out of memory");
     }
     *sc = (stream_ctx){s, r, enc, x, fmt, conn_fd(c), 0, frames};
+    /* a compressed stream's pieces are small (Opus: a page per pump): sent at once, not held
+     * by Nagle's algorithm for the client's delayed ACK */
+    int one = 1;
+    if (sc->fd >= 0) setsockopt(sc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (srv_enqueue(s, r)) {
         stream_free(sc);
         return send_error_h(s, c, x, 503, "server_error", NULL, "queue_full",
@@ -345,7 +356,7 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         stream_free(sc);
         return MHD_NO;
     }
-    MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
+    MHD_add_response_header(resp, "Content-Type", srv_enc_mime(sc->enc));
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no");
     return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
@@ -368,7 +379,9 @@ static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, conn_ctx *x, con
 
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     srv_bad b;
-    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b)) return refuse(s, c, x, &b);
+    ptts_gen_options go = s->cfg.go;
+    if (srv_form_check(&x->form, s->cfg.max_text_chars, &b) || srv_form_gen_opts(&x->form, &go, &b))
+        return refuse(s, c, x, &b);
     int has_url = x->form.voice_url && *x->form.voice_url;
     const ptts_voice *v = NULL;
     ptts_voice *owned = NULL;
@@ -395,7 +408,7 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
     }
     char *text = x->form.text;
     x->form.text = NULL;
-    return synthesize(s, c, x, text, v, owned, FMT_WAV, 1.0, 1);
+    return synthesize(s, c, x, text, v, owned, &go, FMT_WAV, 1.0, 1, -1);
 }
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
@@ -405,18 +418,19 @@ static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx 
         return send_error(s, c, x, 413, NULL, "payload_too_large", "the request body is too large");
     srv_speech r;
     srv_bad b;
-    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &r, &b))
+    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &s->cfg.go, &r, &b))
         return refuse(s, c, x, &b);
     const ptts_voice *v = NULL;
     char msg[1024];
-    int st = srv_voice_get(s, r.voice ? r.voice : s->cfg.default_voice, &v, msg, sizeof msg,
-                           x->detail, sizeof x->detail);
+    int st = srv_voice_get(s, r.voice ? srv_voicemap_resolve(s, r.voice) : s->cfg.default_voice, &v,
+                           msg, sizeof msg, x->detail, sizeof x->detail);
     if (st) {
         srv_speech_free(&r);
         return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
     }
     free(r.voice);
-    return synthesize(s, c, x, r.text, v, NULL, r.fmt, r.speed, r.streaming);
+    return synthesize(s, c, x, r.text, v, NULL, &r.go, r.fmt, r.speed, r.streaming,
+                      r.sse ? r.input_chars : -1);
 }
 
 /* ---- GET endpoints ------------------------------------------------------------------------ */
@@ -454,6 +468,7 @@ static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c, conn_ctx *x)
         cJSON_AddItemToArray(arr, o);
     }
     pthread_mutex_unlock(&s->voice_mu);
+    srv_voicemap_list(s, arr);
     cJSON_AddStringToObject(root, "default", s->cfg.default_voice);
     /* the model's language (whose presets are listed) and the others a server could be started
      * with (--language): the web page's language choice */
@@ -467,11 +482,9 @@ static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c, conn_ctx *x)
     ptts_model_get_info(s->model, &info);
     cJSON_ReplaceItemInObject(root, "voice_cloning", cJSON_CreateBool(info.has_voice_cloning));
     cJSON *fm = cJSON_AddArrayToObject(root, "formats");
-    for (int f = 0; f < 5; f++)
-        if (srv_format_available(f)) {
-            static const char *const names[] = {"wav", "pcm", "flac", "opus", "mp3"};
-            cJSON_AddItemToArray(fm, cJSON_CreateString(names[f]));
-        }
+    for (int f = 0; f < SRV_N_FMT; f++)
+        if (srv_format_available(f))
+            cJSON_AddItemToArray(fm, cJSON_CreateString(srv_format_name(f)));
     return send_json(s, c, x, 200, root);
 }
 
@@ -485,6 +498,8 @@ static enum MHD_Result get_models(srv *s, struct MHD_Connection *c, conn_ctx *x)
         cJSON_AddStringToObject(o, "object", "model");
         cJSON_AddNumberToObject(o, "created", 0);
         cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
+        cJSON_AddStringToObject(o, "instructions",
+                                "accepted and ignored: the model takes no style prompt");
         cJSON_AddItemToArray(arr, o);
     }
     return send_json(s, c, x, 200, root);

@@ -109,8 +109,9 @@ static int check_text(const char *text, size_t len, int max_chars, const char *p
 
 /* ---- POST /v1/audio/speech ---------------------------------------------------------------- */
 
+/* OpenAI's speech models as its SDK lists them (every one speaks with this model) */
 const char *const srv_model_ids[SRV_N_MODELS] = {"pocket-tts", "tts-1", "tts-1-hd",
-                                                 "gpt-4o-mini-tts"};
+                                                 "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15"};
 
 void srv_speech_free(srv_speech *r) {
     free(r->text);
@@ -118,8 +119,10 @@ void srv_speech_free(srv_speech *r) {
     memset(r, 0, sizeof *r);
 }
 
-int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speech *r, srv_bad *b) {
+int srv_speech_parse(const char *body, size_t len, int max_text_chars,
+                     const ptts_gen_options *defaults, srv_speech *r, srv_bad *b) {
     memset(r, 0, sizeof *r);
+    r->go = *defaults;
     r->fmt = srv_format_available(FMT_MP3) ? FMT_MP3 : FMT_WAV; /* OpenAI's default: mp3 */
     r->speed = 1.0;
     r->streaming = 1;
@@ -142,7 +145,11 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
                 *voice = cJSON_GetObjectItemCaseSensitive(j, "voice"),
                 *fmtj = cJSON_GetObjectItemCaseSensitive(j, "response_format"),
                 *speedj = cJSON_GetObjectItemCaseSensitive(j, "speed"),
-                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream");
+                *streamj = cJSON_GetObjectItemCaseSensitive(j, "stream"),
+                *sfj = cJSON_GetObjectItemCaseSensitive(j, "stream_format"),
+                *instr = cJSON_GetObjectItemCaseSensitive(j, "instructions");
+    /* OpenAI's voice object {"id": "..."} names a voice as the string does */
+    if (cJSON_IsObject(voice)) voice = cJSON_GetObjectItemCaseSensitive(voice, "id");
     int st = 0;
     if (model && !cJSON_IsNull(model)) {
         int known = 0;
@@ -158,12 +165,16 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
     if (!st)
         st = check_text(input->valuestring, strlen(input->valuestring), max_text_chars, "input", b);
     if (!st && fmtj && !cJSON_IsNull(fmtj)) {
+        char list[96];
+        srv_format_list(list, sizeof list);
         if (!cJSON_IsString(fmtj) || (r->fmt = srv_format_parse(fmtj->valuestring)) < 0)
             st = refuse(b, 400, "response_format", NULL,
-                        "response_format is one of wav, pcm, flac, opus, mp3");
+                        "response_format is one of mp3, opus, aac, flac, wav, pcm; this server "
+                        "writes %s",
+                        list);
         else if (!srv_format_available(r->fmt))
             st = refuse(b, 400, "response_format", "unsupported_format",
-                        "this server's libsndfile cannot write %.32s", fmtj->valuestring);
+                        "this server cannot write %s; it writes %s", srv_format_name(r->fmt), list);
     }
     if (!st && speedj && !cJSON_IsNull(speedj)) {
         if (!cJSON_IsNumber(speedj) || !(speedj->valuedouble >= 0.25 && speedj->valuedouble <= 4.0))
@@ -177,9 +188,38 @@ int srv_speech_parse(const char *body, size_t len, int max_text_chars, srv_speec
         else
             r->streaming = cJSON_IsTrue(streamj);
     }
+    if (!st && sfj && !cJSON_IsNull(sfj)) {
+        if (!cJSON_IsString(sfj) ||
+            (strcmp(sfj->valuestring, "audio") && strcmp(sfj->valuestring, "sse")))
+            st = refuse(b, 400, "stream_format", NULL, "stream_format is \"audio\" or \"sse\"");
+        else if (!strcmp(sfj->valuestring, "sse") && !srv_format_sse_ok(r->fmt))
+            st = refuse(b, 400, "stream_format", "unsupported_format",
+                        "stream_format \"sse\" carries response_format pcm or wav (formats whose "
+                        "pieces concatenate), not %s",
+                        srv_format_name(r->fmt));
+        else if (!strcmp(sfj->valuestring, "sse"))
+            r->sse = r->streaming = 1; /* events as the audio comes, whatever "stream" says */
+    }
+    /* accepted and ignored (the model takes no style prompt): checked as any text is */
+    if (!st && instr && !cJSON_IsNull(instr)) {
+        uint32_t cp = 0;
+        size_t n = cJSON_IsString(instr) ? strlen(instr->valuestring) : 0;
+        if (!cJSON_IsString(instr))
+            st = refuse(b, 400, "instructions", NULL, "'instructions' must be a string");
+        else if (srv_utf8_check(instr->valuestring, n, &cp) < n)
+            st = refuse(b, 400, "instructions", "invalid_text",
+                        "'instructions' is not valid UTF-8 or holds a control character");
+        else if (utf8_chars(instr->valuestring, n) > SRV_INSTRUCTIONS_MAX)
+            st = refuse(b, 400, "instructions", NULL,
+                        "'instructions' has more than %d characters (they are ignored: this "
+                        "model takes no style prompt)",
+                        SRV_INSTRUCTIONS_MAX);
+    }
+    if (!st) st = srv_gen_opts_parse(j, &r->go, b);
     if (!st && voice && !cJSON_IsNull(voice) && !cJSON_IsString(voice))
-        st = refuse(b, 400, "voice", NULL, "'voice' must be a string");
+        st = refuse(b, 400, "voice", NULL, "'voice' must be a string or {\"id\": string}");
     if (!st) {
+        r->input_chars = (int)utf8_chars(input->valuestring, strlen(input->valuestring));
         r->text = tool_strdup(input->valuestring);
         r->voice = cJSON_IsString(voice) ? tool_strdup(voice->valuestring) : NULL;
         if (!r->text || (cJSON_IsString(voice) && !r->voice))
@@ -203,9 +243,20 @@ int srv_append(char **dst, size_t *len, const char *data, size_t n, size_t limit
     return 0;
 }
 
+/* the form fields of the generation options, as srv_gen_opts_parse names its members */
+static const char *const form_opts[SRV_FORM_OPTS] = {"temperature", "seed", "eos_threshold",
+                                                     "frames_after_eos", "decode_steps"};
+#define FORM_OPT_MAX 64 /* bytes of an option's value: a number */
+
 void srv_form_field(srv_form *f, const char *key, const char *filename, const char *data,
                     size_t size) {
     if (!key) return;
+    for (int i = 0; i < SRV_FORM_OPTS; i++)
+        if (!strcmp(key, form_opts[i])) {
+            if (srv_append(&f->opt[i], &f->opt_len[i], data, size, FORM_OPT_MAX)) f->bad = 1;
+            if (!f->opt[i]) srv_append(&f->opt[i], &f->opt_len[i], "", 0, FORM_OPT_MAX);
+            return;
+        }
     if (!strcmp(key, "text")) {
         if (srv_append(&f->text, &f->text_len, data, size, f->text_limit)) f->text_too_long = 1;
         if (!f->text) srv_append(&f->text, &f->text_len, "", 0, f->text_limit);
@@ -240,7 +291,32 @@ int srv_form_check(const srv_form *f, int max_text_chars, srv_bad *b) {
     return 0;
 }
 
+int srv_form_gen_opts(const srv_form *f, ptts_gen_options *go, srv_bad *b) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return refuse(b, 500, NULL, NULL, "out of memory");
+    int st = 0;
+    for (int i = 0; i < SRV_FORM_OPTS && !st; i++) {
+        if (!f->opt[i]) continue;
+        /* a decimal number and nothing else (strtod would also take "inf", "nan", hex) */
+        const char *t = f->opt[i];
+        size_t n = f->opt_len[i];
+        int ok = n > 0 && n == strspn(t, "0123456789+-.eE") && strlen(t) == n;
+        char *end = NULL;
+        double v = ok ? strtod(t, &end) : 0;
+        if (!ok || end != t + n)
+            st =
+                refuse(b, 400, form_opts[i], "invalid_type", "'%s' must be a number", form_opts[i]);
+        else if (!cJSON_AddNumberToObject(o, form_opts[i], v))
+            st = refuse(b, 500, NULL, NULL, "out of memory");
+    }
+    if (!st) st = srv_gen_opts_parse(o, go, b);
+    cJSON_Delete(o);
+    return st;
+}
+
 void srv_form_free(srv_form *f) {
+    for (int i = 0; i < SRV_FORM_OPTS; i++)
+        free(f->opt[i]);
     free(f->text);
     free(f->voice_url);
     free(f->wav);
