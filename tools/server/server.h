@@ -17,6 +17,9 @@
  *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
  *  - The Wyoming listener (--wyoming-port, server_wyoming.c) has an acceptor thread and one
  *    thread per connection, which queue requests like the HTTP handlers and pop their frames.
+ *  - A WebSocket (GET /v1/tts/stream-input, server_ws.c) leaves MHD's connection handling once
+ *    upgraded: its socket gets a reader thread (frames in, text fed to an incremental request,
+ *    throttled by not reading) and, per utterance, a writer thread (frames popped and sent).
  * One mutex (srv.mu) guards the queue, the slots, every request's ring and the metrics.
  */
 #ifndef PTTS_SERVER_H
@@ -137,6 +140,8 @@ typedef struct srv {
     void *mhd;
     char *page;
     struct wy_server *wyoming; /* server_wyoming.c's listener and connections; NULL: none */
+    struct ws_sess *ws_list;   /* open WebSockets (server_ws.c), under mu */
+    int ws_stop;               /* srv_ws_stop: every WebSocket closes */
 } srv;
 
 /* ---- generation (server_gen.c) */
@@ -338,5 +343,15 @@ void srv_wyoming_stop(srv *s);
 /* ---- the web page (server_page.c) */
 /* The page as one malloc'd string. */
 char *srv_page_build(void);
+
+/* ---- WebSocket input streaming (server_ws.c; frames in ws_frame.h) */
+struct MHD_Connection;
+struct MHD_Response;
+/* GET /v1/tts/stream-input: the handshake checked; the 101 response that hands the socket to
+ * its own threads, or NULL with *status (400, 426, 500) and msg for the client. */
+struct MHD_Response *srv_ws_upgrade(srv *s, struct MHD_Connection *c, unsigned *status, char *msg,
+                                    size_t cap);
+/* Close every WebSocket (1001) and wait for their threads; before MHD stops. */
+void srv_ws_stop(srv *s);
 
 #endif

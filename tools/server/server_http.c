@@ -6,7 +6,9 @@
  * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
  * POST /v1/audio/speech (OpenAI: JSON model, input, voice, response_format, speed, stream,
  * stream_format "sse": the encoder frames the audio as events),
- * GET /v1/audio/voices, GET /v1/models. Errors are OpenAI-style JSON
+ * GET /v1/audio/voices, GET /v1/models, GET /v1/tts/stream-input (a WebSocket: text in
+ * pieces, audio out as it is generated; server_ws.c, docs/websocket.md). Errors are OpenAI-style
+ * JSON
  * {"error":{"message","type","param","code"}} with a 4xx/5xx status.
  */
 #define _GNU_SOURCE /* POLLRDHUP */
@@ -645,6 +647,13 @@ static enum MHD_Result on_headers(srv *s, struct MHD_Connection *c, conn_ctx *x,
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
         return send_text(s, c, x, 200, "text/html; charset=utf-8", s->page, strlen(s->page));
     if (!strcmp(url, "/metrics")) return get_metrics(s, c, x);
+    if (!strcmp(url, "/v1/tts/stream-input")) {
+        unsigned st;
+        char msg[256];
+        struct MHD_Response *resp = srv_ws_upgrade(s, c, &st, msg, sizeof msg);
+        if (!resp) return send_error(s, c, x, st, NULL, NULL, "%s", msg);
+        return send_resp(s, c, x, st, resp, 0);
+    }
     if (!strcmp(url, "/v1/models")) return get_models(s, c, x);
     if (!strcmp(url, "/v1/audio/voices")) return get_voices(s, c, x);
     return send_error(s, c, x, 404, NULL, "not_found", "no endpoint %.96s", url);
@@ -783,7 +792,8 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
      * this hard limit, where no answer can be sent */
     int hard_limit =
         s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_ALLOW_UPGRADE;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -806,6 +816,7 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
 }
 
 void srv_http_stop(srv *s) {
+    srv_ws_stop(s); /* the upgraded sockets are MHD's: closed before it stops */
     if (s->mhd) MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
 }
