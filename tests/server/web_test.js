@@ -2,10 +2,10 @@
 // server on the tiny synthetic model: every control present and labelled, the tab order, the
 // keyboard-only flow (Tab to the text, type, Ctrl+Enter speaks), a preset/directory voice
 // streaming (samples counted, first-audio latency and real-time factor shown and plausible),
-// per-request temperature (when the server validates it), the history with a WAV download,
-// cloning from an uploaded clip and from a recording (Chromium's fake microphone), the markup
-// buttons, the language switch, the WebSocket demo (when the server has the endpoint; otherwise
-// the page's clear failure), phone width, no console errors and no request to another origin.
+// per-request temperature (sent; applied when the server validates it), the history with a WAV
+// download, cloning from an uploaded clip and from a recording (Chromium's fake microphone), the
+// markup buttons, the language switch, the WebSocket input-streaming demo ("Simulate an LLM" and
+// typing), phone width, no console errors and no request to another origin.
 // Screenshots go to ./web_test_out (ctest's working folder); their paths are printed.
 // Usage: node web_test.js URL CLIP.wav  (NODE_PATH has playwright-core)
 'use strict';
@@ -65,7 +65,7 @@ const waitPlayer = page => page.waitForFunction(() => window.pttsPlayer.done || 
   await context.grantPermissions(['microphone'], { origin });
   const page = await context.newPage();
   const errors = [], foreign = [], speechBodies = [];
-  let allowedErrors = [/status of 400/];
+  const allowedErrors = [/status of 400/];
   page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', e => errors.push(String(e)));
   page.on('request', r => {
@@ -271,33 +271,28 @@ const waitPlayer = page => page.waitForFunction(() => window.pttsPlayer.done || 
   const shown = await page.textContent('#status');
   check(/HTTP 400/.test(shown), `server error shown on the page: ${shown}`);
 
-  // the WebSocket input-streaming demo
+  // the WebSocket input-streaming demo (docs/websocket.md)
   const code = await wsProbe();
-  if (code === 101) {
-    await page.click('#ws-llm');
-    await page.waitForFunction(() => window.pttsWs.done || window.pttsWs.error, null, { timeout: 90000 });
-    let w = await page.evaluate(() => window.pttsWs);
-    check(!w.error && w.samples > 24000 && w.sent > 10 && w.messages[0] === 'ready' && w.messages.includes('done'),
-          `WebSocket "Simulate an LLM": ${w.sent} pieces, ${w.samples} samples, messages ${w.messages.join(',')} ${w.error || ''}`);
-    await shot(page, 'web_websocket.png');
-    // typed word by word, Ctrl+Enter ends
-    await page.fill('#ws-text', '');
-    await page.focus('#ws-text');
-    await page.keyboard.type('Typed live. Word by word ', { delay: 40 });
-    await page.waitForFunction(() => window.pttsWs.sent >= 4, null, { timeout: 10000 });
-    await page.keyboard.press('Control+Enter');
-    await page.waitForFunction(() => window.pttsWs.done || window.pttsWs.error, null, { timeout: 90000 });
-    w = await page.evaluate(() => window.pttsWs);
-    check(!w.error && w.samples > 0 && w.sent >= 5, `WebSocket typing: ${w.sent} pieces, ${w.samples} samples ${w.error || ''}`);
-  } else {
-    console.log(`note: GET /v1/tts/stream-input answered ${code}, not 101: the server has no WebSocket endpoint; ` +
-                'checking that the page reports the failure');
-    allowedErrors.push(/WebSocket connection to .* failed/);
-    await page.click('#ws-llm');
-    await page.waitForFunction(() => window.pttsWs.error, null, { timeout: 10000 });
-    const st = await page.textContent('#ws-status');
-    check(/WebSocket failed/.test(st), `the page says the WebSocket failed: ${st}`);
-  }
+  check(code === 101, `GET /v1/tts/stream-input upgrades (${code})`);
+  await page.click('#ws-llm');
+  await page.waitForFunction(() => window.pttsWs.done || window.pttsWs.error, null, { timeout: 90000 });
+  let w = await page.evaluate(() => window.pttsWs);
+  check(!w.error && w.samples > 24000 && w.sent > 10 && w.messages[0] === 'ready' && w.messages.includes('done'),
+        `WebSocket "Simulate an LLM": ${w.sent} pieces, ${w.samples} samples, messages ${w.messages.join(',')} ${w.error || ''}`);
+  const stWs = await page.textContent('#ws-stats');
+  check(/first audio \d+ ms/.test(stWs) && /s of audio/.test(stWs), `WebSocket stats: ${stWs}`);
+  await shot(page, 'web_websocket.png');
+  // typed word by word (each word goes out when the next begins), Ctrl+Enter ends
+  await page.fill('#ws-text', '');
+  await page.focus('#ws-text');
+  await page.keyboard.type('Typed live. Word by word ', { delay: 40 });
+  await page.waitForFunction(() => window.pttsWs.sent >= 4, null, { timeout: 10000 });
+  await page.keyboard.press('Control+Enter');
+  await page.waitForFunction(() => window.pttsWs.done || window.pttsWs.error, null, { timeout: 90000 });
+  w = await page.evaluate(() => window.pttsWs);
+  check(!w.error && w.samples > 0 && w.sent >= 5, `WebSocket typing: ${w.sent} pieces, ${w.samples} samples ${w.error || ''}`);
+  const hist = await page.$$eval('#history li', l => l.length);
+  check(hist >= 7 && /\(live\)/.test(await page.textContent('#history li')), `live utterances in the history (${hist} entries)`);
 
   // phone width: nothing wider than the screen
   await page.setViewportSize({ width: 375, height: 800 });
