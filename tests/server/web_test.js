@@ -291,6 +291,17 @@ const waitPlayer = page => page.waitForFunction(() => window.pttsPlayer.done || 
   await page.waitForFunction(() => window.pttsWs.done || window.pttsWs.error, null, { timeout: 90000 });
   w = await page.evaluate(() => window.pttsWs);
   check(!w.error && w.samples > 0 && w.sent >= 5, `WebSocket typing: ${w.sent} pieces, ${w.samples} samples ${w.error || ''}`);
+  // Cancel in the middle of the LLM feed: the feed stops, the socket closes, no error
+  await page.click('#ws-llm');
+  await page.waitForFunction(() => window.pttsWs.sent >= 3, null, { timeout: 10000 });
+  await page.click('#ws-cancel');
+  await sleep(400);
+  w = await page.evaluate(() => window.pttsWs);
+  const sentAtCancel = w.sent;
+  await sleep(400);
+  w = await page.evaluate(() => window.pttsWs);
+  check(w.state === 'cancelled' && !w.error && w.sent === sentAtCancel && await page.isDisabled('#ws-end') &&
+        await page.isDisabled('#ws-cancel'), `WebSocket cancel stops the feed (${w.sent} pieces, state ${w.state})`);
   const hist = await page.$$eval('#history li', l => l.length);
   check(hist >= 7 && /\(live\)/.test(await page.textContent('#history li')), `live utterances in the history (${hist} entries)`);
 
