@@ -183,6 +183,13 @@ const waitPlayer = page => page.waitForFunction(() => window.pttsPlayer.done || 
   await page.waitForFunction(() => window.pttsMeter.maxLevel > 0, null, { timeout: 5000 }).catch(() => {});
   const meter = await page.evaluate(() => window.pttsMeter.maxLevel);
   check(meter > 0, `the level meter saw the audio (peak RMS ${meter.toFixed(4)})`);
+  // the download is complete, the audio still plays: Stop is offered, Escape stops it
+  const playing = await page.evaluate(() => sources.size); // the page's scheduled buffers
+  const stopOn = !(await page.isDisabled('#stop'));
+  await page.keyboard.press('Escape');
+  const after = await page.evaluate(() => sources.size);
+  check(playing > 0 && stopOn && after === 0 && await page.isDisabled('#stop'),
+        `Escape stops the audio (${playing} buffers playing, then ${after}; Stop offered while playing)`);
 
   // history: one entry with text, voice, latency, RTF, play and a WAV download
   const h = await page.evaluate(() => [...document.querySelectorAll('#history li')].map(li => li.textContent));
