@@ -11,7 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libmicrohttpd-dev libcurl4-openssl-dev librubberband-dev libopus-dev libogg-dev \
   libavcodec-dev \
   libvulkan-dev glslc mesa-vulkan-drivers \
-  python3 python3-numpy python3-pip python3-websockets ca-certificates chromium sox \
+  python3 python3-numpy python3-pip python3-websockets ca-certificates chromium sox haproxy \
   debhelper devscripts lintian dpkg-dev groff-base man-db \
   gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross >/dev/null
 # Node.js and npm for the browser and OpenAI SDK tests: Debian's, unless a Node.js is already

@@ -47,11 +47,15 @@ static void usage(FILE *f, int wyoming) {
             "  --voice-map FILE       OpenAI's voice names to voices: a JSON object such as\n"
             "                         {\"alloy\": \"tiny\"} over the default table\n"
             "                         (GET /v1/audio/voices lists it)\n"
-            "  --max-concurrent N     utterances generated together (default 8)\n"
-            "  --queue N              requests waiting for a slot before 503 (default 32)\n"
+            "  --max-concurrent N     utterances generated together (default: from the device:\n"
+            "                         2 per CPU thread up to 64 on the CPU, 2 per GiB of a\n"
+            "                         GPU's memory from 8 up to 256 on a GPU)\n"
+            "  --queue N              requests waiting for a slot before 503 (default: 4 per\n"
+            "                         concurrent utterance)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
             "  --max-upload-mb N      largest voice upload (default 20)\n"
-            "  --max-connections N    open connections before 503 (default 64)\n"
+            "  --max-connections N    open connections before 503 (default 4096, fewer when\n"
+            "                         ulimit -Hn is lower; idle ones cost memory, no thread)\n"
             "  --timeout S            idle connection timeout in seconds (default 30)\n"
             "  --client-buffer S      seconds of audio a slow client may fall behind before its\n"
             "                         request is cancelled (default 30)\n"
@@ -69,6 +73,37 @@ static void usage(FILE *f, int wyoming) {
     fputs(cli_model_help, f);
     fputc('\n', f);
     fputs(cli_gen_help, f);
+}
+
+/* --max-concurrent and --queue when not given, from what the model runs on (cfg fields < 1 and
+ * < 0). On a GPU a step of many streams costs little more than one of a few (the batch fills
+ * the device) until its memory runs out: 2 streams per GiB of device memory, 8 to 256. On the
+ * CPU a step's cost grows with the streams: 2 per thread, up to 64. The queue holds 4 waiting
+ * requests per slot: a client that queues behind them waits about 4 utterances. Writes what it
+ * was sized from into `from`. */
+static void size_from_device(srv_config *cfg, const cli_model_args *ma, const ptts_model_info *info,
+                             char *from, size_t cap) {
+    ptts_gpu_device d[16];
+    ptts_error e = {0};
+    int n = ma->mo.backend == PTTS_BACKEND_CPU || ma->mo.backend == PTTS_BACKEND_VULKAN_CODEC
+                ? 0
+                : ptts_gpu_devices(d, 16, &e);
+    const ptts_gpu_device *gpu = NULL;
+    for (int i = 0; i < n; i++)
+        if (d[i].picked && (ma->mo.backend == PTTS_BACKEND_VULKAN ||
+                            !strcmp(d[i].kind, "discrete GPU"))) /* auto's rule */
+            gpu = &d[i];
+    int slots;
+    if (gpu) {
+        double gib = (double)gpu->memory / (1u << 30);
+        slots = gib * 2 < 8 ? 8 : gib * 2 > 256 ? 256 : (int)(gib * 2);
+        snprintf(from, cap, "%s, %.0f GiB", gpu->name, gib);
+    } else {
+        slots = info->threads < 1 ? 2 : TOOL_MIN(64, 2 * info->threads);
+        snprintf(from, cap, "%d CPU thread%s", info->threads, info->threads == 1 ? "" : "s");
+    }
+    if (cfg->max_concurrent < 1) cfg->max_concurrent = slots;
+    if (cfg->queue_len < 0) cfg->queue_len = 4 * cfg->max_concurrent;
 }
 
 /* The library's messages, as far as --log-level lets them. */
@@ -103,11 +138,11 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
     cli_model_args ma = {ptts_model_options_default()};
     srv_config cfg = {.host = "localhost",
                       .port = 8000,
-                      .max_concurrent = 8,
-                      .queue_len = 32,
+                      .max_concurrent = 0, /* sized_from_device unless given */
+                      .queue_len = -1,
                       .max_text_chars = 10000,
                       .max_upload = 20u << 20,
-                      .max_connections = 64,
+                      .max_connections = 0, /* srv_http_start: 4096 or the open-file limit */
                       .timeout_s = 30,
                       .client_buffer_s = 30,
                       .voice_urls = VOICE_URLS_PUBLIC,
@@ -235,6 +270,12 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
     ptts_model_info info;
     ptts_model_get_info(s.model, &info);
     s.frame_samples = info.frame_samples;
+    char sized[320] = "";
+    if (cfg.max_concurrent < 1 || cfg.queue_len < 0) {
+        size_from_device(&cfg, &ma, &info, sized, sizeof sized);
+        s.cfg.max_concurrent = cfg.max_concurrent;
+        s.cfg.queue_len = cfg.queue_len;
+    }
     if (cfg.voices_dir && srv_voices_load_dir(&s, cfg.voices_dir, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
@@ -270,6 +311,7 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    srv_conn_limits(&s); /* the Wyoming listener's connection limit too */
     if (cfg.wyoming_port >= 0 && srv_wyoming_start(&s, msg, sizeof msg)) {
         fprintf(stderr, "pocket-tts: %s\n", msg);
         srv_gen_stop(&s);
@@ -284,11 +326,12 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
     if (cfg.wyoming_port >= 0)
         fprintf(stderr, "pocket-tts: Wyoming on tcp://%s:%d\n", cfg.host, s.cfg.wyoming_port);
     fprintf(stderr,
-            "pocket-tts: serving on %s://%s:%d (%d voice%s, default %s; %d concurrent, queue %d; "
-            "%d threads, %s kernels)\n",
+            "pocket-tts: serving on %s://%s:%d (%d voice%s, default %s; %d concurrent, queue "
+            "%d%s%s%s; %d threads, %s kernels)\n",
             wyoming_only ? "tcp" : "http", cfg.host, wyoming_only ? s.cfg.wyoming_port : s.cfg.port,
             s.n_voices, s.n_voices == 1 ? "" : "s", s.cfg.default_voice, cfg.max_concurrent,
-            cfg.queue_len, info.threads, info.isa);
+            cfg.queue_len, sized[0] ? " (sized for " : "", sized, sized[0] ? ")" : "", info.threads,
+            info.isa);
     fflush(stderr);
     int sig = 0;
     sigwait(&set, &sig);

@@ -2,19 +2,27 @@
  * server.h - the internals of `pocket-tts serve` (tools/cmd_serve.c).
  *
  * Threads:
- *  - libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION). A request's
- *    handler parses and validates it, resolves or clones the voice, queues it and waits (in its
- *    own thread) until the generation thread admits it; the response's reader then blocks on the
- *    request's ring of frames, encodes (WAV/PCM/FLAC/Opus/MP3/AAC, speed through Rubber Band,
- *    OpenAI's SSE framing) and hands bytes to MHD. Blocking there costs nothing but that
- *    connection's thread, and the number of connections is capped, so the memory is bounded.
+ *  - libmicrohttpd runs a small pool of polling threads (epoll; one per core up to 8), every
+ *    connection on one of them, and no handler ever waits for the generation thread. A
+ *    request's handler parses and validates it, resolves or clones the voice, queues it and
+ *    suspends its connection (MHD_suspend_connection) until the generation thread admits or
+ *    refuses it; the response's reader then encodes what the request's ring of frames holds
+ *    (WAV/PCM/FLAC/Opus/MP3/AAC, speed through Rubber Band, OpenAI's SSE framing) and, when
+ *    the ring is empty, suspends the connection again and returns 0. The generation thread
+ *    resumes it (srv_req.wake, MHD_resume_connection) at the next frame, the admission or the
+ *    end. So an idle or waiting connection costs a socket and MHD's per-connection memory, no
+ *    thread. What takes a while besides generation, a voice_wav clone or a voice's first
+ *    download (a preset or URL), runs on a thread of its own (at most 64 at once) while its
+ *    connection is suspended, and that thread resumes it.
  *  - One generation thread owns the ptts_batch: it admits queued requests into free slots and
  *    steps every active utterance together. It never touches a socket and never waits on a
  *    client: each frame goes into the request's bounded ring; a ring that is full (a client that
  *    reads slower than --client-buffer seconds of audio behind) cancels that request alone.
- *  - A disconnect is seen by the waiting reader (poll for a hang-up between frames) or by MHD's
- *    completion callback; either marks the request cancelled, and the generation thread cancels
- *    its slot before the next step (ptts_batch_cancel), so it stops within a frame.
+ *  - A disconnect is seen by the reader (a poll for a hang-up before it parks), by MHD when a
+ *    write fails (the response is freed, which cancels), or, for a request still queued, when
+ *    the generation thread's queue sweep wakes it to look; each marks the request cancelled,
+ *    and the generation thread cancels its slot before the next step (ptts_batch_cancel), so
+ *    it stops within a frame.
  *  - The Wyoming listener (--wyoming-port, server_wyoming.c) has an acceptor thread and one
  *    thread per connection, which queue requests like the HTTP handlers and pop their frames.
  *  - A WebSocket (GET /v1/tts/stream-input, server_ws.c) leaves MHD's connection handling once
@@ -39,7 +47,8 @@ typedef struct srv_config {
     int queue_len;          /* requests waiting for a slot */
     int max_text_chars;     /* code points */
     size_t max_upload;      /* bytes of an uploaded voice */
-    int max_connections;    /* soft limit (503 beyond); MHD's hard limit is a little higher */
+    int max_connections;    /* soft limit (503 beyond; 0: from the open-file limit, set by
+                             * srv_http_start); MHD's hard limit is twice that */
     int timeout_s;          /* idle connection timeout */
     double client_buffer_s; /* audio a slow client may fall behind before it is cancelled */
     const char *voices_dir;
@@ -90,6 +99,11 @@ typedef struct srv_req {
     int cap, max_cap, head, count;
     int frame_samples;
     pthread_cond_t cv;
+    /* A parked connection's wake-up (set with s->mu held; NULL: none): the generation side
+     * calls it once, s->mu held, at the next frame, the admission, the end, or a queue sweep
+     * (every QUEUE_SWEEP_S while queued, for hang-ups). It must not block. */
+    void (*wake)(void *arg);
+    void *wake_arg;
     double t_start, t_first;
     int64_t samples;
     ptts_gen_options go; /* the server's defaults and the request's own options */
@@ -134,6 +148,7 @@ typedef struct srv {
     uint64_t conns_refused; /* 503s past --max-connections */
     int draining;           /* SIGTERM: /ready fails, new syntheses get 503 */
     int inflight;           /* synthesis requests between their headers and their end */
+    int voice_jobs;         /* clones and voice downloads running on their own threads */
     double audio_s, busy_s, ttfb_sum;
     uint64_t ttfb_count;
     double started;
@@ -205,6 +220,32 @@ int srv_voice_default(srv *s, const char *arg, const char **name, char *msg, siz
 void srv_voices_free(srv *s);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);
+
+/* ---- voices that take a while (server_vjob.c) */
+/* A clone of an uploaded clip, or a voice that is not loaded yet (a preset or URL download),
+ * runs on a thread of its own while its connection is suspended; the thread resumes the
+ * connection when done. At most SRV_VJOBS_MAX at once (each may hold its thread for
+ * --voice-url-timeout). */
+#define SRV_VJOBS_MAX 64
+struct MHD_Connection;
+typedef struct srv_vjob {
+    const uint8_t *wav; /* a clone of wav (wav_len bytes); NULL: srv_voice_get(name) */
+    size_t wav_len;
+    const char *name;
+    char *detail; /* the request's log detail, dcap bytes */
+    size_t dcap;
+    /* results, read once the connection is resumed */
+    int done;
+    unsigned status; /* 0: v is the voice (owned: a clone, for the caller) */
+    const ptts_voice *v;
+    ptts_voice *owned;
+    char msg[1024];
+    srv *s;
+    struct MHD_Connection *c;
+} srv_vjob;
+/* Suspend c and run j (the caller's; wav, name and detail outlive it). c is always resumed:
+ * with status 503 at once when too many run or no thread starts. */
+void srv_vjob_start(srv *s, struct MHD_Connection *c, srv_vjob *j);
 
 /* ---- OpenAI voice names (server_voicemap.c) */
 /* The default table (OpenAI's voice names to presets), then the JSON object of path (name ->
@@ -328,10 +369,22 @@ int srv_aac_finish(srv_aac *a);
 void srv_aac_free(srv_aac *a);
 
 /* ---- HTTP (server_http.c) */
+/* Resolve cfg.max_connections (0: DEFAULT_CONNECTIONS or what the open-file limit allows; a
+ * given one that does not fit is lowered with a warning) after raising the soft open-file
+ * limit to the hard one; returns the hard limit past which connections are closed unanswered.
+ * srv_http_start calls it; call it first when another listener uses cfg.max_connections. */
+int srv_conn_limits(srv *s);
 int srv_http_start(srv *s, char *msg, size_t cap);
 void srv_http_stop(srv *s);
 /* A line on stderr when `level` (PTTS_LOG_*) is within cfg.log_level. */
 void srv_log(const srv *s, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
+
+/* ---- GET endpoints' bodies (server_info.c) */
+/* GET /v1/audio/voices and GET /v1/models as JSON (NULL: out of memory). */
+struct cJSON *srv_voices_json(srv *s);
+struct cJSON *srv_models_json(void);
+/* GET /metrics in Prometheus' text format, malloc'd, *len bytes (NULL: out of memory). */
+char *srv_metrics_text(srv *s, size_t *len);
 
 /* ---- Wyoming (server_wyoming.c) */
 /* Listen on cfg.host:cfg.wyoming_port (cfg.wyoming_port becomes the bound port) and serve

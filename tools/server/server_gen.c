@@ -13,6 +13,8 @@
 
 /* Initial ring size in frames; it doubles up to max_cap as a client falls behind. */
 #define RING_START 16
+/* How often connections parked in the queue are woken to look for a hang-up (seconds). */
+#define QUEUE_SWEEP_S 0.5
 
 srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned) {
     srv_req *r = calloc(1, sizeof *r);
@@ -109,6 +111,17 @@ static void req_free(srv_req *r) {
     free(r);
 }
 
+/* Tell whoever waits on r that it moved (s->mu held): the threads in srv_req_pop-style waits
+ * and a parked connection (its wake hook, used once). */
+static void notify_locked(srv_req *r) {
+    pthread_cond_broadcast(&r->cv);
+    if (r->wake) {
+        void (*wake)(void *) = r->wake;
+        r->wake = NULL;
+        wake(r->wake_arg);
+    }
+}
+
 /* With s->mu held. */
 static void unref_locked(srv_req *r) {
     if (--r->refs == 0) req_free(r);
@@ -162,7 +175,7 @@ static void finish_locked(srv *s, srv_req *r, int state) {
         r->slot = -1;
     }
     if (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) r->state = state;
-    pthread_cond_broadcast(&r->cv);
+    notify_locked(r);
     unref_locked(r);
 }
 
@@ -231,7 +244,7 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
         r->samples += n;
         s->audio_s += (double)n / PTTS_SAMPLE_RATE;
         s->frames_total++;
-        pthread_cond_broadcast(&r->cv);
+        notify_locked(r);
     }
     pthread_mutex_unlock(&s->mu);
     return stop;
@@ -281,6 +294,7 @@ static void hand_feeds_locked(srv *s) {
 static void *gen_main(void *arg) {
     srv *s = arg;
     ptts_error e = {0};
+    double last_sweep = 0;
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         /* cancelled requests leave their slots before the next step */
@@ -290,6 +304,22 @@ static void *gen_main(void *arg) {
                 ptts_batch_cancel(s->batch, i);
                 finish_locked(s, r, RQ_DONE);
             }
+        }
+        /* and cancelled queued ones leave the queue (their room is free for others) */
+        srv_req *prev = NULL;
+        for (srv_req *r = s->q_head, *next; r; r = next) {
+            next = r->next;
+            if (!r->cancel) {
+                prev = r;
+                continue;
+            }
+            if (prev)
+                prev->next = next;
+            else
+                s->q_head = next;
+            if (s->q_tail == r) s->q_tail = prev;
+            s->q_count--;
+            finish_locked(s, r, RQ_DONE);
         }
         /* admit queued requests into free slots */
         while (s->q_head && s->active < s->cfg.max_concurrent) {
@@ -318,7 +348,15 @@ static void *gen_main(void *arg) {
             s->active++;
             s->batch_steps = r->go.sampler_steps > 0 ? r->go.sampler_steps : 1;
             if (r->incremental) s->feeds_pending = 1;
-            pthread_cond_broadcast(&r->cv);
+            notify_locked(r);
+        }
+        /* a parked connection does not see its client leave: wake the queued ones now and
+         * then to look (they park again when the client is still there) */
+        double now = tool_now();
+        if (s->q_head && now - last_sweep >= QUEUE_SWEEP_S) {
+            last_sweep = now;
+            for (srv_req *r = s->q_head; r; r = r->next)
+                notify_locked(r);
         }
         /* the batch's waiting count is that of the last step: a slot just fed steps again */
         const int fed = s->feeds_pending;

@@ -1,6 +1,7 @@
 /*
- * server_http.c - the HTTP side of `pocket-tts serve` on libmicrohttpd, one thread per
- * connection (see server.h): routing, request parsing with limits, voices, streaming responses.
+ * server_http.c - the HTTP side of `pocket-tts serve` on libmicrohttpd's polling threads (see
+ * server.h): routing, request parsing with limits, voices, streaming responses; a request that
+ * waits for the generation thread is suspended, never blocks a thread.
  *
  * Endpoints: GET / (the web page), GET /health, GET /metrics (Prometheus), POST /tts (the
  * reference's multipart form: text, voice_url or voice_wav, answering a chunked WAV stream),
@@ -24,18 +25,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server.h"
 #include "util.h"
 
 #define JSON_SLACK (64u << 10)                 /* a JSON or form body: the text's bytes plus this */
 #define SILENCE_SAMPLES (PTTS_SAMPLE_RATE / 5) /* the reference's 200 ms tail */
-#define WAIT_SLICE_MS 40        /* how often a waiting thread looks for a client hang-up */
 #define DISCARD_MAX (64u << 20) /* body bytes read and dropped past a refusal before closing */
+/* MHD's polling threads: one per core up to this; they parse, encode and write, never wait */
+#define HTTP_THREADS_MAX 8
+/* --max-connections when not given (fewer when the open-file limit is lower) */
+#define DEFAULT_CONNECTIONS 4096
+/* MHD's memory per connection (its read buffer, the request's headers, the answer's header):
+ * what an idle keep-alive connection costs, so thousands fit; headers past it get a 431 */
+#define CONN_MEMORY (16u << 10)
 
 enum { ROUTE_NONE = 0, ROUTE_TTS, ROUTE_SPEECH };
+
+typedef struct stream_ctx stream_ctx;
 
 /* One request (MHD's con_cls): from its headers to MHD's completion callback, which writes its
  * log line and frees it. A response's reader runs only between the two. */
@@ -47,7 +58,12 @@ typedef struct conn_ctx {
     srv_form form; /* /tts */
     char *body;    /* JSON */
     size_t body_len;
-    int inflight; /* counted in srv.inflight (a synthesis route) */
+    int inflight;      /* counted in srv.inflight (a synthesis route) */
+    stream_ctx *sc;    /* a synthesis between its queueing and its response (synth_step) */
+    int deferred;      /* a GET or HEAD whose answer waits for MHD's second call */
+    srv_vjob *job;     /* resolve_voice's, while the connection is suspended for it */
+    srv_speech speech; /* /v1/audio/speech, once parsed */
+    int parsed;
     /* an answer decided from the headers while a body follows: queued once the body is read
      * and discarded (up to DISCARD_MAX), so that a client that writes its whole body before
      * reading still gets it instead of a reset */
@@ -63,16 +79,18 @@ typedef struct conn_ctx {
     char detail[PTTS_ERROR_MSG_MAX + 300]; /* a library message and what it was about */
 } conn_ctx;
 
-typedef struct stream_ctx {
+struct stream_ctx {
     srv *s;
     srv_req *r;
     srv_enc *enc;
     conn_ctx *x; /* its request: valid while the reader runs */
-    int fmt;     /* FMT_* */
+    struct MHD_Connection *conn;
+    int fmt; /* FMT_* */
+    int streaming;
     int fd;
     int done;
     float *frames;
-} stream_ctx;
+};
 
 #define PUMP_FRAMES 8
 
@@ -160,22 +178,14 @@ static enum MHD_Result send_error(srv *s, struct MHD_Connection *c, conn_ctx *x,
     return send_error_h(s, c, x, status, type, param, code, msg, NULL, NULL);
 }
 
-/* ---- waiting on a request, with an eye on the client ------------------------------------- */
+/* ---- parking a connection until its request moves ------------------------------------ */
 
+/* A hang-up seen without reading (the socket is MHD's): 1 when the peer has closed. */
 static int client_gone(int fd) {
     if (fd < 0) return 0;
     struct pollfd p = {.fd = fd, .events = POLLRDHUP};
     if (poll(&p, 1, 0) <= 0) return 0;
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
-}
-
-static void deadline_in(struct timespec *ts, int ms) {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_nsec += (long)ms * 1000000L;
-    while (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
 }
 
 static int conn_fd(struct MHD_Connection *c) {
@@ -184,61 +194,65 @@ static int conn_fd(struct MHD_Connection *c) {
     return ci ? ci->connect_fd : -1;
 }
 
-/* Encode what the ring holds, or finish. 0: progress (bytes ready or done); -1: the request
- * failed, was cancelled or the client left. */
-static int pump(stream_ctx *c) {
-    srv *s = c->s;
-    srv_req *r = c->r;
-    for (;;) {
-        size_t n;
-        srv_enc_data(c->enc, &n);
-        if (n || c->done) return 0;
-        pthread_mutex_lock(&s->mu);
-        while (r->count == 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) && !r->cancel) {
-            struct timespec ts;
-            deadline_in(&ts, WAIT_SLICE_MS);
-            pthread_cond_timedwait(&r->cv, &s->mu, &ts);
-            if (r->count == 0 && client_gone(c->fd)) {
-                pthread_mutex_unlock(&s->mu);
-                srv_req_cancel(s, r);
-                return -1;
-            }
-        }
-        int got = 0, got_samples = 0; /* frames, and their samples packed in c->frames */
-        while (r->count > 0 && got < PUMP_FRAMES) {
-            const int len = r->ring_len[r->head];
-            memcpy(c->frames + got_samples, r->ring + (size_t)r->head * r->frame_samples,
-                   (size_t)len * sizeof(float));
-            got_samples += len;
-            r->head = (r->head + 1) % r->cap;
-            r->count--;
-            got++;
-        }
-        int state = r->state, cancel = r->cancel;
-        c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
-        if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
-        if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
-            snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
-        pthread_mutex_unlock(&s->mu);
-        if (got) {
-            if (srv_enc_write(c->enc, c->frames, got_samples)) {
-                snprintf(c->x->detail, sizeof c->x->detail, "the %s encoder failed",
-                         srv_format_mime(c->fmt));
-                srv_req_cancel(s, r);
-                return -1;
-            }
-        } else if (state == RQ_DONE && !cancel) {
-            float zeros[1920] = {0};
-            for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
-                if (srv_enc_write(c->enc, zeros, TOOL_MIN(left, 1920))) return -1;
-            if (srv_enc_finish(c->enc)) return -1;
-            c->done = 1;
-        } else {
-            return -1;
-        }
-    }
+/* srv_req.wake: the generation side has news for a parked connection (s->mu held). */
+static void wake_conn(void *arg) { MHD_resume_connection(arg); }
+
+/* Suspend `c` until r's next frame, admission or end (s->mu held: the generation side takes the
+ * lock before it wakes, so the resume cannot come before the suspend). */
+static void park_locked(srv_req *r, struct MHD_Connection *c) {
+    r->wake = wake_conn;
+    r->wake_arg = c;
+    MHD_suspend_connection(c);
 }
 
+/* Move what the ring holds into the encoder, or finish it. 1: progress (frames encoded or the
+ * end written); 0: nothing yet, `conn` is parked until there is; -1: the request failed or was
+ * cancelled (c->x->detail says why when it is worth a log line). */
+static int pump(stream_ctx *c, struct MHD_Connection *conn) {
+    srv *s = c->s;
+    srv_req *r = c->r;
+    pthread_mutex_lock(&s->mu);
+    if (r->count == 0 && (r->state == RQ_QUEUED || r->state == RQ_ACTIVE) && !r->cancel) {
+        park_locked(r, conn);
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    int got = 0, got_samples = 0; /* frames, and their samples packed in c->frames */
+    while (r->count > 0 && got < PUMP_FRAMES) {
+        const int len = r->ring_len[r->head];
+        memcpy(c->frames + got_samples, r->ring + (size_t)r->head * r->frame_samples,
+               (size_t)len * sizeof(float));
+        got_samples += len;
+        r->head = (r->head + 1) % r->cap;
+        r->count--;
+        got++;
+    }
+    int state = r->state, cancel = r->cancel;
+    c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
+    if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
+    if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
+        snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
+    pthread_mutex_unlock(&s->mu);
+    if (got) {
+        if (srv_enc_write(c->enc, c->frames, got_samples)) {
+            snprintf(c->x->detail, sizeof c->x->detail, "the %s encoder failed",
+                     srv_format_mime(c->fmt));
+            srv_req_cancel(s, r);
+            return -1;
+        }
+        return 1;
+    }
+    if (state != RQ_DONE || cancel) return -1;
+    float zeros[1920] = {0};
+    for (int left = SILENCE_SAMPLES; left > 0; left -= 1920)
+        if (srv_enc_write(c->enc, zeros, TOOL_MIN(left, 1920))) return -1;
+    if (srv_enc_finish(c->enc)) return -1;
+    c->done = 1;
+    return 1;
+}
+
+/* The streamed body: what the encoder holds, else what the ring gives; 0 (with the connection
+ * parked) when nothing is ready, which MHD allows only together with a suspend. */
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     (void)pos;
     stream_ctx *c = cls;
@@ -253,7 +267,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             return (ssize_t)k;
         }
         if (c->done) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (pump(c)) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (client_gone(c->fd)) {
+            srv_req_cancel(c->s, c->r);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        int rc = pump(c, c->conn);
+        if (rc < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (rc == 0) return 0;
     }
 }
 
@@ -268,8 +288,82 @@ static void stream_free(void *cls) {
 
 /* ---- synthesis ---------------------------------------------------------------------------- */
 
+/* The request x->sc, each time MHD calls the handler for it (after the body, then after every
+ * resume): parked while it is queued, then refused, answered whole (non-streaming: parked until
+ * the encoder has finished) or handed to a streaming response. */
+static enum MHD_Result synth_step(srv *s, struct MHD_Connection *c, conn_ctx *x) {
+    stream_ctx *sc = x->sc;
+    srv_req *r = sc->r;
+    pthread_mutex_lock(&s->mu);
+    if (r->state == RQ_QUEUED && !r->cancel) {
+        if (client_gone(sc->fd)) { /* the queue sweep woke it to look */
+            pthread_mutex_unlock(&s->mu);
+            x->sc = NULL;
+            stream_free(sc);
+            return MHD_NO;
+        }
+        park_locked(r, c);
+        pthread_mutex_unlock(&s->mu);
+        return MHD_YES;
+    }
+    int state = r->state, cancel = r->cancel;
+    char rerr[PTTS_ERROR_MSG_MAX];
+    snprintf(rerr, sizeof rerr, "%s", r->err);
+    int rcode = r->err_code;
+    int64_t samples = r->samples;
+    pthread_mutex_unlock(&s->mu);
+    /* nothing sent yet: a failure before the first frame, or before a whole file's end */
+    if (state == RQ_FAILED && !cancel && (samples == 0 || !sc->streaming)) {
+        x->sc = NULL;
+        stream_free(sc);
+        snprintf(x->detail, sizeof x->detail, "generation: %s", rerr);
+        if (rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID)
+            return send_error(s, c, x, 400, "input", NULL,
+                              "the input cannot be spoken (nothing to say after text preparation, "
+                              "or too long)");
+        return send_error(s, c, x, 500, NULL, NULL, "the generation failed");
+    }
+    if (!sc->streaming) {
+        while (!sc->done) {
+            int rc = pump(sc, c);
+            if (rc == 0) return MHD_YES; /* parked */
+            if (rc < 0) {
+                pthread_mutex_lock(&s->mu);
+                int failed = r->state == RQ_FAILED && !r->cancel;
+                pthread_mutex_unlock(&s->mu);
+                if (failed) return synth_step(s, c, x); /* answered with the error */
+                x->sc = NULL;
+                stream_free(sc);
+                return MHD_NO; /* the client left, or the encoder failed */
+            }
+        }
+        size_t n;
+        const uint8_t *d = srv_enc_data(sc->enc, &n);
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(n, (void *)d, MHD_RESPMEM_MUST_COPY);
+        const int fmt = sc->fmt;
+        x->sc = NULL;
+        stream_free(sc);
+        if (!resp) return MHD_NO;
+        MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
+        return send_resp(s, c, x, 200, resp, n);
+    }
+    x->sc = NULL; /* the response owns it from here */
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                                  stream_reader, sc, stream_free);
+    if (!resp) {
+        stream_free(sc);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", srv_enc_mime(sc->enc));
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
+}
+
 /* Queue `text` (taken) with voice v (owned taken) and the generation options go, and answer
- * with the audio; sse >= 0: as OpenAI's SSE events, with sse the usage's input tokens. */
+ * with the audio (synth_step); sse >= 0: as OpenAI's SSE events, with sse the usage's input tokens.
+ */
 static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x, char *text,
                                   const ptts_voice *v, ptts_voice *owned,
                                   const ptts_gen_options *go, int fmt, double speed, int streaming,
@@ -299,7 +393,15 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
         srv_enc_free(enc);
         return send_error(s, c, x, 500, NULL, NULL, "out of memory");
     }
-    *sc = (stream_ctx){s, r, enc, x, fmt, conn_fd(c), 0, frames};
+    *sc = (stream_ctx){.s = s,
+                       .r = r,
+                       .enc = enc,
+                       .x = x,
+                       .conn = c,
+                       .fmt = fmt,
+                       .streaming = streaming,
+                       .fd = conn_fd(c),
+                       .frames = frames};
     /* a compressed stream's pieces are small (Opus: a page per pump): sent at once, not held
      * by Nagle's algorithm for the client's delayed ACK */
     int one = 1;
@@ -311,57 +413,8 @@ static enum MHD_Result synthesize(srv *s, struct MHD_Connection *c, conn_ctx *x,
                             "retry later",
                             "Retry-After", "1");
     }
-    /* wait in this connection's thread until the generation thread admits (or refuses) it */
-    pthread_mutex_lock(&s->mu);
-    while (r->state == RQ_QUEUED && !r->cancel) {
-        struct timespec ts;
-        deadline_in(&ts, WAIT_SLICE_MS);
-        pthread_cond_timedwait(&r->cv, &s->mu, &ts);
-        if (r->state == RQ_QUEUED && client_gone(sc->fd)) {
-            pthread_mutex_unlock(&s->mu);
-            stream_free(sc);
-            return MHD_NO;
-        }
-    }
-    int state = r->state;
-    char rerr[PTTS_ERROR_MSG_MAX];
-    snprintf(rerr, sizeof rerr, "%s", r->err);
-    int rcode = r->err_code;
-    pthread_mutex_unlock(&s->mu);
-    if (state == RQ_FAILED && r->samples == 0) {
-        stream_free(sc);
-        snprintf(x->detail, sizeof x->detail, "generation: %s", rerr);
-        if (rcode == PTTS_E_TEXT || rcode == PTTS_E_INVALID)
-            return send_error(s, c, x, 400, "input", NULL,
-                              "the input cannot be spoken (nothing to say after text preparation, "
-                              "or too long)");
-        return send_error(s, c, x, 500, NULL, NULL, "the generation failed");
-    }
-    if (!streaming) {
-        while (!sc->done)
-            if (pump(sc)) {
-                stream_free(sc);
-                return MHD_NO; /* the client left or the generation failed mid-way */
-            }
-        size_t n;
-        const uint8_t *d = srv_enc_data(sc->enc, &n);
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(n, (void *)d, MHD_RESPMEM_MUST_COPY);
-        stream_free(sc);
-        if (!resp) return MHD_NO;
-        MHD_add_response_header(resp, "Content-Type", srv_format_mime(fmt));
-        return send_resp(s, c, x, 200, resp, n);
-    }
-    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
-                                                                  stream_reader, sc, stream_free);
-    if (!resp) {
-        stream_free(sc);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", srv_enc_mime(sc->enc));
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    return send_resp(s, c, x, 200, resp, 0); /* the reader counts the bytes */
+    x->sc = sc;
+    return synth_step(s, c, x);
 }
 
 /* ---- POST /tts ---------------------------------------------------------------------------- */
@@ -379,35 +432,65 @@ static enum MHD_Result refuse(srv *s, struct MHD_Connection *c, conn_ctx *x, con
     return send_error(s, c, x, b->status, b->param, b->code, "%s", b->msg);
 }
 
+/* ---- voices that take a while: off the polling threads (server_vjob.c) ------------------ */
+
+/* The voice of x's request: 0 with *v (and *owned, a clone, taken), an HTTP status with msg, or
+ * -1 when a job was started and the connection suspended (MHD calls the handler again when it
+ * is done, and this returns its result). */
+static int resolve_voice(srv *s, struct MHD_Connection *c, conn_ctx *x, int clone, const char *name,
+                         const ptts_voice **v, ptts_voice **owned, char *msg, size_t cap) {
+    *v = NULL;
+    *owned = NULL;
+    srv_vjob *j = x->job;
+    if (j) { /* resumed by the job */
+        x->job = NULL;
+        int st = (int)j->status;
+        *v = j->v;
+        *owned = j->owned;
+        snprintf(msg, cap, "%s", j->msg);
+        free(j);
+        return st;
+    }
+    if (!clone) {
+        pthread_mutex_lock(&s->voice_mu);
+        int loaded = 0;
+        for (int i = 0; i < s->n_voices && !loaded; i++)
+            loaded = !strcmp(s->voices[i].name, name);
+        pthread_mutex_unlock(&s->voice_mu);
+        if (loaded) return srv_voice_get(s, name, v, msg, cap, x->detail, sizeof x->detail);
+    }
+    if (!(j = calloc(1, sizeof *j))) {
+        snprintf(msg, cap, "out of memory");
+        return 500;
+    }
+    j->name = name;
+    if (clone) {
+        j->wav = x->form.wav;
+        j->wav_len = x->form.wav_len;
+    }
+    j->detail = x->detail; /* x outlives the job: its connection stays suspended meanwhile */
+    j->dcap = sizeof x->detail;
+    x->job = j;
+    srv_vjob_start(s, c, j);
+    return -1;
+}
+
 static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     srv_bad b;
     ptts_gen_options go = s->cfg.go;
     if (srv_form_check(&x->form, s->cfg.max_text_chars, &b) || srv_form_gen_opts(&x->form, &go, &b))
         return refuse(s, c, x, &b);
     int has_url = x->form.voice_url && *x->form.voice_url;
-    const ptts_voice *v = NULL;
-    ptts_voice *owned = NULL;
+    const ptts_voice *v;
+    ptts_voice *owned;
     char msg[1024];
-    if (x->form.wav_field) {
-        ptts_error e = {0};
-        int rc = ptts_voice_from_audio_memory(&owned, s->model, x->form.wav, x->form.wav_len,
-                                              PTTS_VOICE_CLONE_SECONDS, &e);
-        if (rc) {
-            snprintf(x->detail, sizeof x->detail, "voice_wav: %s", e.msg);
-            if (rc == PTTS_E_NOMEM)
-                return send_error(s, c, x, 500, "voice_wav", NULL, "out of memory");
-            return send_error(s, c, x, 400, "voice_wav", NULL,
-                              rc == PTTS_E_UNSUPPORTED
-                                  ? "voice_wav: this server's model cannot clone voices"
-                                  : "voice_wav: not usable audio (not an audio file this server "
-                                    "reads, shorter than 80 ms, or silent)");
-        }
-        v = owned;
-    } else {
-        int st = srv_voice_get(s, has_url ? x->form.voice_url : s->cfg.default_voice, &v, msg,
-                               sizeof msg, x->detail, sizeof x->detail);
-        if (st) return send_error(s, c, x, (unsigned)st, "voice_url", NULL, "%s", msg);
-    }
+    int st = resolve_voice(s, c, x, x->form.wav_field,
+                           has_url ? x->form.voice_url : s->cfg.default_voice, &v, &owned, msg,
+                           sizeof msg);
+    if (st < 0) return MHD_YES; /* suspended */
+    if (st)
+        return send_error(s, c, x, (unsigned)st, x->form.wav_field ? "voice_wav" : "voice_url",
+                          NULL, "%s", msg);
     char *text = x->form.text;
     x->form.text = NULL;
     return synthesize(s, c, x, text, v, owned, &go, FMT_WAV, 1.0, 1, -1);
@@ -418,154 +501,33 @@ static enum MHD_Result finish_tts(srv *s, struct MHD_Connection *c, conn_ctx *x)
 static enum MHD_Result finish_speech(srv *s, struct MHD_Connection *c, conn_ctx *x) {
     if (x->too_big)
         return send_error(s, c, x, 413, NULL, "payload_too_large", "the request body is too large");
-    srv_speech r;
+    srv_speech *r = &x->speech;
     srv_bad b;
-    if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &s->cfg.go, &r, &b))
-        return refuse(s, c, x, &b);
-    const ptts_voice *v = NULL;
+    if (!x->parsed) {
+        if (srv_speech_parse(x->body, x->body_len, s->cfg.max_text_chars, &s->cfg.go, r, &b))
+            return refuse(s, c, x, &b);
+        x->parsed = 1;
+    }
+    const ptts_voice *v;
+    ptts_voice *owned;
     char msg[1024];
-    int st = srv_voice_get(s, r.voice ? srv_voicemap_resolve(s, r.voice) : s->cfg.default_voice, &v,
-                           msg, sizeof msg, x->detail, sizeof x->detail);
-    if (st) {
-        srv_speech_free(&r);
-        return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
-    }
-    free(r.voice);
-    return synthesize(s, c, x, r.text, v, NULL, &r.go, r.fmt, r.speed, r.streaming,
-                      r.sse ? r.input_chars : -1);
+    int st = resolve_voice(s, c, x, 0,
+                           r->voice ? srv_voicemap_resolve(s, r->voice) : s->cfg.default_voice, &v,
+                           &owned, msg, sizeof msg);
+    if (st < 0) return MHD_YES; /* suspended */
+    if (st) return send_error(s, c, x, (unsigned)st, "voice", NULL, "%s", msg);
+    char *text = r->text;
+    r->text = NULL;
+    return synthesize(s, c, x, text, v, NULL, &r->go, r->fmt, r->speed, r->streaming,
+                      r->sse ? r->input_chars : -1);
 }
 
-/* ---- GET endpoints ------------------------------------------------------------------------ */
-
-static enum MHD_Result get_voices(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "voices");
-    pthread_mutex_lock(&s->voice_mu);
-    for (int i = 0; i < s->n_voices; i++) {
-        if (s->voices[i].source == SRC_URL) continue;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", s->voices[i].name);
-        cJSON_AddStringToObject(o, "name", s->voices[i].name);
-        cJSON_AddStringToObject(o, "source",
-                                s->voices[i].source == SRC_DIR ? "voices_dir" : "preset");
-        cJSON_AddBoolToObject(o, "loaded", 1);
-        cJSON_AddItemToArray(arr, o);
-    }
-    int np = ptts_preset_voice_count(s->cfg.language);
-    for (int i = 0; i < np; i++) {
-        const char *name = ptts_preset_voice_name(s->cfg.language, i);
-        int seen = 0;
-        for (int k = 0; k < s->n_voices && !seen; k++)
-            seen = !strcmp(s->voices[k].name, name);
-        if (seen) continue;
-        char url[512], *path = NULL;
-        int cached = !ptts_preset_voice_url(s->cfg.language, name, url, sizeof url) &&
-                     ptts_fetch_cached(&path, url);
-        free(path);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", name);
-        cJSON_AddStringToObject(o, "name", name);
-        cJSON_AddStringToObject(o, "source", "preset");
-        cJSON_AddBoolToObject(o, "loaded", 0);
-        cJSON_AddBoolToObject(o, "cached", cached);
-        cJSON_AddItemToArray(arr, o);
-    }
-    pthread_mutex_unlock(&s->voice_mu);
-    srv_voicemap_list(s, arr);
-    cJSON_AddStringToObject(root, "default", s->cfg.default_voice);
-    /* the model's language (whose presets are listed) and the others a server could be started
-     * with (--language): the web page's language choice */
-    cJSON_AddStringToObject(root, "language", s->cfg.language);
-    cJSON *langs = cJSON_AddArrayToObject(root, "languages");
-    for (int i = 0; i < ptts_language_count(); i++)
-        if (ptts_language_at(i)->listed)
-            cJSON_AddItemToArray(langs, cJSON_CreateString(ptts_language_at(i)->name));
-    cJSON_AddBoolToObject(root, "voice_cloning", 1);
-    ptts_model_info info;
-    ptts_model_get_info(s->model, &info);
-    cJSON_ReplaceItemInObject(root, "voice_cloning", cJSON_CreateBool(info.has_voice_cloning));
-    cJSON *fm = cJSON_AddArrayToObject(root, "formats");
-    for (int f = 0; f < SRV_N_FMT; f++)
-        if (srv_format_available(f))
-            cJSON_AddItemToArray(fm, cJSON_CreateString(srv_format_name(f)));
-    return send_json(s, c, x, 200, root);
-}
-
-static enum MHD_Result get_models(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "object", "list");
-    cJSON *arr = cJSON_AddArrayToObject(root, "data");
-    for (int i = 0; i < SRV_N_MODELS; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", srv_model_ids[i]);
-        cJSON_AddStringToObject(o, "object", "model");
-        cJSON_AddNumberToObject(o, "created", 0);
-        cJSON_AddStringToObject(o, "owned_by", i == 0 ? "kyutai" : "pocket-tts (alias)");
-        cJSON_AddStringToObject(o, "instructions",
-                                "accepted and ignored: the model takes no style prompt");
-        cJSON_AddItemToArray(arr, o);
-    }
-    return send_json(s, c, x, 200, root);
-}
+/* ---- GET endpoints (their bodies: server_info.c) ----------------------------------------- */
 
 static enum MHD_Result get_metrics(srv *s, struct MHD_Connection *c, conn_ctx *x) {
-    size_t cap = 8192, len = 0;
-    char *b = malloc(cap);
+    size_t len;
+    char *b = srv_metrics_text(s, &len);
     if (!b) return MHD_NO;
-#define OUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(b + len, cap - len, __VA_ARGS__);                                        \
-        if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1;                    \
-    } while (0)
-    pthread_mutex_lock(&s->mu);
-    OUT("# HELP ptts_requests_total HTTP requests answered, by status code.\n"
-        "# TYPE ptts_requests_total counter\n");
-    for (int i = 100; i < N_STATUS; i++)
-        if (s->req_by_status[i])
-            OUT("ptts_requests_total{code=\"%d\"} %llu\n", i,
-                (unsigned long long)s->req_by_status[i]);
-    OUT("# HELP ptts_active_streams Utterances being generated.\n"
-        "# TYPE ptts_active_streams gauge\nptts_active_streams %d\n",
-        s->active);
-    OUT("# HELP ptts_queue_depth Requests waiting for a generation slot.\n"
-        "# TYPE ptts_queue_depth gauge\nptts_queue_depth %d\n",
-        s->q_count);
-    OUT("# HELP ptts_open_connections HTTP connections open.\n"
-        "# TYPE ptts_open_connections gauge\nptts_open_connections %llu\n",
-        (unsigned long long)s->conns);
-    OUT("# HELP ptts_connections_refused_total Requests answered 503 because more than "
-        "--max-connections connections were open.\n"
-        "# TYPE ptts_connections_refused_total counter\nptts_connections_refused_total %llu\n",
-        (unsigned long long)s->conns_refused);
-    OUT("# HELP ptts_draining 1 while SIGTERM drains the server.\n"
-        "# TYPE ptts_draining gauge\nptts_draining %d\n",
-        s->draining);
-    OUT("# HELP ptts_audio_seconds_total Seconds of audio generated.\n"
-        "# TYPE ptts_audio_seconds_total counter\nptts_audio_seconds_total %.3f\n",
-        s->audio_s);
-    OUT("# HELP ptts_generation_seconds_total Wall time the generation thread spent stepping.\n"
-        "# TYPE ptts_generation_seconds_total counter\nptts_generation_seconds_total %.3f\n",
-        s->busy_s);
-    OUT("# HELP ptts_realtime_factor Audio seconds generated per second of generation time "
-        "(all streams together).\n# TYPE ptts_realtime_factor gauge\nptts_realtime_factor %.3f\n",
-        s->busy_s > 0 ? s->audio_s / s->busy_s : 0.0);
-    OUT("# HELP ptts_first_audio_seconds Time from queueing to the first frame.\n"
-        "# TYPE ptts_first_audio_seconds summary\nptts_first_audio_seconds_sum %.4f\n"
-        "ptts_first_audio_seconds_count %llu\n",
-        s->ttfb_sum, (unsigned long long)s->ttfb_count);
-    OUT("# HELP ptts_frames_total Frames generated.\n# TYPE ptts_frames_total counter\n"
-        "ptts_frames_total %llu\n",
-        (unsigned long long)s->frames_total);
-    OUT("# HELP ptts_cancelled_total Requests cancelled (client gone).\n"
-        "# TYPE ptts_cancelled_total counter\nptts_cancelled_total %llu\n",
-        (unsigned long long)s->cancelled);
-    OUT("# HELP ptts_client_overflow_total Requests cancelled because the client fell too far "
-        "behind.\n# TYPE ptts_client_overflow_total counter\nptts_client_overflow_total %llu\n",
-        (unsigned long long)s->overflows);
-    OUT("# HELP ptts_uptime_seconds Seconds since start.\n# TYPE ptts_uptime_seconds gauge\n"
-        "ptts_uptime_seconds %.1f\n",
-        tool_now() - s->started);
-    pthread_mutex_unlock(&s->mu);
-#undef OUT
     enum MHD_Result r = send_text(s, c, x, 200, "text/plain; version=0.0.4", b, len);
     free(b);
     return r;
@@ -654,8 +616,8 @@ static enum MHD_Result on_headers(srv *s, struct MHD_Connection *c, conn_ctx *x,
         if (!resp) return send_error(s, c, x, st, NULL, NULL, "%s", msg);
         return send_resp(s, c, x, st, resp, 0);
     }
-    if (!strcmp(url, "/v1/models")) return get_models(s, c, x);
-    if (!strcmp(url, "/v1/audio/voices")) return get_voices(s, c, x);
+    if (!strcmp(url, "/v1/models")) return send_json(s, c, x, 200, srv_models_json());
+    if (!strcmp(url, "/v1/audio/voices")) return send_json(s, c, x, 200, srv_voices_json(s));
     return send_error(s, c, x, 404, NULL, "not_found", "no endpoint %.96s", url);
 }
 
@@ -673,6 +635,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         x->first_ms = -1;
         snprintf(x->method, sizeof x->method, "%s", method);
         snprintf(x->path, sizeof x->path, "%s", url);
+        /* a request without a body is answered at its second call: MHD 0.9.75 closes the
+         * connection after an answer queued at the first (no keep-alive) */
+        if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+            return on_headers(s, c, x, url, method);
+        x->deferred = 1;
+        return MHD_YES;
+    }
+    if (x->deferred) {
+        if (*upload_size) { /* a GET with a body: dropped, up to a bound */
+            x->total += *upload_size;
+            *upload_size = 0;
+            return x->total > DISCARD_MAX ? MHD_NO : MHD_YES;
+        }
+        x->deferred = 0;
         return on_headers(s, c, x, url, method);
     }
     if (*upload_size) { /* body data */
@@ -696,7 +672,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         }
         return MHD_YES;
     }
-    /* the whole request is in */
+    /* the whole request is in; a synthesis comes back here after each resume */
+    if (x->sc) return synth_step(s, c, x);
     x->has_body = 0;
     if (x->early) {
         struct MHD_Response *resp = x->early;
@@ -749,6 +726,12 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         s->inflight--;
         pthread_mutex_unlock(&s->mu);
     }
+    if (x->sc) stream_free(x->sc);
+    if (x->parsed) srv_speech_free(&x->speech);
+    if (x->job) { /* done (its thread resumed the connection), the handler not called since */
+        ptts_voice_free(x->job->owned);
+        free(x->job);
+    }
     if (x->early) MHD_destroy_response(x->early);
     if (x->pp) MHD_destroy_post_processor(x->pp);
     srv_form_free(&x->form);
@@ -767,6 +750,38 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     else if (s->conns > 0)
         s->conns--;
     pthread_mutex_unlock(&s->mu);
+}
+
+int srv_conn_limits(srv *s) {
+    /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
+     * a hard limit twice that (at least 64 more), where no answer can be sent. Each connection
+     * is a descriptor: the soft open-file limit is raised to the hard one, and both limits kept
+     * under it (64 left for the model, voices and the listening socket). Not given, the soft
+     * limit is DEFAULT_CONNECTIONS or what the open files allow. */
+    int want = s->cfg.max_connections ? s->cfg.max_connections : DEFAULT_CONNECTIONS;
+    int hard_limit = want + (want > 64 ? want : 64);
+    struct rlimit nofile;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+        if (nofile.rlim_cur < nofile.rlim_max) {
+            nofile.rlim_cur = nofile.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+            getrlimit(RLIMIT_NOFILE, &nofile);
+        }
+        if (nofile.rlim_cur != RLIM_INFINITY && (rlim_t)hard_limit + 64 > nofile.rlim_cur) {
+            hard_limit = nofile.rlim_cur > 192 ? (int)nofile.rlim_cur - 64 : 128;
+            int fits = hard_limit - (hard_limit / 2 > 64 ? hard_limit / 2 : 64);
+            if (want > fits) {
+                if (s->cfg.max_connections)
+                    srv_log(s, PTTS_LOG_WARN,
+                            "open files are limited to %llu (ulimit -n): --max-connections %d "
+                            "lowered to %d",
+                            (unsigned long long)nofile.rlim_cur, want, fits);
+                want = fits;
+            }
+        }
+    }
+    s->cfg.max_connections = want;
+    return hard_limit;
 }
 
 int srv_http_start(srv *s, char *msg, size_t cap) {
@@ -788,20 +803,23 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
             ai = p;
             break;
         }
-    /* past --max-connections a request is answered 503; MHD itself refuses (closes) only past
-     * this hard limit, where no answer can be sent */
-    int hard_limit =
-        s->cfg.max_connections + (s->cfg.max_connections > 64 ? s->cfg.max_connections : 64);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_ALLOW_UPGRADE;
+    int hard_limit = srv_conn_limits(s);
+    /* MHD's own polling threads (epoll where there is one), every connection on one of them:
+     * no handler blocks on generation, a request that waits for its slot or its frames is
+     * suspended and resumed by the generation thread (srv_req.wake) */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_ALLOW_UPGRADE |
+                     (MHD_is_feature_supported(MHD_FEATURE_EPOLL) ? MHD_USE_EPOLL : MHD_USE_POLL);
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned pool = cpus < 2 ? 2 : cpus > HTTP_THREADS_MAX ? HTTP_THREADS_MAX : (unsigned)cpus;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->cfg.port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)s->cfg.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)hard_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     freeaddrinfo(res);
     if (!s->mhd) {
         snprintf(msg, cap, "cannot listen on %s:%d (%s)", s->cfg.host, s->cfg.port,
@@ -816,6 +834,16 @@ int srv_http_start(srv *s, char *msg, size_t cap) {
 }
 
 void srv_http_stop(srv *s) {
+    /* a voice job's connection is suspended: MHD must not stop before the job resumes it
+     * (bounded by --voice-url-timeout, or a clone) */
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        int jobs = s->voice_jobs;
+        pthread_mutex_unlock(&s->mu);
+        if (!jobs) break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     srv_ws_stop(s); /* the upgraded sockets are MHD's: closed before it stops */
     if (s->mhd) MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
