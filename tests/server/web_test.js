@@ -249,6 +249,17 @@ const waitPlayer = page => page.waitForFunction(() => window.pttsPlayer.done || 
   p = await page.evaluate(() => window.pttsPlayer);
   check(!p.error && p.samples > 24000 && /^multipart\/form-data/.test(tts.headers()['content-type']),
         `cloned from the upload: ${p.samples} samples ${p.error || ''}`);
+  // /tts takes the temperature as a form field: at 0, the same clip and text give the same audio
+  await page.fill('#temperature', '0');
+  for (let i = 0; i < 2; i++) { await page.click('#go'); await waitPlayer(page); }
+  const sameClone = await page.evaluate(async () => {
+    const a = [...document.querySelectorAll('#history li a')].slice(0, 2);
+    const [x, y] = await Promise.all(a.map(async e => new Uint8Array(await (await fetch(e.href)).arrayBuffer())));
+    return x.length > 44 && x.length === y.length && x.every((b, i) => b === y[i]);
+  });
+  check(sameClone && !(await page.evaluate(() => window.pttsPlayer.error)),
+        'cloned at temperature 0 (a /tts form field) twice: identical audio');
+  await page.fill('#temperature', '');
 
   // cloning from a recording: Chromium's fake microphone (a beep), decoded and sent as WAV
   await page.click('#record');
