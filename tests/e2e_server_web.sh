@@ -3,6 +3,8 @@
 # (tests/server/web_test.js). Chromium comes from Debian (scripts/install-deps.sh installs it;
 # installed here when missing and possible), playwright-core from npm into the build folder.
 # Skips, saying why, only when Chromium, Node.js or playwright-core cannot be installed.
+# Screenshots of the page land in ./web_test_out (ctest's working folder: build/tests); the test
+# prints their paths.
 # Usage: e2e_server_web.sh POCKET_TTS FIXTURES_DIR
 set -u
 bin=$1

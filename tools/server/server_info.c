@@ -45,6 +45,13 @@ struct cJSON *srv_voices_json(srv *s) {
     pthread_mutex_unlock(&s->voice_mu);
     srv_voicemap_list(s, arr);
     cJSON_AddStringToObject(root, "default", s->cfg.default_voice);
+    /* the model's language (whose presets are listed) and the others a server could be started
+     * with (--language): the web page's language choice */
+    cJSON_AddStringToObject(root, "language", s->cfg.language);
+    cJSON *langs = cJSON_AddArrayToObject(root, "languages");
+    for (int i = 0; i < ptts_language_count(); i++)
+        if (ptts_language_at(i)->listed)
+            cJSON_AddItemToArray(langs, cJSON_CreateString(ptts_language_at(i)->name));
     cJSON_AddBoolToObject(root, "voice_cloning", 1);
     ptts_model_info info;
     ptts_model_get_info(s->model, &info);
