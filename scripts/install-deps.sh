@@ -11,5 +11,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libmicrohttpd-dev libcurl4-openssl-dev librubberband-dev \
   libvulkan-dev glslc mesa-vulkan-drivers \
   python3 python3-numpy python3-pip ca-certificates chromium sox \
-  debhelper devscripts lintian dpkg-dev groff-base man-db \
+  debhelper devscripts lintian dpkg-dev groff-base man-db speech-dispatcher python3-speechd \
   gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross >/dev/null
