@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "sd_module.h"
 
 /* ---- log ----------------------------------------------------------------------------------- */
+/* The worker, the library's threads and the main thread (DEBUG ON/OFF) all log. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_level = PTTS_LOG_WARN;
 static FILE *g_debug;
 
@@ -24,27 +27,32 @@ void sd_log(int level, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    pthread_mutex_lock(&g_log_mu);
     if (level <= g_level) fprintf(stderr, "sd_pocket-tts: %s: %s\n", name, line);
     if (g_debug) {
         fprintf(g_debug, "sd_pocket-tts: %s: %s\n", name, line);
         fflush(g_debug);
     }
+    pthread_mutex_unlock(&g_log_mu);
 }
 
 void sd_log_set_level(int spd_level) {
     /* speech-dispatcher: 0 nothing ... 5 everything; 1-2 errors and warnings */
+    pthread_mutex_lock(&g_log_mu);
     g_level = spd_level <= 0   ? -1
               : spd_level <= 2 ? PTTS_LOG_WARN
               : spd_level <= 4 ? PTTS_LOG_INFO
                                : PTTS_LOG_DEBUG;
+    pthread_mutex_unlock(&g_log_mu);
 }
 
 int sd_log_debug(const char *file) {
+    pthread_mutex_lock(&g_log_mu);
     if (g_debug) fclose(g_debug);
-    g_debug = NULL;
-    if (!file) return 0;
-    g_debug = fopen(file, "a");
-    return g_debug ? 0 : -1;
+    g_debug = file ? fopen(file, "a") : NULL;
+    int rc = file && !g_debug ? -1 : 0;
+    pthread_mutex_unlock(&g_log_mu);
+    return rc;
 }
 
 /* ---- config file --------------------------------------------------------------------------- */

@@ -88,7 +88,7 @@ static int has_words(const char *s, size_t n) {
 
 /* The value of name="..." in the tag s[0, n), malloc'd, or NULL. */
 static char *tag_name_attr(const char *s, size_t n) {
-    for (size_t i = 0; i + 5 < n; i++) {
+    for (size_t i = 1; i + 5 < n; i++) {
         if (strncasecmp(s + i, "name", 4) || (s[i - 1] != ' ' && s[i - 1] != '\t')) continue;
         size_t j = i + 4;
         while (j < n && (s[j] == ' ' || s[j] == '\t'))
