@@ -570,6 +570,7 @@ int main(int argc, char **argv) {
     int tl;
     char *line = read_line(&len, &tl);
     if (!line || strcmp(line, "INIT")) {
+        free(line);
         sd_log(PTTS_LOG_ERROR, "the first command must be INIT");
         return 3;
     }
@@ -616,7 +617,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(line, "SET")) {
             send_or_die(sd_send("203 OK RECEIVING SETTINGS\n"));
             if (!(rc = read_block(set_param, &bad)))
-                send_or_die(sd_send(bad ? bad_reply(bad) : "203 OK SETTINGS RECEIVED\n"));
+                send_or_die(sd_send("%s", bad ? bad_reply(bad) : "203 OK SETTINGS RECEIVED\n"));
         } else if (!strcmp(line, "AUDIO")) {
             send_or_die(sd_send("207 OK RECEIVING AUDIO SETTINGS\n"));
             g_server_audio = 0;
@@ -630,7 +631,7 @@ int main(int argc, char **argv) {
             send_or_die(sd_send("207 OK RECEIVING LOGLEVEL SETTINGS\n"));
             if (!(rc = read_block(loglevel_param, &bad))) {
                 if (!bad && g_spd_level >= 0) sd_log_set_level(g_spd_level);
-                send_or_die(sd_send(bad ? bad_reply(bad) : "203 OK LOGLEVEL SET\n"));
+                send_or_die(sd_send("%s", bad ? bad_reply(bad) : "203 OK LOGLEVEL SET\n"));
             }
         } else if (!strncmp(line, "DEBUG", 5) && (line[5] == ' ' || !line[5]))
             cmd_debug(line);
