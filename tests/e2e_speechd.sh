@@ -9,6 +9,7 @@
 #    and spd-say. Skipped, saying so, where the daemon or its client is not installed.
 # Usage: e2e_speechd.sh POCKET_TTS FIXTURES_DIR (sd_pocket-tts is built next to POCKET_TTS)
 set -u
+export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 bin=$1
 fx=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")/speechd" && pwd)
