@@ -3,19 +3,23 @@
  *
  * speech-dispatcher starts it as `sd_pocket-tts CONFIG_FILE` and speaks its module protocol on
  * stdin/stdout (LF-terminated lines; doc "Communication Protocol for Output Modules"):
- *   INIT                      299-info / 299 OK LOADED SUCCESSFULLY (the model is loaded here)
- *   AUDIO, block, "."         207 ..., then 203 OK AUDIO INITIALIZED for audio_output_method=server
- *   SET, name=value..., "."   203 OK RECEIVING SETTINGS, then 203 OK SETTINGS RECEIVED
- *   SPEAK|CHAR|KEY|SOUND_ICON 202 OK RECEIVING MESSAGE, text, ".", 200 OK SPEAKING; then events
- *                             701 BEGIN, 705 AUDIO..., 700 INDEX MARK..., 702 END|703 STOP|704
- * PAUSE STOP, PAUSE               no reply; the message ends within a frame (80 ms of audio) LIST
- * VOICES               200-NAME\tLANGUAGE\tVARIANT ..., 200 OK VOICE LIST SENT LOGLEVEL, DEBUG,
- * QUIT The audio goes to the server (`705 AUDIO`), which plays it through its AudioOutputMethod.
+ * - INIT: 299-info, 299 OK LOADED SUCCESSFULLY (the model is loaded here).
+ * - AUDIO, a name=value block, ".": 207, then 203 OK AUDIO INITIALIZED for
+ *   audio_output_method=server (the audio goes to the daemon, which plays it through its
+ *   AudioOutputMethod); any other method is declined.
+ * - SET, a name=value block, ".": 203 OK RECEIVING SETTINGS, then 203 OK SETTINGS RECEIVED.
+ * - SPEAK, CHAR, KEY, SOUND_ICON: 202 OK RECEIVING MESSAGE, the text up to ".", 200 OK SPEAKING;
+ *   then the events 701 BEGIN, 705 AUDIO..., 700 INDEX MARK..., and 702 END, 703 STOP or
+ *   704 PAUSE.
+ * - STOP, PAUSE: no reply. LIST VOICES: 200-NAME\tLANGUAGE\tVARIANT lines. LOGLEVEL, DEBUG,
+ *   QUIT.
  *
  * Threads: the main thread reads commands; one worker thread (all signals blocked, as the
  * protocol asks) generates a message frame by frame and checks between frames whether STOP or
- * PAUSE came. PAUSE stops at once too and reports 704: the server resumes from the last index
- * mark reported (every <mark/> of the SSML is reported once the audio before it is sent).
+ * PAUSE came. STOP ends the message within a frame (80 ms of audio). PAUSE ends it at the next
+ * `__spd_` index mark, after the audio before it: the daemon's queue pauses there (it waits for
+ * that mark) and resumes the message from it. Every <mark/> of the SSML is reported once the
+ * audio before it is sent.
  */
 #include <math.h>
 #include <pthread.h>
@@ -194,7 +198,7 @@ static int speak_piece(const ptts_voice *v, const char *text, size_t len, int ma
     }
     static float pcm[PTTS_FRAME_SAMPLES];
     for (;;) {
-        if (atomic_load(&g_stop) != RUN) {
+        if (atomic_load(&g_stop) == STOP_REQ) { /* PAUSE goes on to the next mark */
             ptts_stream_cancel(g_stream);
             return 0;
         }
@@ -211,7 +215,7 @@ static int speak_piece(const ptts_voice *v, const char *text, size_t len, int ma
 
 static void run_job(job *j) {
     send_or_die(sd_send("701 BEGIN\n"));
-    int failed = 0;
+    int failed = 0, paused = 0;
     if (j->type == MSG_ICON) {
         /* No icons of its own: the server plays the sound icon it has under that name. */
         send_or_die(sd_send("706-%s\n706 ICON\n", j->text));
@@ -241,10 +245,16 @@ static void run_job(job *j) {
             int n = split_marks(j->text, &seg);
             if (n < 0) failed = 1;
             for (int i = 0; i < n; i++) {
-                if (!failed && atomic_load(&g_stop) == RUN)
+                if (!failed && !paused && atomic_load(&g_stop) != STOP_REQ)
                     failed = speak_piece(sv->v, seg[i].text, seg[i].len, markup, audio) != 0;
-                if (!failed && atomic_load(&g_stop) == RUN && seg[i].mark)
+                int stop = atomic_load(&g_stop);
+                if (!failed && !paused && stop != STOP_REQ && seg[i].mark) {
+                    if (stop == PAUSE_REQ && !strncmp(seg[i].mark, "__spd_", 6)) {
+                        paused = 1; /* the audio up to the mark, then the mark, then 704 */
+                        if (sd_audio_finish(audio)) send_or_die(-1);
+                    }
                     send_or_die(sd_send("700-%s\n700 INDEX MARK\n", seg[i].mark));
+                }
                 free(seg[i].mark);
             }
             free(seg);
@@ -254,13 +264,15 @@ static void run_job(job *j) {
                 if (*p == '_') *p = ' ';
             failed = speak_piece(sv->v, j->text, strlen(j->text), PTTS_MARKUP_OFF, audio) != 0;
         }
-        if (!failed && atomic_load(&g_stop) == RUN && sd_audio_finish(audio)) send_or_die(-1);
+        if (!failed && !paused && atomic_load(&g_stop) != STOP_REQ && sd_audio_finish(audio))
+            send_or_die(-1);
         sd_audio_free(audio);
     }
     int stop = atomic_load(&g_stop);
     pthread_mutex_lock(&g_mu);
     g_busy = 0; /* before the event: the server sends the next SPEAK once it has read it */
-    send_or_die(sd_send(stop == PAUSE_REQ            ? "704 PAUSE\n"
+    /* A PAUSE with no __spd_ mark after it lets the message end: 702 */
+    send_or_die(sd_send(paused                       ? "704 PAUSE\n"
                         : stop == STOP_REQ || failed ? "703 STOP\n"
                                                      : "702 END\n"));
     pthread_mutex_unlock(&g_mu);

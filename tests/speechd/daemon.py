@@ -149,6 +149,9 @@ try:
     after, end, _ = say(text)
     check(end == speechd.CallbackType.END and after == base, "after the cancel: the next message as before")
 
+    # No pause here: with this sink (unpaced: the queue is always empty) the daemon 0.11.4
+    # plays the __spd_ mark the module pauses at without pausing there, never reports the pause
+    # and stays busy until restarted. The module's PAUSE is checked by module_protocol.py.
     env_say = dict(env, SPEECHD_ADDRESS=f"unix_socket:{sock}")
     before = audio_size()
     r = subprocess.run(["spd-say", "-w", "-o", "pocket-tts", "-r", "-50", "-y", "tinyb", text],

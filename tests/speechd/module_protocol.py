@@ -145,17 +145,28 @@ m.send("STOP")  # STOP when idle: nothing happens, no reply
 _, after = speak(m, ssml)
 check(after == base, "after STOP (and a STOP when idle): the next message as before")
 
-# PAUSE: stops likewise, 704, the marks sent before it in order
+# PAUSE: the message goes on to the next __spd_ mark (where the daemon's queue pauses and
+# later resumes), sends it after the audio before it, then 704; the marks in order
 m.send("SPEAK")
 m.expect(202, "SPEAK")
 m.send(long_text, ".")
 m.expect(200, "SPEAK long")
 time.sleep(0.3)
+t0 = time.time()
 m.send("PAUSE")
 evs, _ = m.events()
+dt = time.time() - t0
 marks = [l[0] for c, l in evs if c == 700]
-check(evs[-1][0] == 704, f"PAUSE: ends with 704 PAUSE ({evs[-1][0]})")
-check(marks == [f"__spd_{i}" for i in range(len(marks))], f"PAUSE: {len(marks)} marks before it, in order")
+check(evs[-1][0] == 704 and evs[-2][0] == 700, f"PAUSE: ends with a mark, then 704 PAUSE ({evs[-2][0]}, {evs[-1][0]}) after {dt:.2f} s")
+check(marks == [f"__spd_{i}" for i in range(len(marks))] and len(marks) < 300,
+      f"PAUSE: {len(marks)} marks of 300, in order")
+m.send("SPEAK")
+m.expect(202, "SPEAK")
+m.send("<speak>" + " ".join(["No mark in this message."] * 20) + "</speak>", ".")
+m.expect(200, "SPEAK")
+m.send("PAUSE")
+evs, pcm = m.events()
+check(evs[-1][0] == 702 and len(pcm) > 0, f"PAUSE with no mark to pause at: the message ends (702: {evs[-1][0]})")
 
 # SPEAK while speaking is refused (the daemon never does it; the module stays sane)
 m.send("SPEAK")
