@@ -149,9 +149,11 @@ try:
     after, end, _ = say(text)
     check(end == speechd.CallbackType.END and after == base, "after the cancel: the next message as before")
 
-    # No pause here: with this sink (unpaced: the queue is always empty) the daemon 0.11.4
-    # plays the __spd_ mark the module pauses at without pausing there, never reports the pause
-    # and stays busy until restarted. The module's PAUSE is checked by module_protocol.py.
+    # Pause through the daemon is not checked: in these runs (0.11.4, this unpaced sink, and a
+    # sink read at four times real time too) a client's pause of a long message was never
+    # reported back and left the daemon busy until restarted, whether the module answered
+    # PAUSE at the next __spd_ mark (704) or at once (704 or 703). An open problem; the
+    # module's side of PAUSE is checked by module_protocol.py.
     env_say = dict(env, SPEECHD_ADDRESS=f"unix_socket:{sock}")
     before = audio_size()
     r = subprocess.run(["spd-say", "-w", "-o", "pocket-tts", "-r", "-50", "-y", "tinyb", text],
