@@ -17,9 +17,9 @@
  * Threads: the main thread reads commands; one worker thread (all signals blocked, as the
  * protocol asks) generates a message frame by frame and checks between frames whether STOP or
  * PAUSE came. STOP ends the message within a frame (80 ms of audio). PAUSE ends it at the next
- * `__spd_` index mark, after the audio before it: the daemon's queue pauses there (it waits for
- * that mark) and resumes the message from it. Every <mark/> of the SSML is reported once the
- * audio before it is sent.
+ * `__spd_` index mark, after the audio before it, as the protocol asks: the daemon's queue
+ * pauses at a mark it gets after the pause, and resumes the message from the last mark. Every
+ * <mark/> of the SSML is reported once the audio before it is sent.
  */
 #include <math.h>
 #include <pthread.h>
