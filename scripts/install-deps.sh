@@ -12,7 +12,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libavcodec-dev \
   libvulkan-dev glslc mesa-vulkan-drivers \
   python3 python3-numpy python3-pip python3-websockets ca-certificates chromium sox haproxy \
-  debhelper devscripts lintian dpkg-dev groff-base man-db \
+  debhelper devscripts lintian dpkg-dev groff-base man-db speech-dispatcher python3-speechd \
   gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross >/dev/null
 # Node.js and npm for the browser and OpenAI SDK tests: Debian's, unless a Node.js is already
 # installed (NodeSource's nodejs bundles npm and conflicts with Debian's npm package)

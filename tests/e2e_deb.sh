@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end: the Debian packages. Builds pocket-tts, libpocket-tts0 and libpocket-tts-dev with
+# End-to-end: the Debian packages. Builds pocket-tts, libpocket-tts0, libpocket-tts-dev and
+# speech-dispatcher-pocket-tts with
 # `dpkg-buildpackage -b -us -uc` in a copy of the tree (the source tree's build folders stay as
 # they are), checks them with lintian (no error or warning), installs them with dpkg -i, speaks
 # the tiny fixture with the installed /usr/bin/pocket-tts, builds examples/hello.c with
@@ -13,7 +14,7 @@ if [ "$(id -u)" -ne 0 ]; then echo "skip: not root (dpkg -i)"; exit 77; fi
 for t in dpkg-buildpackage dh lintian; do
   command -v $t >/dev/null || { echo "skip: no $t (scripts/install-deps.sh installs it)"; exit 77; }
 done
-pkgs=(pocket-tts libpocket-tts0 libpocket-tts-dev)
+pkgs=(pocket-tts libpocket-tts0 libpocket-tts-dev speech-dispatcher-pocket-tts)
 for p in "${pkgs[@]}"; do
   if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
     echo "FAIL: $p is installed already: this test would replace and remove it"
@@ -52,6 +53,14 @@ lintian --fail-on error,warning "$tmp"/*.changes >"$tmp/lintian.log" 2>&1 &&
 debs=()
 for p in "${pkgs[@]}"; do debs+=("$tmp/${p}_"*.deb); done
 dpkg -i "${debs[@]}" >"$tmp/dpkg.log" 2>&1 && ok "dpkg -i" || { cat "$tmp/dpkg.log"; bad "dpkg -i"; exit 1; }
+
+# the speech-dispatcher module where the daemon looks, with its config file; it starts (INIT
+# answers 299 with the shipped config, or 399 with the reason where the model is not cached)
+m=/usr/lib/speech-dispatcher-modules/sd_pocket-tts
+[ -x "$m" ] && [ -f /etc/speech-dispatcher/modules/pocket-tts.conf ] &&
+  printf 'INIT\nQUIT\n' | HF_HUB_OFFLINE=1 timeout 60 "$m" /etc/speech-dispatcher/modules/pocket-tts.conf 2>/dev/null |
+  grep -Eq '^(299 OK LOADED|399 ERR CANT INIT)' && ok "speech-dispatcher module installed, answers INIT" ||
+  bad "speech-dispatcher module: $m"
 
 # the version: debian/changelog, the command and the library agree
 deb_version=$(dpkg-query -W -f='${Version}' pocket-tts)
