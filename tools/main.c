@@ -14,6 +14,7 @@ static const tool_command commands[] = {
     {"serve", cmd_serve, "HTTP server: web page, the reference's /tts, OpenAI /v1/audio/speech"},
     {"devices", cmd_devices, "list the Vulkan devices (--device N picks one)"},
     {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
+    {"convert", cmd_convert, "write a checkpoint as loading packs it, for an instant start"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
