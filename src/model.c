@@ -159,12 +159,17 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     wo.mode = wmode_of(o.precision);
     wo.heads = m->cfg.num_heads;
     wo.codec_heads = m->cfg.codec_num_heads;
+    double t0 = ptts_now();
     if ((rc = ptts_weights_load(&m->w, f.weights, &wo, e))) goto fail;
+    double t1 = ptts_now();
+    m->load_ms_weights = (t1 - t0) * 1e3;
     if ((rc = check_frame(&m->w->arch, f.weights, e))) goto fail;
     if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) goto fail;
     /* the backend by the config's lookup_table.tokenizer kind, else by the file's suffix
      * (MODEL.md 9.1); with a config the vocabulary must be exactly n_bins */
     if ((rc = ptts_tokenizer_load_kind(&m->tok, f.tokenizer, m->cfg.tokenizer_kind, e))) goto fail;
+    double t2 = ptts_now();
+    m->load_ms_tokenizer = (t2 - t1) * 1e3;
     int vocab = ptts_tokenizer_vocab_size(m->tok);
     if (vocab > m->w->arch.nb || (o.config_path && vocab != m->w->arch.nb)) {
         rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's lookup table has %d",
@@ -179,6 +184,7 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     m->tensor_cores = o.tensor_cores;
     m->fence_spin_us = o.fence_spin_us;
     if ((rc = finish_model(m, o.threads, o.backend, e))) goto fail;
+    m->load_ms_finish = (ptts_now() - t2) * 1e3;
     model_files_free(&f);
     *out = m;
     return 0;

@@ -30,6 +30,10 @@ struct ptts_model {
     int tensor_cores;          /* ptts_model_options.tensor_cores */
     int fence_spin_us;         /* ptts_model_options.fence_spin_us */
     ptts_engine_cache engines; /* idle engines of freed streams and batches */
+    /* ms that ptts_model_load spent on: the weights (a checkpoint: read, convert, pack; a
+     * converted file: map and bind), the tokenizer, the thread pool and the backend
+     * (bench/bench_startup.c prints them) */
+    double load_ms_weights, load_ms_tokenizer, load_ms_finish;
 };
 
 struct ptts_voice {
