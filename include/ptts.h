@@ -292,14 +292,15 @@ int ptts_tokenize(const ptts_model_options *o, const char *text, size_t len, int
  * "bf16" or "f16"), to try or benchmark the engine without the real weights. */
 int ptts_synthetic_weights_write(const char *arch, const char *dtype, const char *path,
                                  ptts_error *e);
-/* Convert a checkpoint (safetensors) to the form loading builds for `precision`
- * (PTTS_PRECISION_*: int8 rows and scales, bf16 matrices and panels, float32 panels), written to
- * `out` (under a temporary name, renamed when complete). Loading `out` as weights_path maps it
- * with no conversion and gives the checkpoint's results in that precision to the bit. The file
- * states its format version, the precision and the source's size and SHA-256; it is for this
- * build of the library and this byte order (another is refused: convert again). Backbone heads
- * are d / 64, the codec's C / 64, as for a checkpoint loaded without a config. */
-int ptts_weights_convert(const char *in, const char *out, int precision, ptts_error *e);
+/* Convert the weights of the model that `o` describes (a checkpoint, with its config's head
+ * counts) to the form loading builds for o->precision (int8 rows and scales, bf16 matrices and
+ * panels, float32 panels), written to `out` (under a temporary name, renamed when complete).
+ * Loading `out` as weights_path maps it with nothing converted or packed, and gives the
+ * checkpoint's results in that precision to the bit. The file states its format version, the
+ * precision and the source's size and SHA-256; it is for this build of the library and this
+ * byte order (another is refused: convert again). Only the weights are read (no tokenizer
+ * needed); threads, backend and the other options are not used. */
+int ptts_weights_convert(const ptts_model_options *o, const char *out, ptts_error *e);
 
 /* ---- generation ---------------------------------------------------------------------------- */
 /* Zero means default in every field (`ptts_gen_options o = {0};` is the reference's defaults,

@@ -391,8 +391,9 @@ int ptts_packed_load_memory(ptts_weights **out, const void *buf, size_t size, co
                          "%d and %d",
                          name, a.heads, a.codec_heads, o->heads, o->codec_heads);
     ptts_weights *w;
-    int rc = ptts_weights_skeleton(&w, &a, e);
-    if (rc) return rc;
+    ptts_error se = {0};
+    int rc = ptts_weights_skeleton(&w, &a, &se);
+    if (rc) return ptts_fail(e, rc, "%s: %s", name, se.msg);
     walker k = {.load = 1, .base = p, .size = size, .payload = payload, .table = p + table};
     k.n_entries = n_entries;
     walk(&k, w);
@@ -439,20 +440,4 @@ int ptts_packed_load(ptts_weights **out, const char *path, const ptts_weights_op
     (*out)->map = map;
     (*out)->map_size = size;
     return 0;
-}
-
-int ptts_weights_convert(const char *in, const char *out, int precision, ptts_error *e) {
-    if (!in || !out) return ptts_fail(e, PTTS_E_INVALID, "convert: an input and an output path");
-    if (precision < PTTS_PRECISION_F32 || precision > PTTS_PRECISION_INT8)
-        return ptts_fail(e, PTTS_E_INVALID, "unknown precision %d", precision);
-    if (ptts_packed_is(in))
-        return ptts_fail(e, PTTS_E_INVALID,
-                         "%s is already a converted file; convert the checkpoint", in);
-    ptts_weights_options wo = {.mode = (ptts_wmode)precision};
-    ptts_weights *w;
-    int rc = ptts_weights_load(&w, in, &wo, e);
-    if (rc) return rc;
-    rc = ptts_packed_write(w, wo.mode, in, out, e);
-    ptts_weights_free(w);
-    return rc;
 }

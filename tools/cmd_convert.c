@@ -10,45 +10,34 @@
 #include "commands.h"
 
 static const char usage[] =
-    "usage: pocket-tts convert [--precision f32|bf16|int8] IN.safetensors OUT\n";
+    "usage: pocket-tts convert [--precision f32|bf16|int8] [--language L | --config FILE |\n"
+    "                          --weights FILE] OUT\n";
 
 int cmd_convert(int argc, char **argv) {
-    const char *in = NULL, *out = NULL;
-    int precision = PTTS_PRECISION_F32;
+    const char *out = NULL;
+    cli_model_args ma = {.mo = ptts_model_options_default()};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int r;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("%s\nWrites the weights of IN as loading them with --precision builds them "
+            printf("%s\nWrites the model's weights as loading them with --precision builds them "
                    "(int8 rows and\nscales, bf16 matrices and panels, float32 panels). `pocket-tts "
                    "generate --weights OUT`\nthen maps OUT at start, with nothing to convert or "
-                   "pack, and gives IN's results in\nthat precision to the bit. OUT records IN's "
-                   "size and SHA-256; it is for this version\nof pocket-tts (another refuses it: "
-                   "convert again). Default precision: f32.\n",
+                   "pack, and gives the checkpoint's\nresults in that precision to the bit. The "
+                   "model is chosen as for generate (default:\nthe english model); OUT records "
+                   "the checkpoint's size and SHA-256 and is for this\nversion of pocket-tts "
+                   "(another refuses it: convert again). Default precision: f32.\n",
                    usage);
             return 0;
-        } else if (cli_is(a, "--precision")) {
-            const char *v = cli_value(argc, argv, &i);
-            if (!v) return 2;
-            if (!strcmp(v, "f32"))
-                precision = PTTS_PRECISION_F32;
-            else if (!strcmp(v, "bf16"))
-                precision = PTTS_PRECISION_BF16;
-            else if (!strcmp(v, "int8"))
-                precision = PTTS_PRECISION_INT8;
-            else {
-                fprintf(stderr, "pocket-tts convert: --precision is f32, bf16 or int8, got '%s'\n",
-                        v);
-                return 2;
-            }
+        } else if ((r = cli_model_option(&ma, argc, argv, &i)) != 0) {
+            if (r < 0) return 2;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "pocket-tts convert: unknown option '%s'\n", a);
             return 2;
-        } else if (!in) {
-            in = a;
         } else if (!out) {
             out = a;
         } else {
-            fprintf(stderr, "pocket-tts convert: one input and one output file\n");
+            fprintf(stderr, "pocket-tts convert: one output file\n");
             return 2;
         }
     }
@@ -56,8 +45,9 @@ int cmd_convert(int argc, char **argv) {
         fputs(usage, stderr);
         return 2;
     }
+    cli_show_progress(0);
     ptts_error e = {0};
-    if (ptts_weights_convert(in, out, precision, &e)) {
+    if (ptts_weights_convert(&ma.mo, out, &e)) {
         fprintf(stderr, "pocket-tts convert: %s\n", e.msg);
         return e.code == PTTS_E_INVALID ? 2 : 1;
     }
