@@ -427,11 +427,11 @@ int ptts_packed_load(ptts_weights **out, const char *path, const ptts_weights_op
         return ptts_fail(e, PTTS_E_FORMAT, "%s: empty or unreadable", path);
     }
     size_t size = (size_t)st.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* MAP_POPULATE: the first frame reads every array, so the pages are mapped now, at load,
+     * rather than faulted in one by one during the first frame (its time to first audio) */
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) return ptts_fail(e, PTTS_E_IO, "%s: mmap: %s", path, strerror(errno));
-    /* the whole file is read by the first frames: ask for it now, in the background */
-    madvise(map, size, MADV_WILLNEED);
     int rc = ptts_packed_load_memory(out, map, size, path, o, e);
     if (rc) {
         munmap(map, size);
