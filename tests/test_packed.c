@@ -4,12 +4,14 @@
  * holds the same weight bytes; a truncated, extended or altered file (magic, version, byte order,
  * precision, architecture, table sizes and offsets, every header and table byte in turn) is
  * refused or loads, never crashes; a precision other than the file's is refused; converting a
- * converted file is refused.
+ * converted file is refused; `pocket-tts convert` writes the same bytes as the API and
+ * answers a usage error with status 2.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -226,6 +228,23 @@ int main(void) {
         ptts_error e = {0};
         CHECK(ptts_model_load(&m, &o, &e) == PTTS_E_INVALID && !m);
         CHECKF(strstr(e.msg, "converted for int8") != NULL, "%s", e.msg);
+    }
+    /* the command writes the very file the API wrote; a missing output is a usage error */
+    {
+        char cmd[4096], cli[96];
+        snprintf(cli, sizeof cli, "test_packed_%d.cli.ptpack", (int)getpid());
+        snprintf(cmd, sizeof cmd, "'%s' convert --precision int8 --config '%s' --weights '%s' '%s'",
+                 PTTS_BIN, fixture_path("tiny/config.yaml"), ckpt, cli);
+        CHECK(system(cmd) == 0);
+        size_t n1 = 0, n2 = 0;
+        unsigned char *a = read_file(path[2], &n1), *b = read_file(cli, &n2);
+        CHECK(a && b && n1 == n2 && !memcmp(a, b, n1));
+        free(a);
+        free(b);
+        remove(cli);
+        snprintf(cmd, sizeof cmd, "'%s' convert --precision int8 2>/dev/null", PTTS_BIN);
+        int st = system(cmd);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
     }
     hostile(path[2]);
     hostile(path[1]);
