@@ -2,7 +2,8 @@
  * fuzz_packed.c - libFuzzer target for the converted weights file's reader: arbitrary bytes
  * through ptts_packed_load_memory in each precision; a refusal must be an error naming the
  * input, an acceptance weights whose arrays lie inside the input. Seeds (seeds/packed): valid
- * files of a micro architecture (d 16, one layer, no encoder) in the three precisions, written
+ * files of a micro architecture (d 16, one layer, no encoder) in bf16 and int8 (float32 matrices
+ * in both: the flow head, the first and last convolutions), written
  * by ptts_weights_fill + ptts_packed_write, under the fuzz stage's 64 KiB -max_len.
  */
 #include <stdint.h>
