@@ -94,8 +94,12 @@ typedef struct ptts_model_options {
     /* Paths may be local files, hf://ORG/NAME/PATH[@REVISION] or http(s) URLs (downloaded into
      * the cache on first use, see ptts_fetch). With none of config_path, weights_path and
      * tokenizer_path set, the language's published model is used (english by default). */
-    const char *config_path;    /* the reference's YAML (or JSON) config; NULL: none */
-    const char *weights_path;   /* overrides the config's weights_path */
+    const char *config_path; /* the reference's YAML (or JSON) config; NULL: none */
+    /* Overrides the config's weights_path. A file written by ptts_weights_convert (`pocket-tts
+     * convert`) is recognised by its first bytes and mapped as it is: nothing converted or
+     * packed at load; its precision is the one it was converted for (precision below: 0 takes
+     * it, another value must match it). */
+    const char *weights_path;
     const char *tokenizer_path; /* overrides the config's tokenizer_path */
     int precision;              /* PTTS_PRECISION_*: backbone weight storage (0: float32) */
     int threads;                /* 0: every online CPU */
@@ -288,6 +292,15 @@ int ptts_tokenize(const ptts_model_options *o, const char *text, size_t len, int
  * "bf16" or "f16"), to try or benchmark the engine without the real weights. */
 int ptts_synthetic_weights_write(const char *arch, const char *dtype, const char *path,
                                  ptts_error *e);
+/* Convert the weights of the model that `o` describes (a checkpoint, with its config's head
+ * counts) to the form loading builds for o->precision (int8 rows and scales, bf16 matrices and
+ * panels, float32 panels), written to `out` (under a temporary name, renamed when complete).
+ * Loading `out` as weights_path maps it with nothing converted or packed, and gives the
+ * checkpoint's results in that precision to the bit. The file states its format version, the
+ * precision and the source's size and SHA-256; it is for this build of the library and this
+ * byte order (another is refused: convert again). Only the weights are read (no tokenizer
+ * needed); threads, backend and the other options are not used. */
+int ptts_weights_convert(const ptts_model_options *o, const char *out, ptts_error *e);
 
 /* ---- generation ---------------------------------------------------------------------------- */
 /* Zero means default in every field (`ptts_gen_options o = {0};` is the reference's defaults,

@@ -9,6 +9,7 @@
 
 #include "download.h"
 #include "hub.h"
+#include "packed_file.h"
 
 ptts_model_options ptts_model_options_default(void) {
     ptts_model_options o;
@@ -103,7 +104,7 @@ static void model_files_free(model_files *f) {
 }
 
 static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options *o,
-                         const ptts_language *lang, ptts_error *e) {
+                         const ptts_language *lang, int need_tokenizer, ptts_error *e) {
     int rc;
     if (o->config_path) { /* a local path or a URL (--config URL): fetched into the cache, its
                            * relative paths resolved against its own location */
@@ -129,7 +130,7 @@ static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options
                          "config with weights_path");
     }
     if (rc) return rc;
-    if (f->tokenizer) return 0;
+    if (f->tokenizer || !need_tokenizer) return 0;
     const char *tp = o->tokenizer_path ? o->tokenizer_path : m->cfg.tokenizer_path;
     if (!tp && lang) {
         char *w = NULL;
@@ -144,14 +145,13 @@ static int resolve_files(model_files *f, ptts_model *m, const ptts_model_options
     return ptts_fetch(&f->tokenizer, tp, e);
 }
 
-int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error *e) {
-    *out = NULL;
+/* The part of a load that ptts_weights_convert shares: the model's files (the tokenizer's too
+ * when need_tokenizer), its config and its weights (timed in load_ms_weights). *mp is set,
+ * complete or partial, whatever happens (the caller frees it). */
+static int load_weights(ptts_model **mp, model_files *f, const ptts_model_options *opt,
+                        int need_tokenizer, ptts_error *e) {
+    *mp = NULL;
     ptts_model_options o = opt ? *opt : ptts_model_options_default();
-    if (o.overlap < PTTS_OVERLAP_AUTO || o.overlap > PTTS_OVERLAP_OFF)
-        return ptts_fail(e, PTTS_E_INVALID, "unknown overlap mode %d", o.overlap);
-    if (o.tensor_cores < -1 || o.tensor_cores > 1)
-        return ptts_fail(e, PTTS_E_INVALID, "tensor_cores is 0 (auto), 1 (on) or -1 (off), not %d",
-                         o.tensor_cores);
     const ptts_language *lang = NULL;
     if (o.language) {
         if (!(lang = ptts_language_find(o.language))) {
@@ -168,22 +168,59 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
     }
     ptts_model *m = calloc(1, sizeof *m);
     if (!m) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    *mp = m;
     ptts_config_init(&m->cfg);
-    model_files f = {0};
-    int rc = resolve_files(&f, m, &o, lang, e);
-    if (rc) goto fail;
+    int rc = resolve_files(f, m, &o, lang, need_tokenizer, e);
+    if (rc) return rc;
     /* the language's packaged config (text rules, defaults); a config states its own */
-    if (lang && !o.config_path && (rc = ptts_language_config(lang, &m->cfg, e))) goto fail;
+    if (lang && !o.config_path && (rc = ptts_language_config(lang, &m->cfg, e))) return rc;
     ptts_weights_options wo = {0};
     wo.mode = wmode_of(o.precision);
     wo.heads = m->cfg.num_heads;
     wo.codec_heads = m->cfg.codec_num_heads;
-    if ((rc = ptts_weights_load(&m->w, f.weights, &wo, e))) goto fail;
-    if ((rc = check_frame(&m->w->arch, f.weights, e))) goto fail;
-    if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) goto fail;
+    double t0 = ptts_now();
+    if ((rc = ptts_weights_load(&m->w, f->weights, &wo, e))) return rc;
+    m->load_ms_weights = (ptts_now() - t0) * 1e3;
+    if ((rc = check_frame(&m->w->arch, f->weights, e))) return rc;
+    if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) return rc;
+    return 0;
+}
+
+int ptts_weights_convert(const ptts_model_options *opt, const char *out, ptts_error *e) {
+    if (!out) return ptts_fail(e, PTTS_E_INVALID, "convert: no output path");
+    ptts_model_options o = opt ? *opt : ptts_model_options_default();
+    if (o.precision < PTTS_PRECISION_F32 || o.precision > PTTS_PRECISION_INT8)
+        return ptts_fail(e, PTTS_E_INVALID, "unknown precision %d", o.precision);
+    ptts_model *m;
+    model_files f = {0};
+    int rc = load_weights(&m, &f, &o, 0, e);
+    if (!rc && m->w->map)
+        rc = ptts_fail(e, PTTS_E_INVALID, "%s is already a converted file; convert the checkpoint",
+                       f.weights);
+    if (!rc) rc = ptts_packed_write(m->w, wmode_of(o.precision), f.weights, out, e);
+    model_files_free(&f);
+    ptts_model_free(m);
+    return rc;
+}
+
+int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error *e) {
+    *out = NULL;
+    ptts_model_options o = opt ? *opt : ptts_model_options_default();
+    if (o.overlap < PTTS_OVERLAP_AUTO || o.overlap > PTTS_OVERLAP_OFF)
+        return ptts_fail(e, PTTS_E_INVALID, "unknown overlap mode %d", o.overlap);
+    if (o.tensor_cores < -1 || o.tensor_cores > 1)
+        return ptts_fail(e, PTTS_E_INVALID, "tensor_cores is 0 (auto), 1 (on) or -1 (off), not %d",
+                         o.tensor_cores);
+    ptts_model *m;
+    model_files f = {0};
+    int rc = load_weights(&m, &f, &o, 1, e);
+    if (rc) goto fail;
+    double t1 = ptts_now();
     /* the backend by the config's lookup_table.tokenizer kind, else by the file's suffix
      * (MODEL.md 9.1); with a config the vocabulary must be exactly n_bins */
     if ((rc = ptts_tokenizer_load_kind(&m->tok, f.tokenizer, m->cfg.tokenizer_kind, e))) goto fail;
+    double t2 = ptts_now();
+    m->load_ms_tokenizer = (t2 - t1) * 1e3;
     int vocab = ptts_tokenizer_vocab_size(m->tok);
     if (vocab > m->w->arch.nb || (o.config_path && vocab != m->w->arch.nb)) {
         rc = ptts_fail(e, PTTS_E_MODEL, "%s has %d pieces but the model's lookup table has %d",
@@ -191,6 +228,7 @@ int ptts_model_load(ptts_model **out, const ptts_model_options *opt, ptts_error 
         goto fail;
     }
     if ((rc = finish_model(m, o.threads, o.backend, &o, e))) goto fail;
+    m->load_ms_finish = (ptts_now() - t2) * 1e3;
     model_files_free(&f);
     *out = m;
     return 0;

@@ -23,6 +23,10 @@ struct ptts_model {
     float default_temperature;        /* the config's default_temperature (0.3 when absent) */
     int recommended_frames_after_eos; /* -1: none */
     ptts_backend be; /* the engine kind, what engines receive, the idle ones (backend.c) */
+    /* ms that ptts_model_load spent on: the weights (a checkpoint: read, convert, pack; a
+     * converted file: map and bind), the tokenizer, the thread pool and the backend
+     * (bench/bench_startup.c prints them) */
+    double load_ms_weights, load_ms_tokenizer, load_ms_finish;
 };
 
 struct ptts_voice {

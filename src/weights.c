@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "config.h"
 #include "fill.h"
+#include "packed_file.h"
 #include "safetensors.h"
 
 enum { SRC_FILE, SRC_FILL, SRC_LIST };
@@ -751,6 +753,8 @@ static int finish(binder *b, int rc, const char *what, ptts_weights **out, ptts_
 int ptts_weights_load(ptts_weights **out, const char *path, const ptts_weights_options *o,
                       ptts_error *e) {
     *out = NULL;
+    /* a file written by `pocket-tts convert`: mapped, nothing to convert or pack */
+    if (ptts_packed_is(path)) return ptts_packed_load(out, path, o, e);
     st_file *f = NULL;
     int rc = st_open(&f, path, e);
     if (rc) return rc;
@@ -799,8 +803,33 @@ int ptts_arch_tensors(const ptts_arch *arch, ptts_tensor_fn fn, void *user, ptts
     return 0;
 }
 
+static int skip_tensor(void *user, const char *name, int ndim, const int64_t *shape) {
+    (void)user;
+    (void)name;
+    (void)ndim;
+    (void)shape;
+    return 0;
+}
+
+int ptts_weights_skeleton(ptts_weights **out, const ptts_arch *a, ptts_error *e) {
+    *out = NULL;
+    binder b = {.src = SRC_LIST, .list_fn = skip_tensor};
+    b.w = calloc(1, sizeof *b.w);
+    if (!b.w) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    int rc = bind_model(&b, a);
+    if (!rc && b.fatal) rc = b.fatal_code ? b.fatal_code : PTTS_E_MODEL;
+    if (rc) {
+        ptts_weights_free(b.w);
+        return ptts_fail(e, rc, "binding the architecture: %s",
+                         b.n_problems ? b.problems : ptts_strerror(rc));
+    }
+    *out = b.w;
+    return 0;
+}
+
 void ptts_weights_free(ptts_weights *w) {
     if (!w) return;
+    if (w->map) munmap(w->map, w->map_size);
     for (int i = 0; i < w->n_blocks; i++)
         ptts_free_aligned(w->blocks[i]);
     free(w->blocks);

@@ -142,6 +142,9 @@ typedef struct ptts_weights {
     void **blocks;
     int n_blocks, cap_blocks;
     size_t bytes; /* total weight bytes held */
+    /* a converted file's read-only mapping that the arrays point into (packed_file.c), or NULL */
+    void *map;
+    size_t map_size;
 } ptts_weights;
 
 /* How the backbone's matrices (attention and feed-forward) are stored. The codec and the flow
@@ -165,6 +168,10 @@ int ptts_weights_load(ptts_weights **out, const char *path, const ptts_weights_o
 int ptts_weights_fill(ptts_weights **out, const ptts_arch *a, const ptts_weights_options *o,
                       ptts_error *e);
 void ptts_weights_free(ptts_weights *w);
+/* The structures of architecture `a` as binding builds them (sizes, kernel sizes, strides, the
+ * layer arrays) with every array NULL and every matrix float32: what a converted file's arrays
+ * are bound into (packed_file.c). `a` is taken as it is (its derived fields included). */
+int ptts_weights_skeleton(ptts_weights **out, const ptts_arch *a, ptts_error *e);
 
 /* Sampler types and their time-embedder counts K (MODEL.md 2 and 5): lsd 2, flow_matching 1,
  * drifting 0; both return -1 for anything else. Loading derives

@@ -14,6 +14,7 @@ int cmd_generate(int argc, char **argv);
 int cmd_export_voice(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_fill(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_download(int argc, char **argv);
 int cmd_voices(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

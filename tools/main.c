@@ -15,6 +15,7 @@ static const tool_command commands[] = {
     {"wyoming", cmd_wyoming, "Wyoming TTS server for Home Assistant (serve without HTTP)"},
     {"devices", cmd_devices, "list the Vulkan devices (--device N picks one)"},
     {"fill", cmd_fill, "write a synthetic (pocket-fill-v1) checkpoint for benchmarks"},
+    {"convert", cmd_convert, "write a checkpoint as loading packs it, for an instant start"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
