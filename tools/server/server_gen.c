@@ -277,7 +277,7 @@ static void hand_feeds_locked(srv *s) {
             rc = ptts_batch_end(s->batch, i, &e);
             if (rc == 0) r->feed_end = 0;
         }
-        memmove(r->feed, r->feed + done, r->feed_len - done);
+        if (done) memmove(r->feed, r->feed + done, r->feed_len - done);
         r->feed_len -= done;
         for (int j = k; j < r->n_flush; j++)
             r->flush_at[j - k] = r->flush_at[j] - done;
