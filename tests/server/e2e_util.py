@@ -1,10 +1,18 @@
-"""Shared by the Python end-to-end tests: check() and its failures list, and starting
-`pocket-tts serve --port 0 ...` to learn its port from the line it prints."""
+"""Shared by the Python end-to-end tests: check() and its failures list, starting
+`pocket-tts serve --port 0 ...` to learn its port from the line it prints, and finish(), which
+fails the test when a server's log holds a sanitizer report (a -DPTTS_SANITIZE=ON build)."""
 import re
 import subprocess
+import sys
 import time
 
 failures = []
+# Every server log, kept open for reading: finish() reads it even after a test has removed its
+# temporary folder (the open file outlives the unlink).
+_logs = []
+# The first line of an AddressSanitizer / LeakSanitizer report, UBSan's diagnostic line, and the
+# SUMMARY line every sanitizer ends its report with.
+_SANITIZER = re.compile(r"ERROR: (Address|Leak)Sanitizer|: runtime error: |SUMMARY: \w+Sanitizer")
 
 
 def check(cond, what):
@@ -15,11 +23,32 @@ def check(cond, what):
     return cond
 
 
+def watch_log(path):
+    """Keep the log at path (a server's stdout and stderr) for finish() to scan."""
+    _logs.append((path, open(path, "r", errors="replace")))
+
+
+def finish():
+    """The end of a test: a failure for each log with a sanitizer report (a report that did not
+    stop the server, or a leak found at its exit, would otherwise pass), then the failure
+    count, and exit 1 on any failure."""
+    for path, f in _logs:
+        f.seek(0)
+        text = f.read()
+        m = _SANITIZER.search(text)
+        if not check(m is None, f"no sanitizer report in {path}"):
+            start = text.rfind("\n", 0, m.start()) + 1
+            print(text[start:start + 6000])
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
 def start_server(argv, log_path, wait_s=30.0):
     """Popen argv (the whole serve command line), stdout and stderr to log_path. Returns
     (process, port or None, the log so far); None when the server exits or prints no port
     within wait_s."""
     log = open(log_path, "w+")
+    watch_log(log_path)
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     port = None
     deadline = time.time() + wait_s

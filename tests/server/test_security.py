@@ -27,7 +27,7 @@ import time
 import urllib.error
 import urllib.request
 
-from e2e_util import check, failures, start_server
+from e2e_util import check, failures, finish, start_server
 
 BIN, FX = sys.argv[1], sys.argv[2]
 MODEL = ["--config", f"{FX}/tiny/manifest.json", "--weights", f"{FX}/tiny/model.safetensors"]
@@ -256,5 +256,4 @@ finally:
             p.wait()
     shutil.rmtree(tmp, ignore_errors=True)
 
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+finish()

@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 
-from e2e_util import check, failures, start_server
+from e2e_util import check, failures, finish, start_server
 
 BIN, FX = sys.argv[1], sys.argv[2]
 MODEL = ["--config", f"{FX}/tiny/manifest.json", "--weights", f"{FX}/tiny/model.safetensors"]
@@ -467,5 +467,4 @@ bad = subprocess.run([BIN, "serve", *MODEL, "--default-voice", os.path.join(tmp,
 check(bad.returncode != 0 and b"default voice" in bad.stderr,
       f"a --default-voice that cannot load fails the start ({bad.returncode})")
 shutil.rmtree(tmp, ignore_errors=True)
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+finish()
