@@ -1,6 +1,7 @@
 """Shared by the Python end-to-end tests: check() and its failures list, starting
 `pocket-tts serve --port 0 ...` to learn its port from the line it prints, and finish(), which
 fails the test when a server's log holds a sanitizer report (a -DPTTS_SANITIZE=ON build)."""
+import atexit
 import re
 import subprocess
 import sys
@@ -28,19 +29,42 @@ def watch_log(path):
     _logs.append((path, open(path, "r", errors="replace")))
 
 
-def finish():
-    """The end of a test: a failure for each log with a sanitizer report (a report that did not
-    stop the server, or a leak found at its exit, would otherwise pass), then the failure
-    count, and exit 1 on any failure."""
+def _reports():
+    """(path, the text from its first sanitizer report on) for each watched log that has one."""
+    found = []
     for path, f in _logs:
         f.seek(0)
         text = f.read()
         m = _SANITIZER.search(text)
-        if not check(m is None, f"no sanitizer report in {path}"):
-            start = text.rfind("\n", 0, m.start()) + 1
-            print(text[start:start + 6000])
+        if m:
+            found.append((path, text[text.rfind("\n", 0, m.start()) + 1:][:6000]))
+    return found
+
+
+def finish():
+    """The end of a test: a failure for each log with a sanitizer report (a report that did not
+    stop the server, or a leak found at its exit, would otherwise pass), then the failure
+    count, and exit 1 on any failure."""
+    global _finished
+    _finished = True
+    bad = dict(_reports())
+    for path, _ in _logs:
+        if not check(path not in bad, f"no sanitizer report in {path}"):
+            print(bad[path])
     print(f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
+
+
+def _at_exit():
+    # a test stopped early (an exception, a server that died) has already failed: the report
+    # that explains it is printed here
+    if not _finished:
+        for path, text in _reports():
+            print(f"a sanitizer report in {path}:\n{text}")
+
+
+_finished = False
+atexit.register(_at_exit)
 
 
 def start_server(argv, log_path, wait_s=30.0):
