@@ -24,6 +24,13 @@ def check(cond, what):
     return cond
 
 
+def sanitized(binary):
+    """True when binary is an AddressSanitizer build (-DPTTS_SANITIZE=ON): slower, so a test
+    can allow for it."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def watch_log(path):
     """Keep the log at path (a server's stdout and stderr) for finish() to scan."""
     _logs.append((path, open(path, "r", errors="replace")))
