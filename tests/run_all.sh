@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: a warnings-as-errors build and every ctest (unit, parity tiny and full,
 # end-to-end), then the unit and parity tests and the server's end-to-end tests again under
-# AddressSanitizer + UBSan, then each libFuzzer target for a bounded time. Ends with "N passed, N failed"; skipped tests (a missing
-# Vulkan device or browser) are listed above it, or fail with PTTS_NO_SKIP=1 (as .ci/run sets).
+# AddressSanitizer + UBSan, then each libFuzzer target for a bounded time. Ends with "N passed,
+# N failed"; skipped tests (a missing Vulkan device or browser) are listed above it, or fail
+# with PTTS_NO_SKIP=1 (as .ci/run sets).
 # The C sources must match .clang-format (checked first, as one test).
 # Usage: tests/run_all.sh [--quick]   (--quick: skip the sanitizer build and the fuzzers)
 set -uo pipefail
