@@ -281,8 +281,9 @@ static char *join_path(const char *base, const char *rel) {
     size_t n = bl;
     if (n && v[n - 1] != '/') v[n++] = '/';
     if (is_url(base)) { /* "../" climbs one segment, never above scheme://host/ (or org/name) */
-        const char *sep = strstr(v, "://");
-        size_t floor = (size_t)(sep - v) + 3;
+        /* in base, which has its NUL (v has none yet); the scheme lies within v's first bl bytes */
+        const char *sep = strstr(base, "://");
+        size_t floor = (size_t)(sep - base) + 3;
         for (int seg = 0; seg < (strncmp(base, "hf://", 5) ? 1 : 2); seg++) {
             const char *s = memchr(v + floor, '/', n - floor);
             if (!s) break;

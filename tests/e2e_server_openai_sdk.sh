@@ -9,6 +9,7 @@ set -u
 bin=$1
 fx=$2
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/server/sanitizer_log.sh"
 sdk_version=7.59.0 # pinned: CI installs exactly this one
 skip() {
   if [ -n "${PTTS_NO_SKIP:-}" ]; then echo "FAIL (PTTS_NO_SKIP is set): $1"; exit 1; fi
@@ -30,7 +31,9 @@ echo '{"alloy": "tiny"}' >"$tmp/voice_map.json"
   --voices-dir "$tmp/voices" --voice tiny --voice-map "$tmp/voice_map.json" --host 127.0.0.1 \
   --port 0 --temperature 0 >"$tmp/log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# at the end: a sanitizer report in the server's log (one found at its exit too) fails the test
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; sanitizer_log "$tmp/log"; san=$?; rm -rf "$tmp"
+      [ $san -eq 0 ] || exit 1' EXIT
 port=""
 for _ in $(seq 150); do
   port=$(grep -o 'serving on http://[^:]*:[0-9]*' "$tmp/log" | sed 's/.*://')

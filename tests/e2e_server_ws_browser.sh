@@ -10,6 +10,7 @@ set -u
 bin=$1
 fx=$2
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/server/sanitizer_log.sh"
 skip() { # exit 77: skipped (ctest); a failure when PTTS_NO_SKIP is set (CI installs everything)
   if [ -n "${PTTS_NO_SKIP:-}" ]; then echo "FAIL (PTTS_NO_SKIP is set): $1"; exit 1; fi
   echo "SKIP: $1"; exit 77
@@ -32,7 +33,9 @@ model=(--config "$fx/tiny/manifest.json" --weights "$fx/tiny/model.safetensors" 
 "$bin" serve "${model[@]}" --voice "$fx/tiny/voice.safetensors" --host 127.0.0.1 --port 0 \
   >"$tmp/log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# at the end: a sanitizer report in the server's log (one found at its exit too) fails the test
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; sanitizer_log "$tmp/log"; san=$?; rm -rf "$tmp"
+      [ $san -eq 0 ] || exit 1' EXIT
 port=""
 for _ in $(seq 100); do
   port=$(grep -o 'serving on http://[^:]*:[0-9]*' "$tmp/log" | sed 's/.*://')

@@ -23,7 +23,7 @@ import tempfile
 import time
 import uuid
 
-from e2e_util import check, failures, start_server
+from e2e_util import check, failures, finish, start_server
 
 BIN, FX = sys.argv[1], sys.argv[2]
 MODEL = ["--config", f"{FX}/tiny/manifest.json", "--weights", f"{FX}/tiny/model.safetensors"]
@@ -268,5 +268,4 @@ check(st == 200 and all("ignored" in m.get("instructions", "") for m in json.loa
       "/v1/models says instructions are ignored")
 check(request("GET", "/health")[0] == 200, "the server is healthy afterwards")
 
-print(f"{len(failures)} failure(s)" if failures else "all checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 
-from e2e_util import check, failures, start_server
+from e2e_util import check, failures, finish, start_server, watch_log
 from wyoming_client import Client, encode
 
 BIN, FX = sys.argv[1], sys.argv[2]
@@ -402,6 +402,7 @@ check(rc == 0, f"SIGTERM: the server exits 0 ({rc})")
 # ---- `pocket-tts wyoming`: the Wyoming server alone (no HTTP), --port is its port
 LOG2 = os.path.join(tmp, "wyoming.log")
 with open(LOG2, "w") as lf:
+    watch_log(LOG2)
     w = subprocess.Popen([BIN, "wyoming", *MODEL, *GEN, "--voices-dir", vdir, "--voice", "tiny",
                           "--host", "127.0.0.1", "--port", "0"], stdout=lf, stderr=subprocess.STDOUT)
 wport = None
@@ -429,5 +430,4 @@ check(rc == 0, f"pocket-tts wyoming: SIGTERM exits 0 ({rc})")
 if failures:
     with open(LOG) as f:
         print(f.read()[-4000:])
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+finish()
