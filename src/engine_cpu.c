@@ -12,12 +12,13 @@
  * "help" tasks: a thread with no codec left lends itself to the backbone, which runs on a
  * borrowed pool (pool.h), so no core idles while the other finishes. A single codec (one
  * stream) runs on a borrowed pool too, and the backbone task, once done, lends its thread to it:
- * on one thread the codec was the longer of the two and the other core idled (overlap_task).
- * The h and EOS logit so computed are kept per slot ("pre") and step(t+1) runs the backbone
- * only for the slots without them (a slot after begin_chunk), then the flow head over all. Results
- * are bit-identical to the plain path: every kernel computes each output the same way whatever the
- * thread split or the number of rows (ptts_linear splits output rows in 16-aligned chunks; the
- * codec's panel kernel row tiles in 8-aligned chunks; attention per (row, head));
+ * on one thread the codec was the longer of the two and the other core idled (overlap_task). The
+ * h and EOS logit so
+ * computed are kept per slot ("pre") and step(t+1) runs the backbone only for the slots
+ * without them (a slot after begin_chunk), then the flow head over all. Results are
+ * bit-identical to the plain path: every kernel computes each output the same way whatever
+ * the thread split or the number of rows (ptts_linear splits output rows in 16-aligned
+ * chunks; the codec's panel kernel row tiles in 8-aligned chunks; attention per (row, head));
  * tests/test_overlap*.c hold it to the bit. A pre-step of a slot that then stops
  * (max_gen_len reached, cancelled) is wasted but harmless: the next use of the slot is
  * begin_chunk, which resets the cache and the flag; the cache has room for it (one position
