@@ -10,10 +10,7 @@
  * slots (one task: it needs only latent t; the noise is used by the flow head, which stays in
  * step()). The task counter hands out the backbone first, then the codecs, then threads-1
  * "help" tasks: a thread with no codec left lends itself to the backbone, which runs on a
- * borrowed pool (pool.h), so no core idles while the other finishes. A single codec (one
- * stream) runs on a borrowed pool too, and the backbone task, once done, lends its thread to it:
- * on one thread the codec was the longer of the two and the other core idled (overlap_task). The
- * h and EOS logit so
+ * borrowed pool (pool.h), so no core idles while the other finishes. The h and EOS logit so
  * computed are kept per slot ("pre") and step(t+1) runs the backbone only for the slots
  * without them (a slot after begin_chunk), then the flow head over all. Results are
  * bit-identical to the plain path: every kernel computes each output the same way whatever
@@ -98,8 +95,7 @@ typedef struct cpu_engine {
     ptts_pool *csub;       /* borrowed pool of the batched low-rate task: a high-rate task
                               waiting for it lends its thread (NULL with one thread) */
     ptts_ctx cctx;         /* the model's kernels on `csub` */
-    int low_done;          /* set (atomically) when the batched low-rate task is done, or with
-                              one codec the codec task (overlap_task) */
+    int low_done;          /* set (atomically) when the batched low-rate task is done */
 } cpu_engine;
 
 static void cpu_destroy(void *p) {
@@ -162,7 +158,7 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
     g->bbctx.pool = g->sub;
     g->decs = calloc((size_t)slots, sizeof *g->decs);
     g->lats = calloc((size_t)slots, sizeof *g->lats);
-    if (threads > 1) g->csub = ptts_pool_create_borrowed(threads); /* also the single codec's */
+    if (threads > 1) g->csub = ptts_pool_create_borrowed(threads);
     g->cctx.k = g->ctx->k;
     g->cctx.pool = g->csub;
     int rc = 0;
@@ -277,20 +273,15 @@ static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
     return g->overlap != PTTS_OVERLAP_OFF;
 }
 
-/* Task 0: the next step's backbone for the slots being decoded, on the borrowed pool `sub`;
- * task 1 + j: the codec of the j-th of them; the last threads - 1 tasks: lend this thread to
- * the backbone until it is done. Tasks are claimed in index order, so a thread helps only once
- * every codec is taken, and the backbone task is running by then (no task waits for one not
- * yet claimed). With one codec (one stream), the codec runs on its own borrowed pool `csub`
- * and each of the two lends its thread to the other once done, so that neither finishes alone
- * on one core while the other core idles: the codec on one thread is the longer of the two
- * (it was the loop's overhead over its stages, bench/RESULTS.md "CPU loop overhead"). Helper
- * tasks then alternate which of the two they help first. */
+/* Task 0: the next step's backbone for the slots being decoded, on the borrowed pool; task
+ * 1 + j: the codec of the j-th of them (one thread); the last threads - 1 tasks: lend this
+ * thread to the backbone until it is done. Tasks are claimed in index order, so a thread
+ * helps only once every codec is taken, and the backbone task is running by then (no task
+ * waits for one not yet claimed). */
 static void overlap_task(void *ctx, int task, int tid) {
     (void)tid;
     cpu_engine *g = ctx;
     const ptts_arch *a = &g->w->arch;
-    const int shared = g->r_n_codec == 1 && g->csub; /* the codec on csub, helped */
     if (task == 0) {
         backbone_pass(g, &g->bbctx, g->r_slots, g->r_n_codec);
         for (int j = 0; j < g->r_n_codec; j++) {
@@ -300,27 +291,16 @@ static void overlap_task(void *ctx, int task, int tid) {
             g->eos_pre[slot] = g->eb[j];
         }
         __atomic_store_n(&g->help_stop, 1, __ATOMIC_RELEASE);
-        if (shared) ptts_pool_help(g->csub, &g->low_done);
         return;
     }
     if (task > g->r_n_codec) {
-        if (shared && (task - g->r_n_codec) % 2) {
-            ptts_pool_help(g->csub, &g->low_done);
-            ptts_pool_help(g->sub, &g->help_stop);
-        } else {
-            ptts_pool_help(g->sub, &g->help_stop);
-            if (shared) ptts_pool_help(g->csub, &g->low_done);
-        }
+        ptts_pool_help(g->sub, &g->help_stop);
         return;
     }
     int i = g->pick[task - 1];
     int slot = g->r_slots[i];
-    ptts_codec_dec_frame(g->slot[slot].dec, shared ? &g->cctx : &g->solo,
-                         g->latent + (size_t)slot * a->ld, g->r_pcm + (size_t)i * a->frame_samples,
-                         NULL);
-    if (!shared) return;
-    __atomic_store_n(&g->low_done, 1, __ATOMIC_RELEASE);
-    ptts_pool_help(g->sub, &g->help_stop);
+    ptts_codec_dec_frame(g->slot[slot].dec, &g->solo, g->latent + (size_t)slot * a->ld,
+                         g->r_pcm + (size_t)i * a->frame_samples, NULL);
 }
 
 /* The batched variant (2+ codecs): task 0 the backbone as above; task 1 the low-rate codec
@@ -386,7 +366,6 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
             g->low_done = 0;
             ptts_pool_run(g->ctx->pool, 2 + nc + threads - 1, overlap_task_batched, g);
         } else {
-            g->low_done = 0; /* the single codec's "done" (overlap_task) */
             ptts_pool_run(g->ctx->pool, 1 + nc + threads - 1, overlap_task, g);
         }
         for (int j = 0; j < nc; j++)
