@@ -209,6 +209,9 @@ static void gemm_q8q_amx(int N, int K, const float *X, int ldx, const int8_t *W,
     _Alignas(64) int32_t c[4][AMX_ROWS * AMX_ROWS];
     float d[32];
     const int rmax = Q8_BUF / Kq >= 32 ? 32 : 16; /* rows of X per block: 2 or 1 B tiles */
+    const __m512i col =
+        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi32(AMX_ROWS)); /* lane r: element [r][0] of a C tile */
     tiles_on();
     for (int r0 = 0; r0 < N; r0 += rmax) {
         const int rows = N - r0 < rmax ? N - r0 : rmax, two = rows > 16;
@@ -259,20 +262,25 @@ static void gemm_q8q_amx(int N, int K, const float *X, int ldx, const int8_t *W,
             _tile_stored(1, c[1], 64);
             _tile_stored(2, c[2], 64);
             _tile_stored(3, c[3], 64);
-            /* c[2a + g][r][j]: W row m + 16a + r against X row r0 + 16g + j */
-            for (int a = 0; a <= wa; a++)
+            /* c[2a + g][r][j]: W row m + 16a + r against X row r0 + 16g + j; a column j (16
+             * consecutive outputs of one X row) is gathered, then the reference's three
+             * roundings are applied lane by lane. */
+            for (int a = 0; a <= wa; a++) {
+                const int ma = m + 16 * a;
+                const __m512 sv = _mm512_loadu_ps(scale + ma);
+                const __m512 bv = b ? _mm512_loadu_ps(b + ma) : _mm512_setzero_ps();
                 for (int g = 0; g <= two; g++) {
                     const int nj = rows - 16 * g < 16 ? rows - 16 * g : 16;
-                    for (int r = 0; r < AMX_ROWS; r++) {
-                        const int mm = m + 16 * a + r;
-                        const float bm = b ? b[mm] : 0.f;
-                        for (int j = 0; j < nj; j++) {
-                            float y = (float)c[2 * a + g][r * AMX_ROWS + j] * d[16 * g + j];
-                            y = y * scale[mm];
-                            Y[(size_t)(r0 + 16 * g + j) * ldy + mm] = y + bm;
-                        }
+                    for (int j = 0; j < nj; j++) {
+                        __m512i v = _mm512_i32gather_epi32(col, c[2 * a + g] + j, 4);
+                        __m512 y =
+                            _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(d[16 * g + j]));
+                        y = _mm512_mul_ps(y, sv);
+                        _mm512_storeu_ps(Y + (size_t)(r0 + 16 * g + j) * ldy + ma,
+                                         _mm512_add_ps(y, bv));
                     }
                 }
+            }
             m += wa ? 32 : 16;
         }
     }
