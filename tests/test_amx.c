@@ -253,7 +253,9 @@ static void test_order(const ptts_kernels *amx) {
     int bad = 0;
     double worst = 0;
     for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
-        const int K = Ks[ki], M = 45, N = 37, K2 = (K + 1) / 2, Kt = (K2 + 15) / 16 * 16;
+        /* M 300: more panels than the kernel's group of 8, for the K taken in slices */
+        const int K = Ks[ki], M = K >= 1536 ? 300 : 45, N = 37, K2 = (K + 1) / 2;
+        const int Kt = (K2 + 15) / 16 * 16;
         float *X = malloc((size_t)N * K * sizeof(float)), *W = malloc((size_t)M * K * 4);
         uint16_t *Wp = malloc(ptts_bf16_panel_elems(M, K) * sizeof(uint16_t));
         float *Y = malloc((size_t)N * M * sizeof(float)), *b = malloc((size_t)M * 4);

@@ -9,14 +9,15 @@
  * configuration belongs to the calling thread and a pool's threads come and go; a block is 2 A
  * x 2 B tiles (4 tile multiplies per A and B load pair) or fewer at the edges.
  *
- * gemm_bf16_panel: 32 rows of X x one panel of 32 outputs per block, C kept in tiles over all
- *   of K. X rows are rounded to bf16 (vcvtne2ps2bf16, the contract's rounding) into a 64 KiB
- *   stack buffer, 32 rows x up to 1024 k, zero-padded to whole tiles in k and to 16 or 32 rows;
- *   a K above 1024 is taken in slices, each re-rounded per panel. B comes from the panel layout
- *   as stored. The products are the reference's (exact bf16 products of the same rounded
- *   operands, DAZ), but tdpbf16ps sums them in its own order, so the results are not the
- *   reference's bits: kernels.h states the bound and tests/test_kernels.c checks it.
- * gemm_q8q: Y^T = W Xq^T, 32 rows of W x 32 rows of X per block; A is W as stored (row stride
+ * gemm_bf16_panel: 32 rows of X x one panel of 32 outputs per block. X rows are rounded to
+ *   bf16 (vcvtne2ps2bf16, the contract's rounding) into a 32 KiB stack buffer, 32 rows x up to
+ *   512 k, zero-padded to whole tiles in k and to 16 or 32 rows, and reused by every panel; a
+ *   K above 512 is taken in slices, each rounded once per group of PG panels, whose C tiles
+ *   wait in memory (f32, exact) between slices, so the sums run in the same order as in one
+ *   pass. B comes from the panel layout as stored. The products are the reference's (exact bf16
+ * products of the same rounded operands, DAZ), but tdpbf16ps sums them in its own order, so the
+ * results are not the reference's bits: kernels.h states the bound and tests/test_kernels.c checks
+ * it. gemm_q8q: Y^T = W Xq^T, 32 rows of W x 32 rows of X per block; A is W as stored (row stride
  *   K, the k tail of a block copied so that no load passes a row), B the quantised X rows in
  *   quads (32 rows per block, 16 for a K above 2048). Integer sums are exact and the quantisation
  * and the three final roundings are the reference's operations, so the results are the reference's
@@ -52,7 +53,8 @@ static void tiles_on(void) {
 
 /* ---- bf16 panels ---------------------------------------------------------------------------- */
 
-#define SL_MAX 1024 /* k per slice of the X buffer: 32 rows x 1024 bf16 = 64 KiB */
+#define SL_MAX 512 /* k per slice of the X buffer: 32 rows x 512 bf16 = 32 KiB */
+#define PG 8       /* panels whose C tiles wait in memory between slices (32 KiB) */
 
 /* Rows [0, rows) of X, k in [k0, k0 + sl), rounded to bf16 into rows of sl (a multiple of 32)
  * of xb; k >= K and rows [rows, rows_pad) are zero. */
@@ -83,6 +85,21 @@ static void xrows(int rows, int rows_pad, int K, int k0, int sl, const float *X,
     }
 }
 
+/* Rows [0, rows) of a panel's C ([32][32] f32) plus bias to Y (rows at ldy, outputs m ..
+ * m + 31 below M). */
+static void write_panel(const float *c, int rows, const float *b, int m, int M, float *Y, int ldy) {
+    const int left = M - m;
+    const __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
+    const __mmask16 mk1 = left >= 32 ? (__mmask16)0xffff : left > 16 ? tail_mask(left - 16) : 0;
+    const __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
+    const __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        float *y = Y + (size_t)r * ldy + m;
+        _mm512_mask_storeu_ps(y, mk0, _mm512_add_ps(_mm512_loadu_ps(c + r * 32), b0));
+        _mm512_mask_storeu_ps(y + 16, mk1, _mm512_add_ps(_mm512_loadu_ps(c + r * 32 + 16), b1));
+    }
+}
+
 static void gemm_bf16_panel_amx(int K, const float *X, int ldx, const uint16_t *Wp16,
                                 const float *b, float *Y, int ldy, int M, int n0, int n1, int p0,
                                 int p1) {
@@ -95,64 +112,59 @@ static void gemm_bf16_panel_amx(int K, const float *X, int ldx, const uint16_t *
     const int Kq = (K + 31) & ~31; /* k padded to whole tiles (16 pairs) */
     const int sl = Kq < SL_MAX ? Kq : SL_MAX, nsl = (Kq + sl - 1) / sl;
     const int t = K2 % AMX_ROWS; /* pair rows of the last, partial B tile (0: none) */
+    const int pm = (M + PTTS_PANEL - 1) / PTTS_PANEL, pend = p1 < pm ? p1 : pm;
     _Alignas(64) uint16_t xb[32 * SL_MAX];
     _Alignas(64) uint16_t bt[AMX_ROWS * 64];
-    _Alignas(64) float c[32 * 32];
+    _Alignas(64) float cs[PG][32 * 32]; /* C of a group's panels between slices, [32][32] */
     tiles_on();
     for (int r0 = n0; r0 < n1; r0 += 32) {
-        const int rows = n1 - r0 < 32 ? n1 - r0 : 32, two = rows > 16;
+        const int rows = n1 - r0 < 32 ? n1 - r0 : 32, two = rows > 16, pad = two ? 32 : 16;
         const float *Xr = X + (size_t)r0 * ldx;
-        if (nsl == 1) xrows(rows, two ? 32 : 16, K, 0, sl, Xr, ldx, xb);
-        for (int p = p0; p < p1; p++) {
-            const int m = p * PTTS_PANEL, left = M - m;
-            if (left <= 0) break;
-            const uint16_t *Wp = Wp16 + (size_t)p * K2 * 2 * PTTS_PANEL;
-            if (t) ptts_amx_bf16_btail(Wp + (size_t)(K2 - t) * 64, t, bt);
-            _tile_zero(0);
-            _tile_zero(1);
-            if (two) {
-                _tile_zero(2);
-                _tile_zero(3);
-            }
+        if (nsl == 1) xrows(rows, pad, K, 0, sl, Xr, ldx, xb);
+        for (int pg = p0; pg < pend; pg += PG) {
+            const int pe = pend - pg < PG ? pend : pg + PG;
             for (int s = 0; s < nsl; s++) {
-                const int k0 = s * sl, kn = Kq - k0 < sl ? Kq - k0 : sl;
+                const int k0 = s * sl, kn = Kq - k0 < sl ? Kq - k0 : sl, last = s == nsl - 1;
                 if (nsl > 1) { /* after the previous slice's tile loads, before this one's */
                     MEMORY_BARRIER();
-                    xrows(rows, two ? 32 : 16, K, k0, sl, Xr, ldx, xb);
+                    xrows(rows, pad, K, k0, sl, Xr, ldx, xb);
                 }
-                MEMORY_BARRIER();
-                for (int k = 0; k < kn; k += 32) {
-                    const int k2 = (k0 + k) / 2;
-                    const uint16_t *B = k2 + AMX_ROWS <= K2 ? Wp + (size_t)k2 * 64 : bt;
-                    _tile_loadd(6, B, 128);
-                    _tile_loadd(7, B + 32, 128);
-                    _tile_loadd(4, xb + k, sl * 2);
-                    _tile_dpbf16ps(0, 4, 6);
-                    _tile_dpbf16ps(1, 4, 7);
-                    if (two) {
-                        _tile_loadd(5, xb + (size_t)16 * sl + k, sl * 2);
-                        _tile_dpbf16ps(2, 5, 6);
-                        _tile_dpbf16ps(3, 5, 7);
+                for (int p = pg; p < pe; p++) {
+                    const uint16_t *Wp = Wp16 + (size_t)p * K2 * 2 * PTTS_PANEL;
+                    float *c = cs[p - pg];
+                    if (last && t) ptts_amx_bf16_btail(Wp + (size_t)(K2 - t) * 64, t, bt);
+                    MEMORY_BARRIER();
+                    if (s == 0) {
+                        _tile_zero(0);
+                        _tile_zero(1);
+                        _tile_zero(2);
+                        _tile_zero(3);
+                    } else { /* the f32 partial sums back, exactly */
+                        _tile_loadd(0, c, 128);
+                        _tile_loadd(1, c + 16, 128);
+                        _tile_loadd(2, c + 16 * 32, 128);
+                        _tile_loadd(3, c + 16 * 32 + 16, 128);
                     }
+                    for (int k = 0; k < kn; k += 32) {
+                        const int k2 = (k0 + k) / 2;
+                        const uint16_t *B = k2 + AMX_ROWS <= K2 ? Wp + (size_t)k2 * 64 : bt;
+                        _tile_loadd(6, B, 128);
+                        _tile_loadd(7, B + 32, 128);
+                        _tile_loadd(4, xb + k, sl * 2);
+                        _tile_dpbf16ps(0, 4, 6);
+                        _tile_dpbf16ps(1, 4, 7);
+                        if (two) {
+                            _tile_loadd(5, xb + (size_t)16 * sl + k, sl * 2);
+                            _tile_dpbf16ps(2, 5, 6);
+                            _tile_dpbf16ps(3, 5, 7);
+                        }
+                    }
+                    _tile_stored(0, c, 128);
+                    _tile_stored(1, c + 16, 128);
+                    _tile_stored(2, c + 16 * 32, 128);
+                    _tile_stored(3, c + 16 * 32 + 16, 128);
+                    if (last) write_panel(c, rows, b, p * PTTS_PANEL, M, Y + (size_t)r0 * ldy, ldy);
                 }
-            }
-            _tile_stored(0, c, 128);
-            _tile_stored(1, c + 16, 128);
-            if (two) {
-                _tile_stored(2, c + 16 * 32, 128);
-                _tile_stored(3, c + 16 * 32 + 16, 128);
-            }
-            const __mmask16 mk0 = left >= 16 ? (__mmask16)0xffff : tail_mask(left);
-            const __mmask16 mk1 = left >= 32  ? (__mmask16)0xffff
-                                  : left > 16 ? tail_mask(left - 16)
-                                              : 0;
-            const __m512 b0 = b ? _mm512_maskz_loadu_ps(mk0, b + m) : _mm512_setzero_ps();
-            const __m512 b1 = b ? _mm512_maskz_loadu_ps(mk1, b + m + 16) : _mm512_setzero_ps();
-            for (int r = 0; r < rows; r++) {
-                float *y = Y + (size_t)(r0 + r) * ldy + m;
-                _mm512_mask_storeu_ps(y, mk0, _mm512_add_ps(_mm512_loadu_ps(c + r * 32), b0));
-                _mm512_mask_storeu_ps(y + 16, mk1,
-                                      _mm512_add_ps(_mm512_loadu_ps(c + r * 32 + 16), b1));
             }
         }
     }
