@@ -5,8 +5,8 @@
 # for the avx512 table (tests/amx_emu/avx512_ref.c), and held to the reference by test_kernels.c
 # and test_amx.c (PTTS_AMX_EMU adds the table to their list). Twice: tdpbf16ps modelled in the
 # reference's order (gemm_bf16_panel must then give the reference's bits, and test_amx.c's
-# "ref" model every value) and in Intel's documented order (within kernels.h's bound, and
-# test_amx.c's "split" model every value). The model
+# "ref" model every value) and in Intel's documented order, the hardware's (within kernels.h's
+# bound, and test_amx.c's "split" model every value). The model
 # is not the hardware; bench/amx_run.sh runs the real instructions. Exit 77 (skipped) off
 # x86-64. Takes well under a minute.
 # Usage: tests/amx_emu.sh [build-dir]   (default: a temporary directory)

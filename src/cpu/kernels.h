@@ -9,8 +9,8 @@
  * Every table sets every entry, so a precision mode computes one arithmetic on every CPU: the
  * kernels whose specification fixes every rounding (gemm_q8q, gemm_bf16_panel, dot_rows,
  * axpy_rows) give the reference's bits in every table (gemm_bf16_panel: every table but amx,
- * whose tile unit fixes its own order of sums: the bound is stated there); the others differ
- * from the reference only by the order of f32 additions and by the stated error of the exp
+ * whose tile instruction fixes another order of sums, stated there with the bound); the others
+ * differ from the reference only by the order of f32 additions and by the stated error of the exp
  * approximations.
  * The ISA-independent loops of the SIMD tables are in gemm_loop.h, their exp constants in
  * approx.h.
@@ -105,11 +105,15 @@ typedef struct ptts_kernels {
      * the same steps with f32 FMAs, the same bits (AVX2 flushes only the tiles whose MXCSR
      * flags show that a flush matters, NEON every step). Each X and W value is off by at most
      * 2^-9 of itself (the codec's end-to-end error: bench/RESULTS.md).
-     * The amx table (tdpbf16ps) forms the same products of the same rounded operands but adds
-     * them in the tile unit's order (per instruction, 16 pairs in parallel chains), so its bits
-     * may differ: |y - y_ref| <= 2 (K + 1) 2^-24 (|b[m]| + sum_k |x'[k] w'[k]|) + K 2^-125
-     * (two f32 sums of the same terms in different orders, each step flushed at most once),
-     * checked by tests/test_kernels.c; tests/test_amx.c reports which order the hardware takes.
+     * The amx table (tdpbf16ps, one instruction per 16 pairs of k from k = 0, the operands
+     * zero-padded to whole groups) adds the same products in Intel's documented order, which
+     * the hardware follows to the bit (tests/test_amx.c): per group, e = o = 0; for each pair
+     * e = ftz(fma(x'[k], w'[k], e)), o = ftz(fma(x'[k+1], w'[k+1], o)); then
+     * acc = ftz(acc + ftz(e + o)); Y = acc + b[m]. Its bits therefore differ from the other
+     * tables': |y - y_ref| <= 2 (K + 1) 2^-24 (|b[m]| + sum_k |x'[k] w'[k]|) + K 2^-125 (two f32
+     * sums of the same terms, each step flushed at most once), checked by tests/test_kernels.c
+     * (measured: bench/RESULTS.md). vdpbf16ps cannot form that order at its speed (it chains
+     * a pair's two products), hence two arithmetics for this mode, one per instruction set.
      * K <= PTTS_BF16_PANEL_KMAX. */
     void (*gemm_bf16_panel)(int K, const float *X, int ldx, const uint16_t *Wp16, const float *b,
                             float *Y, int ldy, int M, int n0, int n1, int p0, int p1);

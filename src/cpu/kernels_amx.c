@@ -14,16 +14,17 @@
  *   512 k, zero-padded to whole tiles in k and to 16 or 32 rows, and reused by every panel; a
  *   K above 512 is taken in slices, each rounded once per group of PG panels, whose C tiles
  *   wait in memory (f32, exact) between slices, so the sums run in the same order as in one
- *   pass. B comes from the panel layout as stored. The products are the reference's (exact bf16
- * products of the same rounded operands, DAZ), but tdpbf16ps sums them in its own order, so the
- * results are not the reference's bits: kernels.h states the bound and tests/test_kernels.c checks
- * it. gemm_q8q: Y^T = W Xq^T, 32 rows of W x 32 rows of X per block; A is W as stored (row stride
+ *   pass. B comes from the panel layout as stored. The products are the reference's (exact
+ *   bf16 products of the same rounded operands, DAZ); tdpbf16ps adds them in the order
+ *   kernels.h states for this table (Intel's, which the hardware follows to the bit), within
+ *   kernels.h's bound of the other tables' results.
+ * gemm_q8q: Y^T = W Xq^T, 32 rows of W x 32 rows of X per block; A is W as stored (row stride
  *   K, the k tail of a block copied so that no load passes a row), B the quantised X rows in
- *   quads (32 rows per block, 16 for a K above 2048). Integer sums are exact and the quantisation
- * and the three final roundings are the reference's operations, so the results are the reference's
- * bits. Shapes the tiles do not fit (N < Q8_MIN_N, where one row of X would leave the tiles mostly
- * idle; a K above Q8_KMAX; the last m1 - m0 mod 16 rows of W) go to the AVX-512 kernel, which gives
- * the same bits.
+ *   quads (32 rows per block, 16 for a K above 2048). Integer sums are exact and the
+ *   quantisation and the three final roundings are the reference's operations, so the results
+ *   are the reference's bits. Shapes the tiles do not fit (N < Q8_MIN_N, where one row of X
+ *   would leave the tiles mostly idle; a K above Q8_KMAX; the last m1 - m0 mod 16 rows of W)
+ *   go to the AVX-512 kernel, which gives the same bits.
  */
 #include <immintrin.h>
 #include <pthread.h>
@@ -137,13 +138,17 @@ static void gemm_bf16_panel_amx(int K, const float *X, int ldx, const uint16_t *
                     if (s == 0) {
                         _tile_zero(0);
                         _tile_zero(1);
-                        _tile_zero(2);
-                        _tile_zero(3);
+                        if (two) {
+                            _tile_zero(2);
+                            _tile_zero(3);
+                        }
                     } else { /* the f32 partial sums back, exactly */
                         _tile_loadd(0, c, 128);
                         _tile_loadd(1, c + 16, 128);
-                        _tile_loadd(2, c + 16 * 32, 128);
-                        _tile_loadd(3, c + 16 * 32 + 16, 128);
+                        if (two) {
+                            _tile_loadd(2, c + 16 * 32, 128);
+                            _tile_loadd(3, c + 16 * 32 + 16, 128);
+                        }
                     }
                     for (int k = 0; k < kn; k += 32) {
                         const int k2 = (k0 + k) / 2;
@@ -161,8 +166,10 @@ static void gemm_bf16_panel_amx(int K, const float *X, int ldx, const uint16_t *
                     }
                     _tile_stored(0, c, 128);
                     _tile_stored(1, c + 16, 128);
-                    _tile_stored(2, c + 16 * 32, 128);
-                    _tile_stored(3, c + 16 * 32 + 16, 128);
+                    if (two) {
+                        _tile_stored(2, c + 16 * 32, 128);
+                        _tile_stored(3, c + 16 * 32 + 16, 128);
+                    }
                     if (last) write_panel(c, rows, b, p * PTTS_PANEL, M, Y + (size_t)r0 * ldy, ldy);
                 }
             }

@@ -5,8 +5,8 @@
  * Written from Intel's definitions of the instructions; it is not the hardware (which
  * bench/amx_run.sh checks): tdpbf16ps sums in the reference's order (odd element of a pair
  * first, one chain), or with AMX_EMU_SPLIT in the order of Intel's current pseudo-code (per
- * instruction an even and an odd chain from 0, their sum added to C); both flush as kernels.h
- * states (DAZ inputs, FTZ steps, nearest even).
+ * instruction an even and an odd chain from 0, their sum added to C: the hardware's, measured);
+ * both flush as kernels.h states (DAZ inputs, FTZ steps, nearest even).
  */
 #ifndef PTTS_AMX_EMU_IMMINTRIN_H
 #define PTTS_AMX_EMU_IMMINTRIN_H
