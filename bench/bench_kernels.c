@@ -8,8 +8,9 @@
  * CCD). For each weight type, kernel table (ref and the best, PTTS_ISA caps it; when the best is
  * amx, also avx512 beside it, since amx is avx512 with tile kernels), thread count
  * (1: direct calls; 2: the m range cut into 4-row-aligned chunks run through ptts_pool) and N
- * (1 = matvec, 8, 16) it prints the median ms per pass, the weight bytes streamed per second
- * and that as a share of the machine's memory bandwidth (PTTS_MEMBW_GBS, default 29 GB/s).
+ * (1 = matvec, 4, 8, 16: batched steps) it prints the median ms per pass, the weight bytes streamed
+ * per second and that as a share of the machine's memory bandwidth (PTTS_MEMBW_GBS, default 29
+ * GB/s).
  *
  * q8q is the int8 mode's gemm (gemm_q8q: X quantised to int8 per row, integer dot products)
  * on the same int8 weights, with its error against gemm_q8 (X in f32). Last, the codec's panel
@@ -250,8 +251,8 @@ int main(int argc, char **argv) {
         const ptts_kernels *ks[3] = {ref, below, best};
         for (int ki = 0; ki < 3; ki++) {
             if (!ks[ki] || (ki == 2 && best == ref)) continue;
-            static const int Ns[] = {1, 8, 16};
-            for (int ni = 0; ni < 3; ni++)
+            static const int Ns[] = {1, 4, 8, 16};
+            for (int ni = 0; ni < 4; ni++)
                 for (int th = 1; th <= 2; th++) {
                     int r_here = ki == 0 ? 1 : reps;
                     if (ki == 0 && Ns[ni] > 1) continue; /* the reference: seconds a pass */
