@@ -17,7 +17,7 @@
  * bit in every table (integer sums), the same cases.
  * The panel kernels: gemm_f32_panel against the row-major reference; gemm_bf16_panel (vdpbf16ps
  * arithmetic) bit for bit against its reference, which is checked against a double sum (the
- * amx table within kernels.h's bound for its order of sums; tests/test_amx.c says which order).
+ * amx table within kernels.h's bound; its own order of sums: tests/test_amx.c, to the bit).
  * Every table sets every entry (one arithmetic per precision mode: no caller fallbacks).
  *
  * Elementwise kernels: random data and special values (+-0, tiny, large +-, +-inf, NaN) with
