@@ -22,10 +22,9 @@
  *   K, the k tail of a block copied so that no load passes a row), B the quantised X rows in
  *   quads (32 rows per block, 16 for a K above 2048). Integer sums are exact and the
  *   quantisation and the three final roundings are the reference's operations, so the results
- *   are the reference's bits. Shapes the tiles do not fit (a K above Q8_KMAX, the last
- *   m1 - m0 mod 16 rows of W) go to the AVX-512 kernel, which gives the same bits. One row of
- *   X (batch-1 generation) takes the tiles too: W's bytes, not the multiplies, bound that case,
- *   and tileloadd streams 16 rows of W per instruction.
+ *   are the reference's bits. Shapes the tiles do not fit (N < Q8_MIN_N, where one row of X
+ *   would leave the tiles mostly idle; a K above Q8_KMAX; the last m1 - m0 mod 16 rows of W)
+ *   go to the AVX-512 kernel, which gives the same bits.
  */
 #include <immintrin.h>
 #include <pthread.h>
@@ -183,6 +182,7 @@ static void gemm_bf16_panel_amx(int K, const float *X, int ldx, const uint16_t *
 
 #define Q8_BUF (64 * 1024) /* quantised X rows in quads: 32 rows x 2048 k, or 16 x 4096 */
 #define Q8_KMAX 4096       /* K (padded to 64) of the tile path */
+#define Q8_MIN_N 2         /* rows of X below which the AVX-512 kernel is used */
 
 /* Row x quantised as kernels.h specifies (the AVX-512 table's operations, signed here) into
  * q[0 .. Kq), zero past K; returns the step d. */
@@ -216,7 +216,7 @@ static void gemm_q8q_amx(int N, int K, const float *X, int ldx, const int8_t *W,
     const ptts_kernels *v = ptts_kernels_avx512();
     if (N <= 0 || m1 <= m0 || K > PTTS_Q8Q_KMAX) return;
     const int Kq = (K + 63) & ~63, mt = m0 + (m1 - m0) / AMX_ROWS * AMX_ROWS;
-    if (K <= 0 || Kq > Q8_KMAX || mt == m0) {
+    if (N < Q8_MIN_N || K <= 0 || Kq > Q8_KMAX || mt == m0) {
         v->gemm_q8q(N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
         return;
     }
