@@ -5,10 +5,12 @@
  * 1024x1024 (out), 4096x1024 (ffn up), 1024x4096 (ffn down)} = 75.5 M weights, 302 MB as f32,
  * 151 MB as bf16, 75 MB as q8. All 24 matrices are distinct allocations, so nothing of a pass is
  * left in the caches by the previous one (the q8 pass, 75 MB, is over twice the L3 of a Zen 5
- * CCD). For each weight type, kernel table (ref and the best, PTTS_ISA caps it), thread count
+ * CCD). For each weight type, kernel table (ref and the best, PTTS_ISA caps it; when the best is
+ * amx, also avx512 beside it, since amx is avx512 with tile kernels), thread count
  * (1: direct calls; 2: the m range cut into 4-row-aligned chunks run through ptts_pool) and N
- * (1 = matvec, 8, 16) it prints the median ms per pass, the weight bytes streamed per second
- * and that as a share of the machine's memory bandwidth (PTTS_MEMBW_GBS, default 29 GB/s).
+ * (1 = matvec, 4, 8, 16: batched steps) it prints the median ms per pass, the weight bytes streamed
+ * per second and that as a share of the machine's memory bandwidth (PTTS_MEMBW_GBS, default 29
+ * GB/s).
  *
  * q8q is the int8 mode's gemm (gemm_q8q: X quantised to int8 per row, integer dot products)
  * on the same int8 weights, with its error against gemm_q8 (X in f32). Last, the codec's panel
@@ -204,7 +206,10 @@ int main(int argc, char **argv) {
     if (reps > 64) reps = 64;
     const char *bws = getenv("PTTS_MEMBW_GBS");
     double bw = bws && atof(bws) > 0 ? atof(bws) : 29.0;
-    const ptts_kernels *ref = ptts_kernels_ref(), *best = ptts_kernels_best();
+    const ptts_kernels *ref = ptts_kernels_ref(), *best = ptts_kernels_best(), *all[8];
+    const int nall = ptts_kernels_all(all, 8);
+    /* amx: the table below it (avx512) too, for the tile kernels' gain */
+    const ptts_kernels *below = strcmp(best->isa, "amx") == 0 && nall >= 2 ? all[nall - 2] : NULL;
     ptts_pool *pool = ptts_pool_create(2);
     float *X = malloc((size_t)MAXN * 4096 * sizeof(float));
     float *Y = malloc((size_t)MAXN * 4096 * sizeof(float));
@@ -243,11 +248,11 @@ int main(int argc, char **argv) {
                 mats[i].scale[m] = 0.01f;
             bytes += (double)n * esz[wt];
         }
-        const ptts_kernels *ks[2] = {ref, best};
-        for (int ki = 0; ki < 2; ki++) {
-            if (ki == 1 && best == ref) break;
-            static const int Ns[] = {1, 8, 16};
-            for (int ni = 0; ni < 3; ni++)
+        const ptts_kernels *ks[3] = {ref, below, best};
+        for (int ki = 0; ki < 3; ki++) {
+            if (!ks[ki] || (ki == 2 && best == ref)) continue;
+            static const int Ns[] = {1, 4, 8, 16};
+            for (int ni = 0; ni < 4; ni++)
                 for (int th = 1; th <= 2; th++) {
                     int r_here = ki == 0 ? 1 : reps;
                     if (ki == 0 && Ns[ni] > 1) continue; /* the reference: seconds a pass */
@@ -272,6 +277,7 @@ int main(int argc, char **argv) {
             free(mats[i].w), free(mats[i].scale);
     }
     printf("(GB/s counts weight bytes only; X and Y are under 0.5 MB a pass)\n");
+    if (below) panels(below, reps, X, Y);
     panels(best, reps, X, Y);
     const ptts_kernels *gk[2] = {ptts_kernels_ref(), best};
     gelu_frame(gk, best == ptts_kernels_ref() ? 1 : 2, reps);

@@ -16,7 +16,8 @@
  * bit for bit (the tiles are the same). gemm_q8q (X quantised) is held to the reference bit for
  * bit in every table (integer sums), the same cases.
  * The panel kernels: gemm_f32_panel against the row-major reference; gemm_bf16_panel (vdpbf16ps
- * arithmetic) bit for bit against its reference, which is checked against a double sum.
+ * arithmetic) bit for bit against its reference, which is checked against a double sum (the
+ * amx table within kernels.h's bound; its own order of sums: tests/test_amx.c, to the bit).
  * Every table sets every entry (one arithmetic per precision mode: no caller fallbacks).
  *
  * Elementwise kernels: random data and special values (+-0, tiny, large +-, +-inf, NaN) with
@@ -27,8 +28,8 @@
  * every task runs exactly once per region, tids are in range and no tid runs two tasks at once.
  *
  * CPU detection: the listed variants are checked against __builtin_cpu_supports, and PTTS_ISA
- * capping against the rank order ref < avx2 < avx512; an unknown PTTS_ISA is reported once
- * through the log callback (the library never prints).
+ * capping against the rank order ref < avx2 < avx512 < amx (amx's detection: test_amx.c); an
+ * unknown PTTS_ISA is reported once through the log callback (the library never prints).
  */
 #include <float.h>
 #include <math.h>
@@ -615,16 +616,16 @@ static void test_complete(const ptts_kernels *k) {
 
 static void test_detection(const ptts_kernels **all, int n) {
     CHECK(n >= 1 && strcmp(all[0]->isa, "ref") == 0);
-    const char *order[] = {"ref", "avx2", "avx512", "neon"};
+    const char *order[] = {"ref", "avx2", "avx512", "amx", "neon"};
     int last = -1, ok = 1;
     for (int i = 0; i < n; i++) {
         int r = -1;
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < 5; j++)
             if (strcmp(all[i]->isa, order[j]) == 0) r = j;
         ok &= r > last;
         last = r;
     }
-    CHECKF(ok, "variants listed in the order ref < avx2 < avx512 < neon");
+    CHECKF(ok, "variants listed in the order ref < avx2 < avx512 < amx < neon");
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     int want2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -646,7 +647,7 @@ static void test_detection(const ptts_kernels **all, int n) {
     setenv("PTTS_ISA", "ref", 1);
     CHECK(strcmp(ptts_kernels_best()->isa, "ref") == 0);
     /* a cap picks the fastest listed variant not above it in the rank order */
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 5; c++) {
         const char *want = "ref";
         for (int i = 0; i < n; i++)
             for (int j = 0; j <= c; j++)
@@ -763,8 +764,8 @@ static void test_bf16_panel(const ptts_kernels *k) {
         {192, 70, 300}, {5000, 33, 23}, {3584, 64, 17}, {3, 40, 9}, {64, 33, 9}};
     const int nsmall =
         (int)(sizeof Ks / sizeof *Ks * sizeof Ms / sizeof *Ms * sizeof Ns / sizeof *Ns);
-    int cases = 0, bad_bits = 0;
-    double worst_ref = 0, worst_f32 = 0;
+    int cases = 0, bad_bits = 0, amx = strcmp(k->isa, "amx") == 0;
+    double worst_ref = 0, worst_f32 = 0, worst_amx = 0;
     for (int ci = 0; ci < nsmall + 5; ci++) {
         const int tiny = ci >= nsmall + 3;
         int K, M, N;
@@ -837,7 +838,12 @@ static void test_bf16_panel(const ptts_kernels *k) {
                     memcpy(&a, &Y[at], 4);
                     memcpy(&r, &YR[at], 4);
                     bad_bits += a != r;
-                    bad += a != r;
+                    double mag = bias ? fabs(bias[j]) : 0.0, e = fabs((double)Y[at] - YR[at]);
+                    for (int kk = 0; amx && kk < K; kk++) /* kernels.h: amx's bound */
+                        mag += fabs(bf16_operand(X[(size_t)n * ldx + kk]) *
+                                    bf16_operand(W[(size_t)j * K + kk]));
+                    if (amx && mag > 0) worst_amx = fmax(worst_amx, e / (mag * 0x1p-24));
+                    bad += amx ? !(e <= (K + 1) * 0x1p-23 * mag + K * 0x1p-125) : a != r;
                 }
             }
         CHECKF(!bad, "%s gemm_bf16_panel K=%d M=%d N=%d: %d bad values", k->isa, K, M, N, bad);
@@ -855,8 +861,9 @@ static void test_bf16_panel(const ptts_kernels *k) {
                "against the unrounded f32 operands %.2g\n",
                k->isa, cases, worst_ref, worst_f32);
     else
-        printf("%-7s gemm_bf16_panel: %d cases; %s\n", k->isa, cases,
-               bad_bits ? "differs from ref" : "identical bits to ref");
+        printf("%-7s gemm_bf16_panel: %d cases; %s (%d values; worst %.3g x 2^-24 sum|x'w'|)\n",
+               k->isa, cases, bad_bits ? "differs from ref" : "identical bits to ref", bad_bits,
+               worst_amx);
 }
 
 int main(void) {
@@ -867,6 +874,10 @@ int main(void) {
         printf(" %s", all[i]->isa);
     printf("\n");
     test_detection(all, n);
+#ifdef PTTS_AMX_EMU /* tests/amx_emu.sh: amx on a scalar model of the instructions */
+    const ptts_kernels *ptts_kernels_amx(void);
+    if (strcmp(all[n - 1]->isa, "amx") != 0) all[n++] = ptts_kernels_amx();
+#endif
     test_pool();
     ptts_pool *pool = ptts_pool_create(3);
     REQUIRE(pool);

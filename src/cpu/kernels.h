@@ -2,14 +2,16 @@
  * kernels.h - the CPU kernel table.
  *
  * Every kernel has a plain C reference (kernels_ref.c) that is the specification; ISA variants
- * (AVX2+FMA, AVX-512, NEON) live in their own files built with their own flags and are chosen at
- * run time from CPUID. The environment variable PTTS_ISA (e.g. "ref", "avx2", "avx512") caps
- * the choice. tests/test_kernels.c holds every variant against the reference.
+ * (AVX2+FMA, AVX-512, AMX, NEON) live in their own files built with their own flags and are
+ * chosen at run time from CPUID. The environment variable PTTS_ISA (e.g. "ref", "avx2", "avx512",
+ * "amx") caps the choice. tests/test_kernels.c holds every variant against the reference.
  *
  * Every table sets every entry, so a precision mode computes one arithmetic on every CPU: the
  * kernels whose specification fixes every rounding (gemm_q8q, gemm_bf16_panel, dot_rows,
- * axpy_rows) give the reference's bits in every table; the others differ from the reference
- * only by the order of f32 additions and by the stated error of the exp approximations.
+ * axpy_rows) give the reference's bits in every table (gemm_bf16_panel: every table but amx,
+ * whose tile instruction fixes another order of sums, stated there with the bound); the others
+ * differ from the reference only by the order of f32 additions and by the stated error of the exp
+ * approximations.
  * The ISA-independent loops of the SIMD tables are in gemm_loop.h, their exp constants in
  * approx.h.
  *
@@ -65,7 +67,7 @@ void ptts_bf16_panel_pack(const float *w, int out, int in, uint16_t *wp16);
 uint16_t ptts_bf16_round(float x);
 
 typedef struct ptts_kernels {
-    const char *isa; /* "ref", "avx2", "avx512", "neon" */
+    const char *isa; /* "ref", "avx2", "avx512", "amx", "neon" */
 
     /* Y[n*ldy + m] = X[n*ldx + :K] . W[m, :K] + b[m], n < N, m in [m0, m1). b may be NULL.
      * X, Y rows may be strided (ldx, ldy in floats). Y must not alias X. */
@@ -81,8 +83,8 @@ typedef struct ptts_kernels {
      * x * (127 / max), clamped to +-127; d = 0 and q = 0 for an all-zero row), the dot product
      * sum_k q[k] * W[m, k] is exact in int32 (K <= PTTS_Q8Q_KMAX), and
      * Y = ((float)dot * d) * scale[m] + b[m] (three roundings, in that order). Every table
-     * gives the reference's bits. Relative error against gemm_q8 ~4e-3
-     * (bench/bench_precision.c). */
+     * gives the reference's bits (amx: tdpbssd's int32 sums are exact too). Relative error against
+     * gemm_q8 ~4e-3 (bench/bench_precision.c). */
     void (*gemm_q8q)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                      const float *b, float *Y, int ldy, int m0, int m1);
 
@@ -103,6 +105,15 @@ typedef struct ptts_kernels {
      * the same steps with f32 FMAs, the same bits (AVX2 flushes only the tiles whose MXCSR
      * flags show that a flush matters, NEON every step). Each X and W value is off by at most
      * 2^-9 of itself (the codec's end-to-end error: bench/RESULTS.md).
+     * The amx table (tdpbf16ps, one instruction per 16 pairs of k from k = 0, the operands
+     * zero-padded to whole groups) adds the same products in Intel's documented order, which
+     * the hardware follows to the bit (tests/test_amx.c): per group, e = o = 0; for each pair
+     * e = ftz(fma(x'[k], w'[k], e)), o = ftz(fma(x'[k+1], w'[k+1], o)); then
+     * acc = ftz(acc + ftz(e + o)); Y = acc + b[m]. Its bits therefore differ from the other
+     * tables': |y - y_ref| <= 2 (K + 1) 2^-24 (|b[m]| + sum_k |x'[k] w'[k]|) + K 2^-125 (two f32
+     * sums of the same terms, each step flushed at most once), checked by tests/test_kernels.c
+     * (measured: bench/RESULTS.md). vdpbf16ps cannot form that order at its speed (it chains
+     * a pair's two products), hence two arithmetics for this mode, one per instruction set.
      * K <= PTTS_BF16_PANEL_KMAX. */
     void (*gemm_bf16_panel)(int K, const float *X, int ldx, const uint16_t *Wp16, const float *b,
                             float *Y, int ldy, int M, int n0, int n1, int p0, int p1);
