@@ -105,8 +105,6 @@ static void vk_destroy(void *p) {
         pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf, &g->ints, &g->io, &g->stage};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
             pvk_buffer_destroy(&g->c, bufs[i]);
-        for (int i = 0; i < VK_VOICES; i++)
-            pvk_buffer_destroy(&g->c, &g->vc[i].buf);
         pvk_destroy(&g->c);
     }
     free(g->wt.bb);
@@ -344,36 +342,6 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return 0;
 }
 
-/* The device copy of voice v ([2][layers][P][d]): a kept one, else uploaded into the least
- * recently used place (once per voice, not per chunk). NULL when v has no id (then the caller
- * uploads through the staging buffer) or on an error (*rc set). */
-static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v, size_t per,
-                                         int *rc, ptts_error *e) {
-    *rc = 0;
-    if (!v->id) return NULL;
-    vk_voice_cache *c = NULL;
-    for (int i = 0; i < VK_VOICES && !c; i++)
-        if (g->vc[i].id == v->id && g->vc[i].positions == v->positions) c = &g->vc[i];
-    if (!c) {
-        c = &g->vc[0];
-        for (int i = 1; i < VK_VOICES; i++)
-            if (g->vc[i].used < c->used) c = &g->vc[i];
-        c->id = 0;
-        if (c->buf.size < 2 * per * sizeof(float)) {
-            pvk_buffer_destroy(&g->c, &c->buf);
-            if ((*rc = pvk_buffer_create(&g->c, &c->buf, 2 * per * sizeof(float), 0, e)))
-                return NULL;
-        }
-        if ((*rc = vkw_upload(g, &c->buf, 0, v->k, per * sizeof(float), e)) ||
-            (*rc = vkw_upload(g, &c->buf, per * sizeof(float), v->v, per * sizeof(float), e)))
-            return NULL;
-        c->id = v->id;
-        c->positions = v->positions;
-    }
-    c->used = ++g->vc_clock;
-    return &c->buf;
-}
-
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                           int max_steps, ptts_error *e) {
     vk_engine *g = p;
@@ -391,13 +359,10 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
         return rc;
     const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
-    const pvk_buffer *src = per ? voice_on_device(g, v, per, &rc, e) : NULL;
-    if (rc) return rc;
-    if (per && !src) { /* no id: through the staging buffer */
-        if ((rc = vkw_stage_reserve(g, 2 * per * sizeof(float), e))) return rc;
+    if (per && (rc = vkw_stage_reserve(g, 2 * per * sizeof(float), e))) return rc;
+    if (per) {
         memcpy(g->stage.map, v->k, per * sizeof(float));
         memcpy((float *)g->stage.map + per, v->v, per * sizeof(float));
-        src = &g->stage;
     }
     uint32_t *iv = g->ints.map;
     iv[g->ix.bblen + slot] = (uint32_t)P;
@@ -412,8 +377,8 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         if (done == 0) {
             for (int l = 0; per && l < a->layers; l++) {
                 size_t dst = ((size_t)slot * g->kv.bb_slot + (size_t)l * g->kv.cap * d) * 4;
-                pvk_copy(cb, src, (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
-                pvk_copy(cb, src, (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
+                pvk_copy(cb, &g->stage, (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
+                pvk_copy(cb, &g->stage, (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
             }
             vkc_reset(g, cb, slot);
             pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,

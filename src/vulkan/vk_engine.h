@@ -216,18 +216,6 @@ typedef struct vk_cache {
     int *dkey;                   /* [3 S] a decode call's key (no allocation per call) */
 } vk_cache;
 
-/* Voice caches kept on the device: begin_chunk copies a slot's voice keys and values from here
- * (device to device) instead of uploading them through the staging buffer for every chunk of
- * every stream, which on a big batch of arrivals was most of the time to first audio. Keyed by
- * ptts_voice_state.id; the least recently used one is replaced. */
-#define VK_VOICES 8
-typedef struct vk_voice_cache {
-    uint64_t id; /* 0: empty */
-    int positions;
-    pvk_buffer buf; /* [2][layers][P][d] floats: keys, then values */
-    unsigned long used;
-} vk_voice_cache;
-
 typedef struct vk_engine {
     const ptts_weights *w;
     int S;     /* slots */
@@ -244,8 +232,6 @@ typedef struct vk_engine {
     vk_stepk sk;
     vk_tune tn;
     vk_cache cc;
-    vk_voice_cache vc[VK_VOICES];
-    unsigned long vc_clock;
     ptts_vk_counts counts;             /* what ran (ptts_vulkan_engine_counts) */
     uint64_t gemm_n[GT_N], tc_n[TC_N]; /* dispatches recorded per tile */
 } vk_engine;
