@@ -162,17 +162,11 @@ typedef struct srv {
 
 /* ---- generation (server_gen.c) */
 int srv_gen_start(srv *s, ptts_error *e);
-/* Speak the first SRV_WARM_FRAMES frames of SRV_WARM_TEXT with voice v through the batch and
- * drop them, before the first client: a GPU engine sizes its caches for a chunk's longest
- * generation (a long chunk: 45 of the 50 tokens of the English tokenizer, so that no client's chunk
- * grows them, which re-records every command buffer of a 256-slot batch), creates its pipelines,
- * records its command buffers for the ramp's step counts and uploads its step programs on first
- * use; those cost the first request three quarters of its speed (`serve --no-warmup` skips it). The
- * metrics start after it. 0, or -1 when it failed (the server still serves). */
-#define SRV_WARM_TEXT                                                                              \
-    "This sentence is spoken once, in silence, when the server starts, so that the first "         \
-    "request finds the engine ready."
-#define SRV_WARM_FRAMES 16
+/* Speak SRV_WARM_TEXT with voice v through the batch and drop it, before the first client: a
+ * GPU engine creates its pipelines, records its command buffers and uploads its step programs
+ * on first use, which cost the first request a quarter of a second (`serve --no-warmup` skips
+ * it). The metrics start after it. 0, or -1 when it failed (the server still serves). */
+#define SRV_WARM_TEXT "Warming up."
 int srv_gen_warm(srv *s, const ptts_voice *v);
 void srv_gen_stop(srv *s);
 /* A request for `text` (taken) with voice v (owned: an upload, taken); r->go starts as

@@ -438,19 +438,17 @@ int srv_gen_warm(srv *s, const ptts_voice *v) {
         return -1;
     }
     memcpy(r->text, SRV_WARM_TEXT, sizeof SRV_WARM_TEXT);
-    int rc = srv_enqueue(s, r), frames = 0;
+    int rc = srv_enqueue(s, r);
     float *buf = rc ? NULL : malloc((size_t)8 * s->frame_samples * sizeof(float));
-    while (buf && frames < SRV_WARM_FRAMES && (rc = srv_req_pop(s, r, buf, 8, 1000)) >= 0)
-        frames += (rc + s->frame_samples - 1) / s->frame_samples;
+    while (buf && (rc = srv_req_pop(s, r, buf, 8, 1000)) >= 0)
+        ;
     free(buf);
-    srv_req_cancel(s, r); /* the rest would teach the engine nothing */
     srv_req_unref(s, r);
     /* what it generated is not the clients' */
     pthread_mutex_lock(&s->mu);
     s->frames_total = 0;
     s->audio_s = s->busy_s = s->ttfb_sum = 0;
     s->ttfb_count = 0;
-    s->cancelled = 0;
     pthread_mutex_unlock(&s->mu);
-    return frames >= SRV_WARM_FRAMES || rc == SRV_POP_DONE ? 0 : -1;
+    return rc == SRV_POP_DONE ? 0 : -1;
 }
