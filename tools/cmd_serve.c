@@ -65,9 +65,6 @@ static void usage(FILE *f, int wyoming) {
             "                         --no-voice-urls is none (docs/security.md)\n"
             "  --voice-url-max-mb N   largest voice file a URL may name (default 20)\n"
             "  --voice-url-timeout S  longest download of a voice URL in seconds (default 30)\n"
-            "  --no-warmup            serve at once, without first speaking a short warm-up\n"
-            "                         utterance (which makes a GPU's first request as fast as\n"
-            "                         the next)\n"
             "  --drain-timeout S      on SIGTERM: /ready and new syntheses answer 503 and the\n"
             "                         requests in flight may finish for S seconds (default 30)\n"
             "                         before the server exits 0 (SIGINT: at once)\n"
@@ -241,8 +238,6 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
                 return 2;
             }
             cfg.log_level = l;
-        } else if (!strcmp(a, "--no-warmup")) {
-            cfg.no_warmup = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             cfg.quiet = 1;
             cfg.log_level = PTTS_LOG_ERROR;
@@ -308,12 +303,6 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
     if (srv_gen_start(&s, &e)) {
         fprintf(stderr, "pocket-tts: %s\n", e.msg);
         goto done;
-    }
-    if (!cfg.no_warmup) {
-        const ptts_voice *wv = NULL;
-        if (srv_voice_get(&s, s.cfg.default_voice, &wv, msg, sizeof msg, msg, sizeof msg) ||
-            srv_gen_warm(&s, wv))
-            tool_log(cfg.quiet, PTTS_LOG_WARN, "the warm-up utterance failed; serving anyway");
     }
     /* signals go to sigwait below, never to a worker thread */
     sigset_t set;

@@ -63,7 +63,6 @@ typedef struct srv_config {
     int wyoming_port;    /* the Wyoming listener's port (0: a free one); -1: none */
     int wyoming_idle_ms; /* streaming: a sentence end with no text after it this long is flushed */
     int quiet;
-    int no_warmup; /* serve --no-warmup: no srv_gen_warm */
     int log_level; /* PTTS_LOG_*: the most verbose level printed; requests log at INFO */
 } srv_config;
 
@@ -162,12 +161,6 @@ typedef struct srv {
 
 /* ---- generation (server_gen.c) */
 int srv_gen_start(srv *s, ptts_error *e);
-/* Speak SRV_WARM_TEXT with voice v through the batch and drop it, before the first client: a
- * GPU engine creates its pipelines, records its command buffers and uploads its step programs
- * on first use, which cost the first request a quarter of a second (`serve --no-warmup` skips
- * it). The metrics start after it. 0, or -1 when it failed (the server still serves). */
-#define SRV_WARM_TEXT "Warming up."
-int srv_gen_warm(srv *s, const ptts_voice *v);
 void srv_gen_stop(srv *s);
 /* A request for `text` (taken) with voice v (owned: an upload, taken); r->go starts as
  * cfg.go: set the request's own options before srv_enqueue. */

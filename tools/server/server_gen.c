@@ -430,25 +430,3 @@ void srv_gen_stop(srv *s) {
     free(s->slot_req);
     s->slot_req = NULL;
 }
-
-int srv_gen_warm(srv *s, const ptts_voice *v) {
-    srv_req *r = srv_req_new(s, NULL, v, NULL);
-    if (!r || !(r->text = malloc(sizeof SRV_WARM_TEXT))) {
-        srv_req_unref(s, r);
-        return -1;
-    }
-    memcpy(r->text, SRV_WARM_TEXT, sizeof SRV_WARM_TEXT);
-    int rc = srv_enqueue(s, r);
-    float *buf = rc ? NULL : malloc((size_t)8 * s->frame_samples * sizeof(float));
-    while (buf && (rc = srv_req_pop(s, r, buf, 8, 1000)) >= 0)
-        ;
-    free(buf);
-    srv_req_unref(s, r);
-    /* what it generated is not the clients' */
-    pthread_mutex_lock(&s->mu);
-    s->frames_total = 0;
-    s->audio_s = s->busy_s = s->ttfb_sum = 0;
-    s->ttfb_count = 0;
-    pthread_mutex_unlock(&s->mu);
-    return rc == SRV_POP_DONE ? 0 : -1;
-}
