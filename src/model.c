@@ -179,7 +179,10 @@ static int load_weights(ptts_model **mp, model_files *f, const ptts_model_option
     wo.heads = m->cfg.num_heads;
     wo.codec_heads = m->cfg.codec_num_heads;
     double t0 = ptts_now();
-    if ((rc = ptts_weights_load(&m->w, f->weights, &wo, e))) return rc;
+    /* a file written by `pocket-tts convert` is mapped, with nothing to convert or pack */
+    rc = ptts_packed_is(f->weights) ? ptts_packed_load(&m->w, f->weights, &wo, e)
+                                    : ptts_weights_load(&m->w, f->weights, &wo, e);
+    if (rc) return rc;
     m->load_ms_weights = (ptts_now() - t0) * 1e3;
     if ((rc = check_frame(&m->w->arch, f->weights, e))) return rc;
     if (o.config_path && (rc = check_config(&m->cfg, &m->w->arch, o.config_path, e))) return rc;

@@ -20,7 +20,6 @@
 
 #include "config.h"
 #include "fill.h"
-#include "packed_file.h"
 #include "safetensors.h"
 
 enum { SRC_FILE, SRC_FILL, SRC_LIST };
@@ -753,8 +752,6 @@ static int finish(binder *b, int rc, const char *what, ptts_weights **out, ptts_
 int ptts_weights_load(ptts_weights **out, const char *path, const ptts_weights_options *o,
                       ptts_error *e) {
     *out = NULL;
-    /* a file written by `pocket-tts convert`: mapped, nothing to convert or pack */
-    if (ptts_packed_is(path)) return ptts_packed_load(out, path, o, e);
     st_file *f = NULL;
     int rc = st_open(&f, path, e);
     if (rc) return rc;

@@ -694,17 +694,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     return MHD_NO;
 }
 
-void srv_log(const srv *s, int level, const char *fmt, ...) {
-    if (level > s->cfg.log_level) return;
-    static const char *const names[] = {"error", "warning", "info", "debug"};
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], buf);
-}
-
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe) {
     (void)c;

@@ -671,19 +671,19 @@ static void on_upgrade(void *cls, struct MHD_Connection *c, void *con_cls, const
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&at, (size_t)1 << 20);
     pthread_mutex_lock(&s->mu);
-    int refuse = s->ws_stop;
-    if (!refuse) {
+    int stopping = s->ws_stop;
+    if (!stopping) {
         w->next = s->ws_list;
         s->ws_list = w;
     }
     pthread_mutex_unlock(&s->mu);
     pthread_t t;
-    if (!refuse && pthread_create(&t, &at, reader_main, w) == 0) {
+    if (!stopping && pthread_create(&t, &at, reader_main, w) == 0) {
         pthread_attr_destroy(&at);
         return;
     }
     pthread_attr_destroy(&at);
-    if (!refuse) {
+    if (!stopping) {
         pthread_mutex_lock(&s->mu);
         for (ws_sess **pp = &s->ws_list; *pp; pp = &(*pp)->next)
             if (*pp == w) {
