@@ -240,7 +240,9 @@ static int hash_file(const char *path, uint64_t *size, uint8_t sha[32], ptts_err
     return 0;
 }
 
-static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, f) == n ? 0 : -1; }
+static int write_all(FILE *f, const void *p, size_t n) {
+    return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1; /* an empty array may have no pointer */
+}
 
 int ptts_packed_write(const ptts_weights *w, ptts_wmode mode, const char *src_path,
                       const char *out_path, ptts_error *e) {
