@@ -441,7 +441,7 @@ check(code == 1008 and errs and errs[-1].get("code") == "too_much_text" and heal
 s.close()
 
 # every socket closed: the server's connection count is back down
-deadline = time.time() + 5
+deadline = time.time() + 30  # a sanitized server takes seconds to drop a throttled socket
 while time.time() < deadline and metrics().get("ptts_open_connections", 9) > 1:
     time.sleep(0.05)
 n_open = metrics().get("ptts_open_connections")
