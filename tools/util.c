@@ -33,13 +33,17 @@ int tool_fail(ptts_error *e, int code, const char *fmt, ...) {
     return code;
 }
 
+void tool_vlog(int level, const char *fmt, va_list ap) {
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    char buf[2048];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], buf);
+}
+
 void tool_log(int quiet, int level, const char *fmt, ...) {
     if (quiet && level > PTTS_LOG_ERROR) return;
-    static const char *const names[] = {"error", "warning", "info", "debug"};
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    tool_vlog(level, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "pocket-tts: %s: %s\n", names[level & 3], buf);
 }

@@ -5,6 +5,8 @@
 #ifndef PTTS_TOOLS_UTIL_H
 #define PTTS_TOOLS_UTIL_H
 
+#include <stdarg.h>
+
 #include "ptts.h"
 
 #if defined(__GNUC__)
@@ -24,5 +26,7 @@ int tool_fail(ptts_error *e, int code, const char *fmt, ...) TOOL_PRINTF(3, 4);
 /* "pocket-tts: LEVEL: message" on stderr (PTTS_LOG_*), as the library's log lines are shown;
  * with quiet nonzero only errors. */
 void tool_log(int quiet, int level, const char *fmt, ...) TOOL_PRINTF(3, 4);
+/* The same line from a va_list, unconditionally (the server's srv_log filters by its level). */
+void tool_vlog(int level, const char *fmt, va_list ap);
 
 #endif
