@@ -218,6 +218,9 @@ int srv_voice_get(srv *s, const char *name, const ptts_voice **out, char *msg, s
  * table name. 0, or an HTTP-like status with msg. */
 int srv_voice_default(srv *s, const char *arg, const char **name, char *msg, size_t cap);
 void srv_voices_free(srv *s);
+/* Is `name` in the voices table (the directory's, and presets or URLs once loaded)? The caller
+ * holds voice_mu. */
+int srv_voice_listed(const srv *s, const char *name);
 /* A name made of [A-Za-z0-9_.-], not starting with '.', at most 128 bytes. */
 int srv_voice_name_ok(const char *name);
 

@@ -26,9 +26,7 @@ struct cJSON *srv_voices_json(srv *s) {
     int np = ptts_preset_voice_count(s->cfg.language);
     for (int i = 0; i < np; i++) {
         const char *name = ptts_preset_voice_name(s->cfg.language, i);
-        int seen = 0;
-        for (int k = 0; k < s->n_voices && !seen; k++)
-            seen = !strcmp(s->voices[k].name, name);
+        const int seen = srv_voice_listed(s, name);
         if (seen) continue;
         char url[512], *path = NULL;
         int cached = !ptts_preset_voice_url(s->cfg.language, name, url, sizeof url) &&

@@ -254,3 +254,9 @@ void srv_voices_free(srv *s) {
     s->voices = NULL;
     s->n_voices = s->cap_voices = 0;
 }
+
+int srv_voice_listed(const srv *s, const char *name) {
+    for (int k = 0; k < s->n_voices; k++)
+        if (!strcmp(s->voices[k].name, name)) return 1;
+    return 0;
+}

@@ -206,9 +206,7 @@ static int send_info(conn *c) {
     int np = ptts_preset_voice_count(s->cfg.language);
     for (int i = 0; i < np; i++) {
         const char *name = ptts_preset_voice_name(s->cfg.language, i);
-        int seen = 0;
-        for (int k = 0; k < s->n_voices && !seen; k++)
-            seen = !strcmp(s->voices[k].name, name);
+        const int seen = srv_voice_listed(s, name);
         if (!seen) add_voice(arr, name, lang, "preset");
     }
     pthread_mutex_unlock(&s->voice_mu);
