@@ -101,7 +101,6 @@ static void vk_destroy(void *p) {
     vk_engine *g = p;
     if (!g) return;
     if (g->c.dev) {
-        if (g->pend.cb) pvk_cmd_free(&g->c, g->pend.cb); /* recorded, never submitted */
         drop_all_cached(g);
         pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf, &g->ints, &g->io, &g->stage};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -115,7 +114,6 @@ static void vk_destroy(void *p) {
     free(g->cc.orig);
     free(g->cc.scount);
     free(g->cc.dkey);
-    free(g->pend.in);
     free(g);
 }
 
@@ -218,8 +216,8 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->ix.dec = (uint32_t)(3 * S);
     g->ix.orig = (uint32_t)(4 * S);
     g->ix.plist = (uint32_t)(5 * S);
-    g->ix.ids = (uint32_t)(6 * S);
-    if ((rc = pvk_buffer_create(&g->c, &g->ints, (6 * S + IDS_MAX) * 4, 1, e))) return rc;
+    g->ix.ids = (uint32_t)(5 * S + 1);
+    if ((rc = pvk_buffer_create(&g->c, &g->ints, (5 * S + 1 + IDS_MAX) * 4, 1, e))) return rc;
     size_t io = 0;
     g->ox.noise = A(&io, S * KMAX * ld);
     g->ox.eos = A(&io, S * KMAX);
@@ -301,8 +299,7 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
     g->cc.orig = calloc((size_t)slots, sizeof(int));
     g->cc.scount = calloc((size_t)slots, sizeof(int));
     g->cc.dkey = calloc((size_t)3 * slots, sizeof(int));
-    g->pend.in = calloc((size_t)slots, 1);
-    int rc = (!g->cc.sorted || !g->cc.orig || !g->cc.scount || !g->cc.dkey || !g->pend.in)
+    int rc = (!g->cc.sorted || !g->cc.orig || !g->cc.scount || !g->cc.dkey)
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
     if (!rc) rc = pvk_create(&g->c, args->device, e);
@@ -345,34 +342,9 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return 0;
 }
 
-int vke_flush(vk_engine *g, ptts_error *e) {
-    vk_pend *pd = &g->pend;
-    if (!pd->cb) return 0;
-    VkCommandBuffer cb = pd->cb;
-    pd->cb = VK_NULL_HANDLE;
-    pd->stage_used = 0;
-    pd->ids_used = 0;
-    memset(pd->in, 0, (size_t)g->S);
-    int rc = pvk_cmd_end(&g->c, cb, e);
-    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
-    pvk_cmd_free(&g->c, cb);
-    if (!rc) g->counts.prompt_submits++;
-    return rc;
-}
-
-/* The open command buffer of the pending prompts (begun when none is open). */
-static VkCommandBuffer pend_cb(vk_engine *g, ptts_error *e) {
-    if (!g->pend.cb) g->pend.cb = pvk_cmd_begin(&g->c, e);
-    return g->pend.cb;
-}
-
-/* The cache := the voice state, a fresh codec state, the latent := BOS, then the chunk's ids
- * prompted in blocks of PBLOCK rows: recorded into the pending prompts (vk_pend), run by the
- * next operation's vke_flush. */
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                           int max_steps, ptts_error *e) {
     vk_engine *g = p;
-    vk_pend *pd = &g->pend;
     const ptts_arch *a = &g->w->arch;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
     if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
@@ -382,67 +354,48 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
     for (int i = 0; i < n_ids; i++)
         if (ids[i] < 0 || ids[i] > a->nb)
             return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
-    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
-    const size_t vbytes = 2 * per * sizeof(float);
-    int need = v->positions + n_ids + max_steps + 1, rc = 0;
-    /* what the pending prompts hold must stay where they put it: a slot begun twice, caches
-     * that grow, a staging buffer that has no room left submit them first */
-    if (pd->in[slot] || need > g->kv.cap || pd->stage_used + vbytes > g->stage.size)
-        if ((rc = vke_flush(g, e))) return rc;
+    int need = v->positions + n_ids + max_steps + 1, rc;
     if (need > g->kv.cap &&
         (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
         return rc;
-    if (vbytes > g->stage.size) {
-        /* room for several arriving streams' voices (one submission for all of them) */
-        size_t want = vbytes * (size_t)g->S;
-        if (want > PEND_STAGE_MAX) want = PEND_STAGE_MAX;
-        if (want < vbytes) want = vbytes;
-        if ((rc = vkw_stage_reserve(g, want, e))) return rc;
-    }
-    const size_t so = pd->stage_used;
+    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
+    if (per && (rc = vkw_stage_reserve(g, 2 * per * sizeof(float), e))) return rc;
     if (per) {
-        memcpy((char *)g->stage.map + so, v->k, per * sizeof(float));
-        memcpy((char *)g->stage.map + so + per * sizeof(float), v->v, per * sizeof(float));
-        pd->stage_used += vbytes;
+        memcpy(g->stage.map, v->k, per * sizeof(float));
+        memcpy((float *)g->stage.map + per, v->v, per * sizeof(float));
     }
     uint32_t *iv = g->ints.map;
     iv[g->ix.bblen + slot] = (uint32_t)P;
     iv[g->ix.cdlen + slot] = 0;
-    iv[g->ix.plist + slot] = (uint32_t)slot;
-    pd->in[slot] = 1;
-    g->counts.prompts++;
+    iv[g->ix.plist] = (uint32_t)slot;
     for (int done = 0; done < n_ids || done == 0; done += IDS_MAX) {
         int cnt = n_ids - done < IDS_MAX ? n_ids - done : IDS_MAX;
-        if (pd->ids_used + (uint32_t)cnt > IDS_MAX) {
-            /* this slot's part so far runs with the others; its rows go on from there */
-            if ((rc = vke_flush(g, e))) return rc;
-            pd->in[slot] = 1;
-        }
-        const uint32_t io = g->ix.ids + pd->ids_used;
         for (int i = 0; i < cnt; i++)
-            iv[io + i] = (uint32_t)ids[done + i];
-        pd->ids_used += (uint32_t)cnt;
-        VkCommandBuffer cb = pend_cb(g, e);
+            iv[g->ix.ids + i] = (uint32_t)ids[done + i];
+        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) return PTTS_E_BACKEND;
         if (done == 0) {
             for (int l = 0; per && l < a->layers; l++) {
                 size_t dst = ((size_t)slot * g->kv.bb_slot + (size_t)l * g->kv.cap * d) * 4;
-                pvk_copy(cb, &g->stage, so + (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
-                pvk_copy(cb, &g->stage, so + (per + (size_t)l * P * d) * 4, &g->vbuf, dst,
-                         P * d * 4);
+                pvk_copy(cb, &g->stage, (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
+                pvk_copy(cb, &g->stage, (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
             }
             vkc_reset(g, cb, slot);
             pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,
                      ((size_t)g->ar.lat + (size_t)slot * a->ld) * 4, (size_t)a->ld * 4);
         }
-        tspec t = vkr_bb_spec(g, g->ix.plist + (uint32_t)slot);
+        tspec t = vkr_bb_spec(g, g->ix.plist);
         for (int b0 = 0; b0 < cnt; b0 += PBLOCK) {
             uint32_t mrows = (uint32_t)(cnt - b0 < PBLOCK ? cnt - b0 : PBLOCK);
-            vkr_rowop(g, cb, mrows, (uint32_t)d, OP_COPY, io + (uint32_t)b0,
+            vkr_rowop(g, cb, mrows, (uint32_t)d, OP_COPY, g->ix.ids + (uint32_t)b0,
                       SWT(RG(g->wt.embed, 1, (uint32_t)d, 0), (uint32_t)((a->nb + 1) * d)),
                       SA(RC(g->ar.bx, (uint32_t)d)), 0, 0);
             vkr_transformer(g, cb, &t, mrows, mrows);
         }
+        rc = pvk_cmd_end(&g->c, cb, e);
+        if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+        pvk_cmd_free(&g->c, cb);
+        if (rc) return rc;
         if (n_ids == 0) break;
     }
     return 0;
@@ -528,8 +481,7 @@ static int vk_step(void *p, const int *slots, int n, int k, const float *noise, 
                    float *latents, ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    int rc = vke_flush(g, e);
-    if (!rc) rc = step_prep(g, slots, n, k, noise, &cb, e);
+    int rc = step_prep(g, slots, n, k, noise, &cb, e);
     if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
     if (rc) return rc;
     step_done(g, n, k, eos, latents);
@@ -612,8 +564,7 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
                      ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    int rc = vke_flush(g, e);
-    if (!rc) rc = decode_prep(g, slots, n, k, counts, &cb, e);
+    int rc = decode_prep(g, slots, n, k, counts, &cb, e);
     if (rc || !cb) return rc;
     if ((rc = pvk_submit_wait_q(&g->c, cb, dq(g), e))) return rc;
     decode_done(g, n, k, counts, pcm);
@@ -632,8 +583,7 @@ static int vk_step_decode(void *p, const int *slots, int n, int k, const int *co
         return rc ? rc : vk_step(p, slots, n, kn, noise, eos, latents, e);
     }
     VkCommandBuffer dcb = VK_NULL_HANDLE, scb = VK_NULL_HANDLE;
-    int rc = vke_flush(g, e);
-    if (!rc) rc = decode_prep(g, slots, n, k, counts, &dcb, e);
+    int rc = decode_prep(g, slots, n, k, counts, &dcb, e);
     if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
     if (!rc) rc = dcb ? pvk_submit_pair(&g->c, scb, dcb, e) : pvk_submit_wait(&g->c, scb, e);
     if (rc) return rc;
@@ -674,13 +624,11 @@ long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {
 int ptts_vulkan_codec_reset(void *p, int slot, ptts_error *e) {
     vk_engine *g = p;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
-    int rc = vke_flush(g, e);
-    if (rc) return rc;
     ((uint32_t *)g->ints.map)[g->ix.cdlen + slot] = 0;
     VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
     if (!cb) return PTTS_E_BACKEND;
     vkc_reset(g, cb, slot);
-    rc = pvk_cmd_end(&g->c, cb, e);
+    int rc = pvk_cmd_end(&g->c, cb, e);
     if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
     pvk_cmd_free(&g->c, cb);
     return rc;
@@ -692,14 +640,13 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
     const uint32_t ld = (uint32_t)g->w->arch.ld;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
-    int rc = vke_flush(g, e);
-    if (rc) return rc;
     /* the latents [n][k][ld] into the slots' step rows, where decode reads them */
     memcpy((float *)g->io.map + g->ox.lat, latents, (size_t)n * k * ld * sizeof(float));
     uint32_t *iv = g->ints.map;
     for (int i = 0; i < n; i++)
         iv[g->ix.step + i] = (uint32_t)slots[i];
     cached *c = &g->cc.lat_cb; /* recorded once per (slots, k), replayed: nothing per frame */
+    int rc = 0;
     if (!same_key(c, n, k, slots, n)) {
         drop_cached(g, c);
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);

@@ -33,10 +33,7 @@
 #define KMAX 8
 #define PBLOCK 64    /* prompt rows per pass */
 #define IDS_MAX 4096 /* prompt ids per submit */
-/* Staging bytes the voice caches of prompts waiting for one submission may hold (vk_pend); a
- * prompt that does not fit submits the ones before it first. */
-#define PEND_STAGE_MAX ((size_t)256 << 20)
-#define TE_MAX 1000 /* sampler steps */
+#define TE_MAX 1000  /* sampler steps */
 /* The codec runs several frames of a slot in one pass (its convolutions and transformer are
  * causal and streaming, so T frames at once equal T passes of one frame) until a pass holds
  * this many slot-frames: one stream's 8 frames cost one pass instead of 8, bound by launch
@@ -166,8 +163,7 @@ typedef struct vk_ints {
     uint32_t bblen, cdlen; /* [S] backbone positions, codec ring positions */
     uint32_t step, dec;    /* [S] the step call's slots; the decode call's (sorted by count) */
     uint32_t orig;         /* [S] a decode slot's place in the caller's order */
-    uint32_t plist, ids;   /* [S] the prompted slots (plist + slot holds slot); [IDS_MAX] the
-                            * token ids of the pending prompts, one after the other */
+    uint32_t plist, ids;   /* [1] the prompted slot; [IDS_MAX] its token ids */
 } vk_ints;
 
 /* Float offsets in the io buffer (host-visible). */
@@ -210,19 +206,6 @@ typedef struct vk_tune {
     int pipe; /* vk_step_decode submits both at once (0: one after the other) */
 } vk_tune;
 
-/* Prompts begun and not yet submitted. begin_chunk records its slot's voice copy, codec reset
- * and prompt into one open command buffer; the next other operation (vke_flush) submits it once
- * for every slot begun since, so slots admitted together cost one submission and one wait
- * instead of one each (256 arriving streams: 256 round trips of the CPU to the GPU while every
- * other stream waited). Their host-side inputs (positions, slot, ids, the voice in the staging
- * buffer) each have their own place until then. */
-typedef struct vk_pend {
-    VkCommandBuffer cb; /* VK_NULL_HANDLE: nothing pending */
-    size_t stage_used;  /* staging bytes the pending voice copies hold */
-    uint32_t ids_used;  /* ids words the pending prompts hold */
-    unsigned char *in;  /* [S] the slot has a pending prompt */
-} vk_pend;
-
 /* Command buffers recorded once per call shape and replayed. */
 typedef struct vk_cache {
     int par, lpar, rpar;         /* the next step's parity, the last step's, the recording's */
@@ -249,7 +232,6 @@ typedef struct vk_engine {
     vk_stepk sk;
     vk_tune tn;
     vk_cache cc;
-    vk_pend pend;
     ptts_vk_counts counts;             /* what ran (ptts_vulkan_engine_counts) */
     uint64_t gemm_n[GT_N], tc_n[TC_N]; /* dispatches recorded per tile */
 } vk_engine;
@@ -351,9 +333,5 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e);
 int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src, size_t bytes,
                ptts_error *e);
 int vkw_stage_reserve(vk_engine *g, size_t bytes, ptts_error *e);
-/* Submit the pending prompts (vk_pend) and wait for them; 0 when none. Every operation but
- * begin_chunk calls it first: the KV caches, the staging and ints buffers and the recording
- * state are then the operation's own. */
-int vke_flush(vk_engine *g, ptts_error *e);
 
 #endif
