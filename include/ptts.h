@@ -85,9 +85,10 @@ enum {
 };
 /* CPU engine: run the codec of frame t on some threads while the others compute the backbone
  * of frame t+1 (same results bit for bit; a chunk's first frame is never overlapped, so the
- * time to first audio does not change). AUTO: on with 2+ threads, where it was measured
- * faster in every precision and batch size; off with one thread (nothing to overlap). See
- * engine_cpu.c for the figures. The GPU engine ignores it. */
+ * time to first audio does not change). AUTO: on with 2 to 4 threads, and for batches with
+ * any number, where it was measured faster; off for one stream on 5+ threads (its codec on one
+ * thread then takes longer than everything else on all of them) and with one thread (nothing
+ * to overlap). See engine_cpu.c for the figures. The GPU engine ignores it. */
 enum { PTTS_OVERLAP_AUTO = 0, PTTS_OVERLAP_ON = 1, PTTS_OVERLAP_OFF = 2 };
 
 typedef struct ptts_model_options {

@@ -27,9 +27,14 @@
  * faster too; batches: see there. Without the help tasks a single f32 stream got slower (its
  * backbone is memory-bound and needs both cores: 11.7 ms on one, 6.2 on two); with them the
  * backbone gets every core once the codec is done. So AUTO is on with 2+ threads in every
- * precision and batch size. More than 2 threads were not measured here (2-core machine): the
- * backbone then starts on threads-1 cores and gets all of them after the codecs, which should
- * not be slower than codec and backbone on all threads in turn.
+ * precision and batch size, except one stream on more than OVERLAP_ONE_MAX threads: there the
+ * lone codec on one thread outlasts the backbone and flow on all the others, and the codec in
+ * turn on every thread is shorter. Measured on the H200 host's Xeon (bench/RESULTS.md, "The
+ * overlap by thread count"), loop ms/frame with the overlap on / off, two rounds each: int8
+ * (AMX) 2 threads 7.87, 9.14 / 9.92, 10.45; 4: 5.30, 4.92 / 5.36, 5.45; 8: 4.31, 4.80 / 3.77,
+ * 3.15; 16: 3.88, 3.60 / 2.87, 3.12; f32 (AVX-512) 2: 18.1, 16.3 / 20.2, 21.4; 16: 11.3, 10.3
+ * / 6.3, 5.9; bf16 (AMX) 2: 11.7, 10.8 / 12.8, 12.6; 16: 4.7, 4.1 / 4.2, 3.9. Batches keep the
+ * overlap: their codecs are one task per stream, spread over the threads.
  *
  * Batched codec (2+ slots decoded in one call): the codec's 16-row stages of every decoded slot
  * run together (ptts_codec_dec_frames_low: transformer, dec_in, up[0], each weight read once
@@ -263,13 +268,18 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     return 0;
 }
 
+/* Threads up to which AUTO overlaps one stream's decode (the top of the file). */
+#define OVERLAP_ONE_MAX 4
+
 /* Whether a decode of n_codec frames overlaps: the mode, AUTO's rule (see the top of the
- * file: with 2+ threads, always). Never for a chunk's first frame (`fresh`): that frame's
- * codec gets every thread, so the time to first audio stays as without overlap (+2.5-3.5 ms
- * measured otherwise, int8); the chunk's second step then runs its backbone on every thread. */
+ * file: with 2+ threads, but one stream only up to OVERLAP_ONE_MAX). Never for a chunk's first
+ * frame (`fresh`): that frame's codec gets every thread, so the time to first audio stays as
+ * without overlap (+2.5-3.5 ms measured otherwise, int8); the chunk's second step then runs its
+ * backbone on every thread. */
 static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
     int threads = ptts_pool_threads(g->ctx->pool);
     if (threads < 2 || n_codec < 1 || fresh) return 0;
+    if (g->overlap == PTTS_OVERLAP_AUTO && n_codec == 1 && threads > OVERLAP_ONE_MAX) return 0;
     return g->overlap != PTTS_OVERLAP_OFF;
 }
 

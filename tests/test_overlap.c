@@ -47,6 +47,36 @@ int main(void) {
     printf("tiny generate_short (eos_case), overlap on: max rel err latents %.3g, pcm %.3g\n",
            es.max_lat, es.max_pcm);
 
+    /* AUTO's rule: one stream overlaps on 2 threads but not on 5 (its lone codec outlasts the
+     * rest there), a batch overlaps on 5 */
+    ptts_model_set_overlap(m2, PTTS_OVERLAP_AUTO);
+    run ra;
+    run_init(&ra, m2->w->arch.ld);
+    stream_run(m2, v[0][0], 1e9f, &ra);
+    const long auto2 = idle_overlapped(m2);
+    run_free(&ra);
+    ptts_model *m5 = load(5, PTTS_OVERLAP_AUTO);
+    ptts_voice *v5[2];
+    REQUIRE(ptts_voice_load(&v5[0], m5, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    REQUIRE(ptts_voice_load(&v5[1], m5, fixture_path("tiny/voice_short.safetensors"), &e) == 0);
+    run_init(&ra, m5->w->arch.ld);
+    stream_run(m5, v5[0], 1e9f, &ra);
+    const long auto5 = idle_overlapped(m5);
+    run_free(&ra);
+    run rb5[NUTT];
+    for (int i = 0; i < NUTT; i++)
+        run_init(&rb5[i], m5->w->arch.ld);
+    batch_run(m5, (const ptts_voice *const *)v5, 1e9f, rb5);
+    const long auto5b = idle_overlapped(m5) - auto5;
+    for (int i = 0; i < NUTT; i++)
+        run_free(&rb5[i]);
+    CHECKF(auto2 > 0 && auto5 == 0 && auto5b > 0,
+           "AUTO: one stream overlapped %ld frames on 2 threads, %ld on 5; a batch on 5: %ld",
+           auto2, auto5, auto5b);
+    ptts_voice_free(v5[0]);
+    ptts_voice_free(v5[1]);
+    ptts_model_free(m5);
+
     /* an unknown mode is refused */
     ptts_model_options mo = ptts_model_options_default();
     mo.overlap = 7;
