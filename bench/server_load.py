@@ -4,10 +4,16 @@ and reads to the end. Prints per concurrency: time to the first audio byte (medi
 the clients), the audio each got, and the aggregate real-time factor (all audio seconds / wall
 seconds of the round). Prints figures, never assertions.
 
-Usage: server_load.py URL [CONCURRENCY ...] [--text TEXT] [--rounds N]
+Usage: server_load.py URL [CONCURRENCY ...] [--text TEXT] [--rounds N] [--procs P]
+
+--procs P splits the clients over P processes (default 1). One Python process reads at most a
+few tens of MB/s of streamed PCM over all its threads (the GIL): with hundreds of clients of a
+fast server the client, not the server, sets the pace. Every client's thread is started and
+waiting before a round begins, so that starting threads is not timed either.
 """
 import http.client
 import json
+import multiprocessing
 import statistics
 import sys
 import threading
@@ -25,43 +31,80 @@ if "--rounds" in args:
     i = args.index("--rounds")
     rounds = int(args[i + 1])
     del args[i:i + 2]
+procs = 1
+if "--procs" in args:
+    i = args.index("--procs")
+    procs = max(1, int(args[i + 1]))
+    del args[i:i + 2]
 url = urllib.parse.urlparse(args[0])
 levels = [int(a) for a in args[1:]] or [1, 4, 16]
 
 
-def client(out):
-    c = http.client.HTTPConnection(url.hostname, url.port, timeout=600)
-    t0 = time.perf_counter()
-    c.request("POST", "/v1/audio/speech",
-              json.dumps({"input": text, "response_format": "pcm", "stream": True}),
-              {"Content-Type": "application/json"})
-    r = c.getresponse()
-    first = None
-    n = 0
-    while True:
-        b = r.read1(65536)
-        if not b:
-            break
-        if first is None:
-            first = time.perf_counter() - t0
-        n += len(b)
-    out.append((r.status, first, n / 2 / 24000, time.perf_counter() - t0))
-    c.close()
+def client(out, go):
+    """One request: (status, first audio s, audio s, start, end); status 0 when it failed."""
+    go.wait()
+    t0 = time.monotonic()
+    status, first, n = 0, None, 0
+    try:
+        c = http.client.HTTPConnection(url.hostname, url.port, timeout=600)
+        c.request("POST", "/v1/audio/speech",
+                  json.dumps({"input": text, "response_format": "pcm", "stream": True}),
+                  {"Content-Type": "application/json"})
+        r = c.getresponse()
+        while True:
+            b = r.read1(65536)
+            if not b:
+                break
+            if first is None:
+                first = time.monotonic() - t0
+            n += len(b)
+        status = r.status
+        c.close()
+    except (OSError, http.client.HTTPException):
+        pass
+    out.append((status, first, n / 2 / 24000, t0, time.monotonic()))
 
 
-print(f"{'clients':>7} {'first audio median':>19} {'max':>8} {'audio/client':>13} {'wall':>7} {'aggregate RTF':>14}")
+def worker(count, barrier, q):
+    """count clients in threads of this process, released together at the barrier."""
+    res, go = [], threading.Event()
+    ths = [threading.Thread(target=client, args=(res, go)) for _ in range(count)]
+    for t in ths:
+        t.start()
+    barrier.wait()
+    go.set()
+    for t in ths:
+        t.join()
+    q.put(res)
+
+
+def run_round(conc):
+    """One round of conc clients: their results, and the wall time from the release to the end
+    of the last (CLOCK_MONOTONIC is one clock for every process)."""
+    counts = [conc // procs + (1 if i < conc % procs else 0) for i in range(procs)]
+    counts = [c for c in counts if c > 0]
+    barrier = multiprocessing.Barrier(len(counts) + 1)
+    q = multiprocessing.Queue()
+    ps = [multiprocessing.Process(target=worker, args=(c, barrier, q)) for c in counts]
+    for p in ps:
+        p.start()
+    barrier.wait()
+    t0 = time.monotonic()
+    res = []
+    for _ in ps:
+        res += q.get()
+    for p in ps:
+        p.join()
+    return res, max(r[4] for r in res) - t0
+
+
+print(f"{'clients':>7} {'first audio median':>19} {'max':>8} {'audio/client':>13} {'wall':>7} {'aggregate RTF':>14}"
+      + (f"  ({procs} client processes)" if procs > 1 else ""))
 for conc in levels:
     for _ in range(rounds):
-        res = []
-        ths = [threading.Thread(target=client, args=(res,)) for _ in range(conc)]
-        t0 = time.perf_counter()
-        for t in ths:
-            t.start()
-        for t in ths:
-            t.join()
-        wall = time.perf_counter() - t0
+        res, wall = run_round(conc)
         bad = [r for r in res if r[0] != 200]
-        firsts = [r[1] for r in res if r[1] is not None]
+        firsts = [r[1] for r in res if r[1] is not None] or [float("nan")]
         audio = sum(r[2] for r in res)
         print(f"{conc:>7} {1e3 * statistics.median(firsts):>16.0f} ms {1e3 * max(firsts):>5.0f} ms "
               f"{audio / conc:>11.2f} s {wall:>6.2f}s {audio / wall:>13.2f}x" + (f"  ({len(bad)} failed)" if bad else ""),
