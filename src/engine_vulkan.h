@@ -28,9 +28,11 @@ int ptts_vulkan_engine_tc(void *eng);
 /* What an engine instance ran since it was created, so that a test forcing a path
  * (ptts_vk_tuning) can check that the path was taken. */
 typedef struct ptts_vk_counts {
-    unsigned long long stepk_frames; /* frames computed by the one-dispatch step */
-    unsigned long long conv_copies;  /* codec convs recorded with their window copied first */
-    unsigned long long paired;       /* decode + next step submitted together (step_decode) */
+    unsigned long long stepk_frames;   /* frames computed by the one-dispatch step */
+    unsigned long long conv_copies;    /* codec convs recorded with their window copied first */
+    unsigned long long paired;         /* decode + next step submitted together (step_decode) */
+    unsigned long long prompts;        /* chunks begun (begin_chunk) */
+    unsigned long long prompt_submits; /* submissions that ran them (several chunks each) */
 } ptts_vk_counts;
 void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out);
 /* Dispatches recorded with the gemm tile `name` (tc: of the tensor-core tiles, else of the

@@ -52,6 +52,9 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
     return 0;
 }
 
+static ptts_vk_counts counts_of(ptts_model *m, int slots, void (*more)(void *eng, void *u),
+                                void *u);
+
 /* ns streams (<= BATCH_MAX): 3 stay within one codec pass of 8 frames each; 6 make the engine
  * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG). */
 static void batch_vs_cpu_n(ptts_model *m, int ns) {
@@ -74,6 +77,9 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
     o.seed_set = 1;
     o.eos_threshold = 1e9f; /* lengths from the texts alone (no EOS flip at a rounding edge) */
     o.eos_threshold_set = 1;
+    /* the streams begun together are prompted in one submission (vk_pend) */
+    const int vk = m->be.engine == ptts_vulkan_engine();
+    const ptts_vk_counts c0 = vk ? counts_of(m, ns, NULL, NULL) : (ptts_vk_counts){0};
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, ns, &e) == 0);
     for (int i = 0; i < ns; i++) {
@@ -85,6 +91,13 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
     }
     CHECKF(left == 0, "batch: %s", e.msg);
     ptts_batch_free(b);
+    if (vk) {
+        const ptts_vk_counts c1 = counts_of(m, ns, NULL, NULL);
+        const unsigned long long np = c1.prompts - c0.prompts;
+        const unsigned long long nsub = c1.prompt_submits - c0.prompt_submits;
+        CHECKF(np >= (unsigned long long)ns && nsub + (unsigned long long)(ns - 1) <= np,
+               "%d streams begun together: %llu chunks prompted in %llu submissions", ns, np, nsub);
+    }
     const ptts_engine_ops *keep = m->be.engine;
     m->be.engine = &ptts_engine_cpu;
     for (int i = 0; i < ns; i++) {

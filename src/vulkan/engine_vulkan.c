@@ -101,6 +101,7 @@ static void vk_destroy(void *p) {
     vk_engine *g = p;
     if (!g) return;
     if (g->c.dev) {
+        if (g->pend.cb) pvk_cmd_free(&g->c, g->pend.cb); /* recorded, never submitted */
         drop_all_cached(g);
         pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf, &g->ints, &g->io, &g->stage};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -114,6 +115,9 @@ static void vk_destroy(void *p) {
     free(g->cc.orig);
     free(g->cc.scount);
     free(g->cc.dkey);
+    free(g->pend.in);
+    free(g->pend.slot);
+    free(g->pend.tok);
     free(g);
 }
 
@@ -216,8 +220,8 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     g->ix.dec = (uint32_t)(3 * S);
     g->ix.orig = (uint32_t)(4 * S);
     g->ix.plist = (uint32_t)(5 * S);
-    g->ix.ids = (uint32_t)(5 * S + 1);
-    if ((rc = pvk_buffer_create(&g->c, &g->ints, (5 * S + 1 + IDS_MAX) * 4, 1, e))) return rc;
+    g->ix.ids = (uint32_t)(5 * S + IDS_MAX);
+    if ((rc = pvk_buffer_create(&g->c, &g->ints, (5 * S + 2 * IDS_MAX) * 4, 1, e))) return rc;
     size_t io = 0;
     g->ox.noise = A(&io, S * KMAX * ld);
     g->ox.eos = A(&io, S * KMAX);
@@ -275,6 +279,8 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
 static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_error *e) {
     *out = NULL;
     if (slots < 1) return ptts_fail(e, PTTS_E_INVALID, "an engine needs at least one slot");
+    if (slots > IDS_MAX) /* a prompt pass lists every pending slot (pend_prompts) */
+        return ptts_fail(e, PTTS_E_INVALID, "Vulkan: at most %d streams, not %d", IDS_MAX, slots);
     const ptts_weights *w = args->w;
     const ptts_codec_weights *cw = &w->codec;
     if (w->arch.d / w->arch.heads > 256 || w->arch.flow_depth > 64 ||
@@ -299,7 +305,16 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
     g->cc.orig = calloc((size_t)slots, sizeof(int));
     g->cc.scount = calloc((size_t)slots, sizeof(int));
     g->cc.dkey = calloc((size_t)3 * slots, sizeof(int));
-    int rc = (!g->cc.sorted || !g->cc.orig || !g->cc.scount || !g->cc.dkey)
+    g->pend.in = calloc((size_t)slots, 1);
+    g->pend.slot = calloc((size_t)5 * slots, sizeof(int));
+    if (g->pend.slot) {
+        g->pend.off = g->pend.slot + slots;
+        g->pend.cnt = g->pend.off + slots;
+        g->pend.done = g->pend.cnt + slots;
+        g->pend.act = g->pend.done + slots;
+    }
+    int rc = (!g->cc.sorted || !g->cc.orig || !g->cc.scount || !g->cc.dkey || !g->pend.in ||
+              !g->pend.slot)
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
     if (!rc) rc = pvk_create(&g->c, args->device, e);
@@ -342,62 +357,167 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return 0;
 }
 
+/* The open command buffer of the pending prompts (begun when none is open). */
+static VkCommandBuffer pend_cb(vk_engine *g, ptts_error *e) {
+    if (!g->pend.cb) g->pend.cb = pvk_cmd_begin(&g->c, e);
+    return g->pend.cb;
+}
+
+/* End, submit and wait for the pending command buffer; the pass inputs' regions are free. */
+static int pend_submit(vk_engine *g, ptts_error *e) {
+    vk_pend *pd = &g->pend;
+    VkCommandBuffer cb = pd->cb;
+    pd->cb = VK_NULL_HANDLE;
+    pd->ids_used = pd->list_used = 0;
+    if (!cb) return 0;
+    int rc = pvk_cmd_end(&g->c, cb, e);
+    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
+    pvk_cmd_free(&g->c, cb);
+    if (!rc) g->counts.prompt_submits++;
+    return rc;
+}
+
+/* The pending slots' token rows through the backbone, the slots with as many rows left as
+ * each other in one pass: rps rows of each (at most PBLOCK, and as many as the pass's rows and
+ * the ids region allow), so G arriving slots of one length cost ceil(len / rps) passes instead
+ * of G. A slot whose length no other pending slot has gets the passes it had alone (blocks of
+ * PBLOCK rows, the same kernels, the same sums): which slots arrive together does not change a
+ * stream's numbers then. A slot's rows are in order; each pass advances its position by rps. */
+static int pend_prompts(vk_engine *g, ptts_error *e) {
+    vk_pend *pd = &g->pend;
+    const ptts_arch *a = &g->w->arch;
+    const uint32_t d = (uint32_t)a->d, rb = (uint32_t)(g->S > PBLOCK ? g->S : PBLOCK);
+    uint32_t *iv = g->ints.map;
+    for (;;) {
+        int G = 0, len = 0;
+        for (int i = 0; i < pd->n; i++) {
+            const int left = pd->cnt[i] - pd->done[i];
+            if (left <= 0 || (G > 0 && left != len)) continue;
+            len = left;
+            pd->act[G++] = i;
+        }
+        if (G == 0) return 0;
+        uint32_t rps = (uint32_t)(len < PBLOCK ? len : PBLOCK);
+        if (rps > rb / (uint32_t)G) rps = rb / (uint32_t)G;
+        if (rps > IDS_MAX / (uint32_t)G) rps = IDS_MAX / (uint32_t)G;
+        if (rps < 1) rps = 1; /* G <= S <= rb and S <= IDS_MAX (vk_create) */
+        const uint32_t n = (uint32_t)G * rps;
+        if (pd->ids_used + n > IDS_MAX || pd->list_used + (uint32_t)G > IDS_MAX) {
+            /* the inputs of the passes so far stay until they ran */
+            int rc = pend_submit(g, e);
+            if (rc) return rc;
+        }
+        const uint32_t io = g->ix.ids + pd->ids_used, lo = g->ix.plist + pd->list_used;
+        for (int j = 0; j < G; j++) {
+            const int i = pd->act[j];
+            iv[lo + (uint32_t)j] = (uint32_t)pd->slot[i];
+            for (uint32_t r = 0; r < rps; r++)
+                iv[io + (uint32_t)j * rps + r] =
+                    (uint32_t)pd->tok[pd->off[i] + pd->done[i] + (int)r];
+            pd->done[i] += (int)rps;
+        }
+        pd->ids_used += n;
+        pd->list_used += (uint32_t)G;
+        VkCommandBuffer cb = pend_cb(g, e);
+        if (!cb) return PTTS_E_BACKEND;
+        vkr_rowop(g, cb, n, d, OP_COPY, io,
+                  SWT(RG(g->wt.embed, 1, d, 0), (uint32_t)((a->nb + 1) * d)), SA(RC(g->ar.bx, d)),
+                  0, 0);
+        tspec t = vkr_bb_spec(g, lo);
+        vkr_transformer(g, cb, &t, n, rps);
+    }
+}
+
+int vke_flush(vk_engine *g, ptts_error *e) {
+    vk_pend *pd = &g->pend;
+    if (pd->n == 0 && !pd->cb) return 0;
+    int rc = pend_prompts(g, e);
+    if (!rc)
+        rc = pend_submit(g, e);
+    else if (pd->cb) {
+        pvk_cmd_free(&g->c, pd->cb); /* recorded, never submitted */
+        pd->cb = VK_NULL_HANDLE;
+    }
+    for (int i = 0; i < pd->n; i++)
+        pd->in[pd->slot[i]] = 0;
+    pd->n = 0;
+    pd->ntok = 0;
+    pd->stage_used = 0;
+    pd->ids_used = pd->list_used = 0;
+    return rc;
+}
+
+/* The cache := the voice state, a fresh codec state, the latent := BOS (recorded into the
+ * pending prompts now), then the chunk's ids prompted with every other slot begun before the
+ * next operation (pend_prompts, from vke_flush). */
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                           int max_steps, ptts_error *e) {
     vk_engine *g = p;
+    vk_pend *pd = &g->pend;
     const ptts_arch *a = &g->w->arch;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
     if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
         return ptts_fail(e, PTTS_E_MODEL,
                          "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
                          v->layers, v->heads, v->dh, a->layers, a->heads, a->d / a->heads);
+    if (n_ids < 0) return ptts_fail(e, PTTS_E_INVALID, "%d token ids", n_ids);
     for (int i = 0; i < n_ids; i++)
         if (ids[i] < 0 || ids[i] > a->nb)
             return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
-    int need = v->positions + n_ids + max_steps + 1, rc;
+    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
+    const size_t vbytes = 2 * per * sizeof(float);
+    int need = v->positions + n_ids + max_steps + 1, rc = 0;
+    /* what the pending prompts hold must stay where they put it: a slot begun twice, caches
+     * that grow, a staging buffer that has no room left run them first */
+    if (pd->in[slot] || need > g->kv.cap || pd->stage_used + vbytes > g->stage.size)
+        if ((rc = vke_flush(g, e))) return rc;
     if (need > g->kv.cap &&
         (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
         return rc;
-    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
-    if (per && (rc = vkw_stage_reserve(g, 2 * per * sizeof(float), e))) return rc;
-    if (per) {
-        memcpy(g->stage.map, v->k, per * sizeof(float));
-        memcpy((float *)g->stage.map + per, v->v, per * sizeof(float));
+    if (vbytes > g->stage.size) {
+        /* room for several arriving streams' voices (one submission for all of them) */
+        size_t want = vbytes * (size_t)g->S;
+        if (want > PEND_STAGE_MAX) want = PEND_STAGE_MAX;
+        if (want < vbytes) want = vbytes;
+        if ((rc = vkw_stage_reserve(g, want, e))) return rc;
     }
+    if (pd->ntok + n_ids > pd->captok) { /* grows with the longest chunks seen, not per frame */
+        int cap = pd->captok ? pd->captok : 1024;
+        while (cap < pd->ntok + n_ids)
+            cap *= 2;
+        int *t = realloc(pd->tok, (size_t)cap * sizeof(int));
+        if (!t) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+        pd->tok = t;
+        pd->captok = cap;
+    }
+    VkCommandBuffer cb = pend_cb(g, e);
+    if (!cb) return PTTS_E_BACKEND;
+    const size_t so = pd->stage_used;
+    if (per) {
+        memcpy((char *)g->stage.map + so, v->k, per * sizeof(float));
+        memcpy((char *)g->stage.map + so + per * sizeof(float), v->v, per * sizeof(float));
+        pd->stage_used += vbytes;
+    }
+    for (int l = 0; per && l < a->layers; l++) {
+        size_t dst = ((size_t)slot * g->kv.bb_slot + (size_t)l * g->kv.cap * d) * 4;
+        pvk_copy(cb, &g->stage, so + (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
+        pvk_copy(cb, &g->stage, so + (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
+    }
+    vkc_reset(g, cb, slot);
+    pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,
+             ((size_t)g->ar.lat + (size_t)slot * a->ld) * 4, (size_t)a->ld * 4);
     uint32_t *iv = g->ints.map;
     iv[g->ix.bblen + slot] = (uint32_t)P;
     iv[g->ix.cdlen + slot] = 0;
-    iv[g->ix.plist] = (uint32_t)slot;
-    for (int done = 0; done < n_ids || done == 0; done += IDS_MAX) {
-        int cnt = n_ids - done < IDS_MAX ? n_ids - done : IDS_MAX;
-        for (int i = 0; i < cnt; i++)
-            iv[g->ix.ids + i] = (uint32_t)ids[done + i];
-        VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
-        if (!cb) return PTTS_E_BACKEND;
-        if (done == 0) {
-            for (int l = 0; per && l < a->layers; l++) {
-                size_t dst = ((size_t)slot * g->kv.bb_slot + (size_t)l * g->kv.cap * d) * 4;
-                pvk_copy(cb, &g->stage, (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
-                pvk_copy(cb, &g->stage, (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
-            }
-            vkc_reset(g, cb, slot);
-            pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,
-                     ((size_t)g->ar.lat + (size_t)slot * a->ld) * 4, (size_t)a->ld * 4);
-        }
-        tspec t = vkr_bb_spec(g, g->ix.plist);
-        for (int b0 = 0; b0 < cnt; b0 += PBLOCK) {
-            uint32_t mrows = (uint32_t)(cnt - b0 < PBLOCK ? cnt - b0 : PBLOCK);
-            vkr_rowop(g, cb, mrows, (uint32_t)d, OP_COPY, g->ix.ids + (uint32_t)b0,
-                      SWT(RG(g->wt.embed, 1, (uint32_t)d, 0), (uint32_t)((a->nb + 1) * d)),
-                      SA(RC(g->ar.bx, (uint32_t)d)), 0, 0);
-            vkr_transformer(g, cb, &t, mrows, mrows);
-        }
-        rc = pvk_cmd_end(&g->c, cb, e);
-        if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
-        pvk_cmd_free(&g->c, cb);
-        if (rc) return rc;
-        if (n_ids == 0) break;
-    }
+    memcpy(pd->tok + pd->ntok, ids, (size_t)n_ids * sizeof(int));
+    pd->slot[pd->n] = slot;
+    pd->off[pd->n] = pd->ntok;
+    pd->cnt[pd->n] = n_ids;
+    pd->done[pd->n] = 0;
+    pd->n++;
+    pd->ntok += n_ids;
+    pd->in[slot] = 1;
+    g->counts.prompts++;
     return 0;
 }
 
@@ -481,7 +601,8 @@ static int vk_step(void *p, const int *slots, int n, int k, const float *noise, 
                    float *latents, ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    int rc = step_prep(g, slots, n, k, noise, &cb, e);
+    int rc = vke_flush(g, e);
+    if (!rc) rc = step_prep(g, slots, n, k, noise, &cb, e);
     if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
     if (rc) return rc;
     step_done(g, n, k, eos, latents);
@@ -564,7 +685,8 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
                      ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    int rc = decode_prep(g, slots, n, k, counts, &cb, e);
+    int rc = vke_flush(g, e);
+    if (!rc) rc = decode_prep(g, slots, n, k, counts, &cb, e);
     if (rc || !cb) return rc;
     if ((rc = pvk_submit_wait_q(&g->c, cb, dq(g), e))) return rc;
     decode_done(g, n, k, counts, pcm);
@@ -583,7 +705,8 @@ static int vk_step_decode(void *p, const int *slots, int n, int k, const int *co
         return rc ? rc : vk_step(p, slots, n, kn, noise, eos, latents, e);
     }
     VkCommandBuffer dcb = VK_NULL_HANDLE, scb = VK_NULL_HANDLE;
-    int rc = decode_prep(g, slots, n, k, counts, &dcb, e);
+    int rc = vke_flush(g, e);
+    if (!rc) rc = decode_prep(g, slots, n, k, counts, &dcb, e);
     if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
     if (!rc) rc = dcb ? pvk_submit_pair(&g->c, scb, dcb, e) : pvk_submit_wait(&g->c, scb, e);
     if (rc) return rc;
@@ -624,11 +747,13 @@ long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {
 int ptts_vulkan_codec_reset(void *p, int slot, ptts_error *e) {
     vk_engine *g = p;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
+    int rc = vke_flush(g, e);
+    if (rc) return rc;
     ((uint32_t *)g->ints.map)[g->ix.cdlen + slot] = 0;
     VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
     if (!cb) return PTTS_E_BACKEND;
     vkc_reset(g, cb, slot);
-    int rc = pvk_cmd_end(&g->c, cb, e);
+    rc = pvk_cmd_end(&g->c, cb, e);
     if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
     pvk_cmd_free(&g->c, cb);
     return rc;
@@ -640,13 +765,14 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
     const uint32_t ld = (uint32_t)g->w->arch.ld;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
+    int rc = vke_flush(g, e);
+    if (rc) return rc;
     /* the latents [n][k][ld] into the slots' step rows, where decode reads them */
     memcpy((float *)g->io.map + g->ox.lat, latents, (size_t)n * k * ld * sizeof(float));
     uint32_t *iv = g->ints.map;
     for (int i = 0; i < n; i++)
         iv[g->ix.step + i] = (uint32_t)slots[i];
     cached *c = &g->cc.lat_cb; /* recorded once per (slots, k), replayed: nothing per frame */
-    int rc = 0;
     if (!same_key(c, n, k, slots, n)) {
         drop_cached(g, c);
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);

@@ -33,7 +33,10 @@
 #define KMAX 8
 #define PBLOCK 64    /* prompt rows per pass */
 #define IDS_MAX 4096 /* prompt ids per submit */
-#define TE_MAX 1000  /* sampler steps */
+/* Staging bytes the voice caches of prompts waiting for one submission may hold (vk_pend); a
+ * prompt that does not fit submits the ones before it first. */
+#define PEND_STAGE_MAX ((size_t)256 << 20)
+#define TE_MAX 1000 /* sampler steps */
 /* The codec runs several frames of a slot in one pass (its convolutions and transformer are
  * causal and streaming, so T frames at once equal T passes of one frame) until a pass holds
  * this many slot-frames: one stream's 8 frames cost one pass instead of 8, bound by launch
@@ -163,7 +166,8 @@ typedef struct vk_ints {
     uint32_t bblen, cdlen; /* [S] backbone positions, codec ring positions */
     uint32_t step, dec;    /* [S] the step call's slots; the decode call's (sorted by count) */
     uint32_t orig;         /* [S] a decode slot's place in the caller's order */
-    uint32_t plist, ids;   /* [1] the prompted slot; [IDS_MAX] its token ids */
+    uint32_t plist, ids;   /* [IDS_MAX] each: the prompt passes' slot lists and token ids,
+                            * one pass after the other until they are submitted */
 } vk_ints;
 
 /* Float offsets in the io buffer (host-visible). */
@@ -206,6 +210,23 @@ typedef struct vk_tune {
     int pipe; /* vk_step_decode submits both at once (0: one after the other) */
 } vk_tune;
 
+/* Chunks begun and not yet prompted. begin_chunk records its slot's voice copy, codec reset
+ * and BOS latent into one open command buffer and keeps its token ids here; the next other
+ * operation (vke_flush) prompts every pending slot together (pend_prompts: each pass takes rows
+ * of every slot that has rows left) and submits once. Before, each arriving slot was its own
+ * passes and its own submission: 256 arriving streams cost 256 prompts in a row on the GPU
+ * while every running stream waited (bench/RESULTS.md). */
+typedef struct vk_pend {
+    VkCommandBuffer cb;           /* VK_NULL_HANDLE: none open */
+    int n;                        /* pending slots */
+    int *slot, *off, *cnt, *done; /* [S] each: slot, its ids at tok + off, cnt ids, done so far */
+    int *act;                     /* [S] a pass's slots (indices into the above) */
+    int *tok, ntok, captok;       /* the pending ids, one slot after the other */
+    size_t stage_used;            /* staging bytes the pending voice copies hold */
+    uint32_t ids_used, list_used; /* ints words the recorded passes' ids and slot lists hold */
+    unsigned char *in;            /* [S] the slot is pending */
+} vk_pend;
+
 /* Command buffers recorded once per call shape and replayed. */
 typedef struct vk_cache {
     int par, lpar, rpar;         /* the next step's parity, the last step's, the recording's */
@@ -232,6 +253,7 @@ typedef struct vk_engine {
     vk_stepk sk;
     vk_tune tn;
     vk_cache cc;
+    vk_pend pend;
     ptts_vk_counts counts;             /* what ran (ptts_vulkan_engine_counts) */
     uint64_t gemm_n[GT_N], tc_n[TC_N]; /* dispatches recorded per tile */
 } vk_engine;
@@ -333,5 +355,9 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e);
 int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src, size_t bytes,
                ptts_error *e);
 int vkw_stage_reserve(vk_engine *g, size_t bytes, ptts_error *e);
+/* Submit the pending prompts (vk_pend) and wait for them; 0 when none. Every operation but
+ * begin_chunk calls it first: the KV caches, the staging and ints buffers and the recording
+ * state are then the operation's own. */
+int vke_flush(vk_engine *g, ptts_error *e);
 
 #endif
