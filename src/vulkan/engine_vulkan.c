@@ -241,6 +241,10 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
 /* ---- engine ops --------------------------------------------------------------------------- */
 
 static int vk_set_sampler_steps(void *p, int steps, ptts_error *e);
+/* Prompt and submit the pending chunks (vk_pend); 0 when none. Every operation but
+ * begin_chunk calls it first: the KV caches, the staging and ints buffers and the recording
+ * state are then the operation's own. */
+static int vke_flush(vk_engine *g, ptts_error *e);
 
 /* The kernel and path choices of a new engine: the device's capabilities, the model's options
  * and the test hooks (ptts_vk_tuning, every field zero for users). */
@@ -345,6 +349,7 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     float *te = malloc((size_t)steps * fd * sizeof(float));
     if (!te) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     int rc = ptts_flow_time_table(g->w, steps, te, e);
+    if (!rc) rc = vke_flush(g, e);
     if (rc) {
         free(te);
         return rc;
@@ -428,7 +433,7 @@ static int pend_prompts(vk_engine *g, ptts_error *e) {
     }
 }
 
-int vke_flush(vk_engine *g, ptts_error *e) {
+static int vke_flush(vk_engine *g, ptts_error *e) {
     vk_pend *pd = &g->pend;
     if (pd->n == 0 && !pd->cb) return 0;
     int rc = pend_prompts(g, e);
@@ -799,7 +804,9 @@ int ptts_vulkan_flow_sample(void *p, const float *h, const float *x0, int n, flo
     if (n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan flow head: %d rows for %d slots", n, g->S);
     /* h into the backbone's normed rows, x0 into the sampled latents: where the step has them */
-    int rc = vkw_upload(g, &g->arena, (size_t)g->ar.bh * 4, h, (size_t)n * d * sizeof(float), e);
+    int rc = vke_flush(g, e);
+    if (!rc)
+        rc = vkw_upload(g, &g->arena, (size_t)g->ar.bh * 4, h, (size_t)n * d * sizeof(float), e);
     if (!rc)
         rc =
             vkw_upload(g, &g->arena, (size_t)g->ar.latc * 4, x0, (size_t)n * ld * sizeof(float), e);

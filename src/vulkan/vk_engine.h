@@ -354,10 +354,7 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e);
 /* host bytes -> device buffer at byte offset (through the staging buffer; waits). */
 int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src, size_t bytes,
                ptts_error *e);
+/* (The staging buffer holds the pending prompts' voices until engine_vulkan.c's vke_flush: a
+ * caller of these has none pending.) */
 int vkw_stage_reserve(vk_engine *g, size_t bytes, ptts_error *e);
-/* Submit the pending prompts (vk_pend) and wait for them; 0 when none. Every operation but
- * begin_chunk calls it first: the KV caches, the staging and ints buffers and the recording
- * state are then the operation's own. */
-int vke_flush(vk_engine *g, ptts_error *e);
-
 #endif

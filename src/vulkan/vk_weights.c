@@ -199,12 +199,10 @@ int vkw_stage_reserve(vk_engine *g, size_t bytes, ptts_error *e) {
 /* host bytes -> device buffer at byte offset (through the staging buffer, waits). */
 int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src, size_t bytes,
                ptts_error *e) {
-    int rc = vke_flush(g, e); /* the staging buffer is the pending prompts' until then */
-    if (rc) return rc;
     const size_t chunk = (size_t)64 << 20;
     for (size_t done = 0; done < bytes; done += chunk) {
         size_t n = bytes - done < chunk ? bytes - done : chunk;
-        rc = vkw_stage_reserve(g, n, e);
+        int rc = vkw_stage_reserve(g, n, e);
         if (rc) return rc;
         memcpy(g->stage.map, (const char *)src + done, n);
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
