@@ -6,8 +6,9 @@
  *    (kv_alloc: [slot][layer][cap][d] for the backbone, grown at chunk start when a chunk needs
  *    more positions; the codec's ring [slot][layer][window + a pass's rows][C] after them);
  *  - create (the paths chosen from the device, the options and the test hooks) and destroy;
- *  - begin_chunk: the voice cache copied in, fresh codec state, the text rows prompted in
- *    blocks of PBLOCK on the GPU;
+ *  - begin_chunk: the voice cache copied in, fresh codec state, the BOS latent, recorded and
+ *    left pending (vk_pend); the next other operation prompts every pending slot's text rows
+ *    in passes shared by the slots of one length (pend_prompts) and submits once (vke_flush);
  *  - step(k): one command buffer per (slots, k, parity), recorded once and replayed, runs k
  *    frames for every listed slot; the latent stays on the GPU from frame to frame, the noise
  *    [n][k][ld] is uploaded up front, only the EOS logits [n][k] and latents come back;

@@ -89,11 +89,13 @@ def healthy():
         return False
 
 
-def metrics():
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+def metrics(conn=None):
+    """/metrics as {name: value}, on a new connection or on `conn` (kept open)."""
+    c = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     c.request("GET", "/metrics")
     data = c.getresponse().read().decode()
-    c.close()
+    if conn is None:
+        c.close()
     return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
             for line in data.splitlines() if line and not line.startswith("#")}
 
@@ -446,10 +448,7 @@ s.close()
 probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
 deadline = time.time() + 30  # a sanitized server takes seconds to drop a throttled socket
 while True:
-    probe.request("GET", "/metrics")
-    body = probe.getresponse().read().decode()
-    n_open = next((float(line.split()[1]) for line in body.splitlines()
-                   if line.startswith("ptts_open_connections ")), None)
+    n_open = metrics(probe).get("ptts_open_connections")
     if n_open == 1 or time.time() > deadline:
         break
     time.sleep(0.05)
