@@ -35,6 +35,7 @@ typedef struct ptts_vk_tuning {
     const char *tc_force;   /* a tensor-core tile name, NULL: the picker */
     int conv_copy;          /* ELU'd conv windows through work buffers: 0 auto, 1 on, -1 off */
     int pipe;               /* decode beside the next step: 0 auto (on), -1 apart */
+    size_t kv_range; /* bytes a KV cache buffer may hold (split beyond), 0: the binding range */
 } ptts_vk_tuning;
 
 /* What an engine computes with. Engines never see the ptts_model (backend.c builds this). */

@@ -33,6 +33,7 @@ typedef struct ptts_vk_counts {
     unsigned long long paired;         /* decode + next step submitted together (step_decode) */
     unsigned long long prompts;        /* chunks begun (begin_chunk) */
     unsigned long long prompt_submits; /* submissions that ran them (several chunks each) */
+    unsigned long long kv_pairs;       /* KV cache buffer pairs now (1, or per layer + 1) */
 } ptts_vk_counts;
 void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out);
 /* Dispatches recorded with the gemm tile `name` (tc: of the tensor-core tiles, else of the

@@ -57,9 +57,7 @@ static ptts_vk_counts counts_of(ptts_model *m, int slots, void (*more)(void *eng
 
 /* ns streams (<= BATCH_MAX): 3 stay within one codec pass of 8 frames each; 6 make the engine
  * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG). */
-static void batch_vs_cpu_n(ptts_model *m, int ns) {
-    static const char *texts[3] = {"Hello world.", "A second, somewhat longer sentence here.",
-                                   "Third."};
+static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
     static const char *voices[3] = {"tiny/voice.safetensors", "tiny/voice_short.safetensors",
                                     "tiny/voice.safetensors"};
     ptts_error e = {0};
@@ -130,7 +128,53 @@ static void batch_vs_cpu_n(ptts_model *m, int ns) {
     }
 }
 
+static void batch_vs_cpu_n(ptts_model *m, int ns) {
+    static const char *const texts[3] = {"Hello world.", "A second, somewhat longer sentence here.",
+                                         "Third."};
+    batch_vs_cpu_t(m, ns, texts);
+}
+
 static void batch_vs_cpu(ptts_model *m) { batch_vs_cpu_n(m, 3); }
+
+/* The KV caches split into a buffer pair per layer and one for the codec rings (what many
+ * streams of a large model need: 512 of the full model's are 7.6 GiB a buffer), forced here
+ * by a small binding range. A tiny-model slot holds 128 KiB of backbone cache at the first
+ * 256 positions (64 KiB a layer) and a 94 KiB codec ring: in 256 KiB bindings one stream
+ * starts in one pair and moves to split caches when its prompt grows them past 256
+ * positions; in 512 KiB, 3 streams start split. */
+static void kv_split(ptts_model *m) {
+    const ptts_vk_tuning split = {.kv_range = 256 << 10}, split3 = {.kv_range = 512 << 10};
+    ptts_model_set_vk_tuning(m, &split);
+    printf("KV caches split by layer:\n");
+    replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218); /* every chunk within 256 */
+    const int pairs = m->w->arch.layers + 1;
+    ptts_vk_counts c = counts_of(m, 1, NULL, NULL);
+    CHECKF(c.kv_pairs == 1, "one stream, 256 positions: %llu cache pairs, not 1", c.kv_pairs);
+    /* one chunk of over 256 positions (its ids, max_gen_len and the voice's) */
+    static const char *const grow[3] = {
+        "This one sentence goes on and on without a single stop so that its chunk alone needs "
+        "more positions than the caches begin with",
+        "", ""};
+    batch_vs_cpu_t(m, 1, grow);
+    c = counts_of(m, 1, NULL, NULL);
+    CHECKF(c.kv_pairs == (unsigned long long)pairs, "one stream grown: %llu cache pairs, not %d",
+           c.kv_pairs, pairs);
+    ptts_model_set_vk_tuning(m, &split3);
+    const ptts_vk_counts c0 = counts_of(m, 3, NULL, NULL);
+    CHECKF(c0.kv_pairs == (unsigned long long)pairs, "3 streams: %llu cache pairs, not %d",
+           c0.kv_pairs, pairs);
+    batch_vs_cpu_n(m, 3);
+    /* a layer over the range: a clear error at create, not a wrong result */
+    const ptts_vk_tuning tiny = {.kv_range = 64 << 10};
+    ptts_model_set_vk_tuning(m, &tiny);
+    ptts_error e = {0};
+    ptts_batch *b = NULL;
+    int rc = ptts_batch_create(&b, m, 6, &e);
+    if (!rc) ptts_batch_free(b);
+    CHECKF(rc == PTTS_E_NOMEM && strstr(e.msg, "storage buffer range"),
+           "6 streams in 64 KiB bindings: rc %d (%s)", rc, e.msg);
+    ptts_model_set_vk_tuning(m, NULL);
+}
 
 /* A seeded stream's PCM (n samples into *out, malloc'd). */
 static int gen_pcm(ptts_model *m, const char *text, float **out) {
@@ -442,6 +486,7 @@ int main(void) {
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
     pipe_exact(m);
     batch_cancel_restart(m);
+    kv_split(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     const ptts_vk_tuning stepk1 = {.stepk = 1};

@@ -4,7 +4,8 @@
  *  - the arena layout (layout_arena: every scratch region, the SEANet's fronted buffers and
  *    per-slot streaming state, the stepk programs), the ints and io buffers, and the KV caches
  *    (kv_alloc: [slot][layer][cap][d] for the backbone, grown at chunk start when a chunk needs
- *    more positions; the codec's ring [slot][layer][window + a pass's rows][C] after them);
+ *    more positions; the codec's ring [slot][layer][window + a pass's rows][C] after them;
+ *    split into a buffer pair per layer where that is more than one binding holds, vk_kv);
  *  - create (the paths chosen from the device, the options and the test hooks) and destroy;
  *  - begin_chunk: the voice cache copied in, fresh codec state, the BOS latent, recorded and
  *    left pending (vk_pend); the next other operation prompts every pending slot's text rows
@@ -44,56 +45,76 @@ static void drop_all_cached(vk_engine *g) {
     drop_cached(g, &g->cc.lat_cb);
 }
 
-/* (Re)allocate the K and V caches for `cap` backbone positions per slot, keeping contents. */
+static void kv_free(vk_engine *g, pvk_buffer *k, pvk_buffer *v, int n) {
+    for (int i = 0; i < n; i++) {
+        pvk_buffer_destroy(&g->c, &k[i]);
+        pvk_buffer_destroy(&g->c, &v[i]);
+    }
+}
+
+/* (Re)allocate the K and V caches for `cap` backbone positions per slot, keeping contents: in
+ * one buffer pair while that fits in a binding (the storage buffer range, or the test hook's
+ * ptts_vk_tuning.kv_range), else a pair per backbone layer and one for the codec rings. */
 static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
     const ptts_arch *a = &g->w->arch;
     const size_t d = (size_t)a->d, S = (size_t)g->S;
-    size_t bb_slot = (size_t)a->layers * cap * d;
-    size_t cd_total = S * g->kv.cd_slot;
-    size_t floats = S * bb_slot + cd_total;
-    if (floats > 0xffffffffu)
-        return ptts_fail(e, PTTS_E_NOMEM,
-                         "Vulkan: a KV cache of %d positions for %d streams is "
-                         "too large",
-                         cap, g->S);
-    pvk_buffer nk, nv;
-    int rc = pvk_buffer_create(&g->c, &nk, floats * 4, 0, e);
-    if (rc) return rc;
-    if ((rc = pvk_buffer_create(&g->c, &nv, floats * 4, 0, e))) {
-        pvk_buffer_destroy(&g->c, &nk);
-        return rc;
+    const size_t range = g->tn.kv_range;
+    vk_kv nkv = g->kv;
+    nkv.cap = cap;
+    nkv.bb_slot = (size_t)a->layers * cap * d;
+    const size_t cd_total = S * g->kv.cd_slot, layer = S * cap * d;
+    size_t sizes[PVK_KV_SETS];
+    if ((S * nkv.bb_slot + cd_total) * 4 <= range) {
+        nkv.nwin = 1;
+        sizes[0] = (S * nkv.bb_slot + cd_total) * 4;
+    } else {
+        nkv.nwin = a->layers + 1;
+        if (nkv.nwin > PVK_KV_SETS || layer * 4 > range || cd_total * 4 > range)
+            return ptts_fail(e, PTTS_E_NOMEM,
+                             "Vulkan: the KV caches of %d streams (%d positions) need %.1f MiB a "
+                             "layer, over the device's storage buffer range (%.1f MiB)",
+                             g->S, cap, (layer > cd_total ? layer : cd_total) * 4 / 1048576.0,
+                             range / 1048576.0);
+        for (int i = 0; i < a->layers; i++)
+            sizes[i] = layer * 4;
+        sizes[a->layers] = cd_total * 4;
     }
-    if (g->kbuf.buf) {
+    pvk_buffer nk[PVK_KV_SETS] = {0}, nv[PVK_KV_SETS] = {0};
+    int rc = 0;
+    for (int i = 0; !rc && i < nkv.nwin; i++)
+        if (!(rc = pvk_buffer_create(&g->c, &nk[i], sizes[i], 0, e)))
+            rc = pvk_buffer_create(&g->c, &nv[i], sizes[i], 0, e);
+    if (!rc && g->kv.nwin) { /* the old contents: every slot's layers, then the codec rings */
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) rc = PTTS_E_BACKEND;
-        for (size_t s = 0; !rc && s < S; s++)
+        const size_t bytes = (size_t)g->kv.cap * d * 4;
+        for (int s = 0; !rc && s < g->S; s++)
             for (int l = 0; l < a->layers; l++) {
-                size_t so = (s * g->kv.bb_slot + (size_t)l * g->kv.cap * d) * 4;
-                size_t dof = (s * bb_slot + (size_t)l * cap * d) * 4;
-                pvk_copy(cb, &g->kbuf, so, &nk, dof, (size_t)g->kv.cap * d * 4);
-                pvk_copy(cb, &g->vbuf, so, &nv, dof, (size_t)g->kv.cap * d * 4);
+                int wo, wn;
+                size_t so = vk_kv_bb(&g->kv, a->d, s, l, &wo) * 4;
+                size_t dof = vk_kv_bb(&nkv, a->d, s, l, &wn) * 4;
+                pvk_copy(cb, &g->kbuf[wo], so, &nk[wn], dof, bytes);
+                pvk_copy(cb, &g->vbuf[wo], so, &nv[wn], dof, bytes);
             }
         if (!rc && cd_total) {
-            pvk_copy(cb, &g->kbuf, S * g->kv.bb_slot * 4, &nk, S * bb_slot * 4, cd_total * 4);
-            pvk_copy(cb, &g->vbuf, S * g->kv.bb_slot * 4, &nv, S * bb_slot * 4, cd_total * 4);
+            int wo, wn;
+            size_t so = vk_kv_cd(&g->kv, g->S, 0, &wo) * 4, dof = vk_kv_cd(&nkv, g->S, 0, &wn) * 4;
+            pvk_copy(cb, &g->kbuf[wo], so, &nk[wn], dof, cd_total * 4);
+            pvk_copy(cb, &g->vbuf[wo], so, &nv[wn], dof, cd_total * 4);
         }
         if (!rc) rc = pvk_cmd_end(&g->c, cb, e);
         if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
-        pvk_cmd_free(&g->c, cb);
-        if (rc) {
-            pvk_buffer_destroy(&g->c, &nk);
-            pvk_buffer_destroy(&g->c, &nv);
-            return rc;
-        }
+        if (cb) pvk_cmd_free(&g->c, cb);
     }
-    pvk_buffer_destroy(&g->c, &g->kbuf);
-    pvk_buffer_destroy(&g->c, &g->vbuf);
-    g->kbuf = nk;
-    g->vbuf = nv;
-    g->kv.cap = cap;
-    g->kv.bb_slot = bb_slot;
-    pvk_bind(&g->c, PVK_B_KC, &g->kbuf);
-    pvk_bind(&g->c, PVK_B_VC, &g->vbuf);
+    if (rc) {
+        kv_free(g, nk, nv, nkv.nwin);
+        return rc;
+    }
+    kv_free(g, g->kbuf, g->vbuf, g->kv.nwin);
+    memcpy(g->kbuf, nk, sizeof nk);
+    memcpy(g->vbuf, nv, sizeof nv);
+    g->kv = nkv;
+    pvk_bind_kv(&g->c, nkv.nwin, g->kbuf, g->vbuf);
     drop_all_cached(g);
     return 0;
 }
@@ -104,9 +125,10 @@ static void vk_destroy(void *p) {
     if (g->c.dev) {
         if (g->pend.cb) pvk_cmd_free(&g->c, g->pend.cb); /* recorded, never submitted */
         drop_all_cached(g);
-        pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->kbuf, &g->vbuf, &g->ints, &g->io, &g->stage};
+        pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->ints, &g->io, &g->stage};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
             pvk_buffer_destroy(&g->c, bufs[i]);
+        kv_free(g, g->kbuf, g->vbuf, g->kv.nwin);
         pvk_destroy(&g->c);
     }
     free(g->wt.bb);
@@ -273,6 +295,9 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
     /* 512 invocations where the device has the shared memory (faster on the H200) */
     g->sk.pipe = g->c.pipe[PVK_STEPK512] ? PVK_STEPK512 : PVK_STEPK;
     g->tn.pipe = t->pipe >= 0;
+    g->tn.kv_range = g->c.props.limits.maxStorageBufferRange & ~(size_t)255;
+    if (t->kv_range > 0 && t->kv_range < g->tn.kv_range)
+        g->tn.kv_range = t->kv_range & ~(size_t)255;
     const int discrete = g->c.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
     g->c.spin_us = a->fence_spin_us > 0   ? a->fence_spin_us
                    : a->fence_spin_us < 0 ? 0
@@ -505,9 +530,10 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         pd->stage_used += vbytes;
     }
     for (int l = 0; per && l < a->layers; l++) {
-        size_t dst = ((size_t)slot * g->kv.bb_slot + (size_t)l * g->kv.cap * d) * 4;
-        pvk_copy(cb, &g->stage, so + (size_t)l * P * d * 4, &g->kbuf, dst, P * d * 4);
-        pvk_copy(cb, &g->stage, so + (per + (size_t)l * P * d) * 4, &g->vbuf, dst, P * d * 4);
+        int win;
+        size_t dst = vk_kv_bb(&g->kv, a->d, slot, l, &win) * 4;
+        pvk_copy(cb, &g->stage, so + (size_t)l * P * d * 4, &g->kbuf[win], dst, P * d * 4);
+        pvk_copy(cb, &g->stage, so + (per + (size_t)l * P * d) * 4, &g->vbuf[win], dst, P * d * 4);
     }
     vkc_reset(g, cb, slot);
     pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,
@@ -739,7 +765,11 @@ const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->sk.G; }
 int ptts_vulkan_engine_tc(void *p) { return ((vk_engine *)p)->tn.tc; }
 
-void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) { *out = ((vk_engine *)p)->counts; }
+void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) {
+    const vk_engine *g = p;
+    *out = g->counts;
+    out->kv_pairs = (unsigned long long)g->kv.nwin;
+}
 
 long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {
     const vk_engine *g = p;
@@ -826,6 +856,8 @@ int ptts_vulkan_flow_sample(void *p, const float *h, const float *x0, int n, flo
 
 size_t ptts_vulkan_engine_bytes(void *p) {
     vk_engine *g = p;
-    return (size_t)(g->wbuf.size + g->arena.size + g->kbuf.size + g->vbuf.size + g->ints.size +
-                    g->io.size + g->stage.size);
+    size_t kv = 0;
+    for (int i = 0; i < g->kv.nwin; i++)
+        kv += g->kbuf[i].size + g->vbuf[i].size;
+    return (size_t)(g->wbuf.size + g->arena.size + kv + g->ints.size + g->io.size + g->stage.size);
 }

@@ -225,18 +225,22 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
                                      .pushConstantRangeCount = 1,
                                      .pPushConstantRanges = &pr};
     VK_TRY(vkCreatePipelineLayout(c->dev, &pl, NULL, &c->layout), "vkCreatePipelineLayout");
-    VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, PVK_N_BINDINGS - 1},
-                                  {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC, 1}};
+    VkDescriptorPoolSize ps[2] = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (PVK_N_BINDINGS - 1) * PVK_KV_SETS},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC, PVK_KV_SETS}};
     VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                     .maxSets = 1,
+                                     .maxSets = PVK_KV_SETS,
                                      .poolSizeCount = 2,
                                      .pPoolSizes = ps};
     VK_TRY(vkCreateDescriptorPool(c->dev, &dp, NULL, &c->dpool), "vkCreateDescriptorPool");
+    VkDescriptorSetLayout dsls[PVK_KV_SETS];
+    for (int i = 0; i < PVK_KV_SETS; i++)
+        dsls[i] = c->dsl;
     VkDescriptorSetAllocateInfo da = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = c->dpool,
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &c->dsl};
-    VK_TRY(vkAllocateDescriptorSets(c->dev, &da, &c->set), "vkAllocateDescriptorSets");
+                                      .descriptorSetCount = PVK_KV_SETS,
+                                      .pSetLayouts = dsls};
+    VK_TRY(vkAllocateDescriptorSets(c->dev, &da, c->set), "vkAllocateDescriptorSets");
     for (int i = 0; i < PVK_N_PIPELINES; i++) {
         /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
          * and 512 invocations: left out (NULL) where the device lacks them */
@@ -570,6 +574,18 @@ void pvk_buffer_destroy(pvk_ctx *c, pvk_buffer *b) {
     memset(b, 0, sizeof *b);
 }
 
+static void write_binding(pvk_ctx *c, int set, int binding, const VkDescriptorBufferInfo *bi) {
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                              .dstSet = c->set[set],
+                              .dstBinding = (uint32_t)binding,
+                              .descriptorCount = 1,
+                              .descriptorType = binding == PVK_B_WEIGHTS
+                                                    ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              .pBufferInfo = bi};
+    vkUpdateDescriptorSets(c->dev, 1, &w, 0, NULL);
+}
+
 void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b) {
     VkDescriptorBufferInfo bi = {.buffer = b->buf, .offset = 0, .range = b->size};
     if (binding == PVK_B_WEIGHTS) {
@@ -580,16 +596,21 @@ void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b) {
         c->wbase = 0;
         bi.range = c->wrange;
     }
-    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                              .dstSet = c->set,
-                              .dstBinding = (uint32_t)binding,
-                              .descriptorCount = 1,
-                              .descriptorType = binding == PVK_B_WEIGHTS
-                                                    ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
-                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                              .pBufferInfo = &bi};
-    vkUpdateDescriptorSets(c->dev, 1, &w, 0, NULL);
+    for (int i = 0; i < PVK_KV_SETS; i++)
+        write_binding(c, i, binding, &bi);
 }
+
+void pvk_bind_kv(pvk_ctx *c, int n, const pvk_buffer *k, const pvk_buffer *v) {
+    for (int i = 0; i < PVK_KV_SETS; i++) {
+        const int j = i < n ? i : 0;
+        VkDescriptorBufferInfo bk = {.buffer = k[j].buf, .offset = 0, .range = k[j].size};
+        VkDescriptorBufferInfo bv = {.buffer = v[j].buf, .offset = 0, .range = v[j].size};
+        write_binding(c, i, PVK_B_KC, &bk);
+        write_binding(c, i, PVK_B_VC, &bv);
+    }
+}
+
+void pvk_kv_window(pvk_ctx *c, int i) { c->kvset = i >= 0 && i < PVK_KV_SETS ? i : 0; }
 
 VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi) {
     if (c->wrange >= c->wsize) return c->wbase = 0; /* the whole buffer is visible */
@@ -603,8 +624,10 @@ VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi) {
 
 static void bind_set(pvk_ctx *c, VkCommandBuffer cb) {
     uint32_t off = (uint32_t)c->wbase;
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set, 1, &off);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &c->set[c->kvset],
+                            1, &off);
     c->bound_wbase = c->wbase;
+    c->bound_kvset = c->kvset;
 }
 
 VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e) { return pvk_cmd_begin_q(c, 0, e); }
@@ -623,6 +646,7 @@ VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e) {
     vkBeginCommandBuffer(cb, &bi);
     c->wbase = 0;
     c->wfail = 0;
+    c->kvset = 0;
     bind_set(c, cb);
     pvk_prof_begin(&c->pf, cb);
     return cb;
@@ -745,7 +769,7 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
         }
         pl = c->pipe_x[pipe];
     }
-    if (c->wbase != c->bound_wbase) bind_set(c, cb);
+    if (c->wbase != c->bound_wbase || c->kvset != c->bound_kvset) bind_set(c, cb);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl);
     vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, pc);
     vkCmdDispatch(cb, gx, gy, gz);

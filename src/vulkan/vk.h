@@ -1,7 +1,8 @@
 /*
  * vk.h - the Vulkan compute infrastructure of the GPU backend: instance and device selection
  * (discrete first; PTTS_VK_DEVICE=N picks the N-th device), one descriptor-set layout shared by
- * every pipeline (six storage buffers: weights, arena, K cache, V cache, integers, host I/O),
+ * every pipeline (six storage buffers: weights, arena, K cache, V cache, integers, host I/O;
+ * PVK_KV_SETS sets of it that differ in the cache buffers they bind),
  * one 128-byte push-constant range, the compute pipelines built from SPIR-V embedded at build
  * time (glslc), buffers allocated up front, and a command recorder (dispatch + full barrier).
  */
@@ -56,6 +57,10 @@ enum {
 
 /* Descriptor bindings (set 0), as in shaders/common.glsl. */
 enum { PVK_B_WEIGHTS, PVK_B_ARENA, PVK_B_KC, PVK_B_VC, PVK_B_INTS, PVK_B_IO, PVK_N_BINDINGS };
+/* Descriptor sets, alike but for the K and V cache bindings: set i binds the i-th pair of cache
+ * buffers (pvk_bind_kv), so caches larger than one binding's range are split over buffers
+ * and a dispatch sees the pair it needs (pvk_kv_window). */
+#define PVK_KV_SETS 16
 
 typedef struct pvk_buffer {
     VkBuffer buf;
@@ -85,7 +90,8 @@ typedef struct pvk_ctx {
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
     VkDescriptorPool dpool;
-    VkDescriptorSet set;
+    VkDescriptorSet set[PVK_KV_SETS];
+    int kvset, bound_kvset; /* the set the next dispatch binds, the one bound */
     VkPipeline pipe[PVK_N_PIPELINES];
     VkPipeline pipe_x[PVK_N_PIPELINES]; /* PVK_XELU variants, made on first use */
     int xfail;                          /* one could not be made */
@@ -138,8 +144,13 @@ void pvk_buffer_destroy(pvk_ctx *c, pvk_buffer *b);
 /* Place the weights window for the following dispatches so that bytes [lo, hi) of the weights
  * buffer are visible; returns the window's base (bytes; shaders see offset - base). */
 VkDeviceSize pvk_weights_window(pvk_ctx *c, VkDeviceSize lo, VkDeviceSize hi);
-/* Point the shared descriptor set's binding at a buffer. */
+/* Point a binding of every descriptor set at a buffer (the caches: pvk_bind_kv). */
 void pvk_bind(pvk_ctx *c, int binding, const pvk_buffer *b);
+/* Set i < n binds k[i] and v[i] as the K and V caches, the sets from n on k[0] and v[0]
+ * (n <= PVK_KV_SETS). */
+void pvk_bind_kv(pvk_ctx *c, int n, const pvk_buffer *k, const pvk_buffer *v);
+/* The following dispatches of the recording see cache pair i (pvk_cmd_begin: pair 0). */
+void pvk_kv_window(pvk_ctx *c, int i);
 
 VkCommandBuffer pvk_cmd_begin(pvk_ctx *c, ptts_error *e);
 int pvk_cmd_end(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e);

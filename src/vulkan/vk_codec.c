@@ -99,23 +99,28 @@ void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32
                 L,  g->ar.qc, g->ar.cx, g->cm.st_up, g->wt.up_w - vkr_span_base(g, &sp)};
     pvk_dispatch_flat(&g->c, cb, PVK_UPSAMPLE, &pu, sizeof pu, (uint64_t)nr * us * C);
     const ptts_transformer *tr = &w->codec.dec_tr;
-    tspec t = {g->wt.cd,
-               tr->layers,
-               tr->d,
-               tr->heads,
-               tr->ffn,
-               tr->window,
-               L,
-               g->ix.cdlen,
-               (uint32_t)(g->kv.bb_slot * (size_t)g->S),
-               (uint32_t)g->kv.ccap,
-               g->wt.cd_freq,
-               g->kv.cd_slot,
-               g->ar.cx,
-               g->ar.ch,
-               g->ar.cqkv,
-               g->ar.catt,
-               g->ar.cff};
+    int win;
+    const size_t ring = vk_kv_cd(&g->kv, g->S, 0, &win); /* slot 0's ring: where they begin */
+    tspec t = {.L = g->wt.cd,
+               .layers = tr->layers,
+               .d = tr->d,
+               .heads = tr->heads,
+               .ffn = tr->ffn,
+               .window = tr->window,
+               .list = L,
+               .len = g->ix.cdlen,
+               .kvbase = (uint32_t)ring,
+               .cap = (uint32_t)g->kv.ccap,
+               .freq = g->wt.cd_freq,
+               .kvslot = g->kv.cd_slot,
+               .kvlstride = (size_t)g->kv.ccap * tr->d,
+               .win0 = win,
+               .winstep = 0,
+               .x = g->ar.cx,
+               .h = g->ar.ch,
+               .qkv = g->ar.cqkv,
+               .att = g->ar.catt,
+               .ff = g->ar.cff};
     vkr_transformer(g, cb, &t, nr * us, kc * us);
     /* SEANet: dec_in writes h0's rows after its front rows, every later conv reads its input
      * in place (rec_wconv) with the ELU before it applied on load */

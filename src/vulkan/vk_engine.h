@@ -178,12 +178,33 @@ typedef struct vk_io {
     uint32_t pcm;   /* [S][k][1920] */
 } vk_io;
 
-/* The KV caches: kbuf / vbuf hold every slot's backbone cache [S][layers][cap][d], then every
- * slot's codec ring [S][codec layers][ccap][C] (the window plus the rows of one pass). */
+/* The KV caches, in one pair of buffers (kbuf[0] / vbuf[0]) while they fit in one binding:
+ * every slot's backbone cache [S][layers][cap][d], then every slot's codec ring
+ * [S][codec layers][ccap][C] (the window plus the rows of one pass). Larger (many streams,
+ * long caches: 512 streams of the full model need 7.6 GiB a buffer), they are split by layer:
+ * pair l < layers holds backbone layer l of every slot [S][cap][d], the last pair the codec
+ * rings; a dispatch binds the pair of the layer it reads (pvk_kv_window). nwin pairs. */
 typedef struct vk_kv {
     int cap, ccap;
-    size_t bb_slot, cd_slot; /* floats per slot */
+    int nwin;                /* 1: one pair; layers + 1: split by layer */
+    size_t bb_slot, cd_slot; /* floats per slot: all its backbone layers, its codec ring */
 } vk_kv;
+
+/* Where slot s's rows of backbone layer l lie: the buffer pair (*win) and a float offset in it
+ * (cap * d floats from there, the ring of positions % cap). */
+static inline size_t vk_kv_bb(const vk_kv *kv, int d, int s, int l, int *win) {
+    if (kv->nwin == 1) {
+        *win = 0;
+        return (size_t)s * kv->bb_slot + (size_t)l * kv->cap * d;
+    }
+    *win = l;
+    return (size_t)s * kv->cap * d;
+}
+/* Where slot s's codec ring lies (cd_slot floats), as vk_kv_bb; S: the engine's slots. */
+static inline size_t vk_kv_cd(const vk_kv *kv, int S, int s, int *win) {
+    *win = kv->nwin - 1;
+    return (kv->nwin == 1 ? (size_t)S * kv->bb_slot : 0) + (size_t)s * kv->cd_slot;
+}
 
 /* stepk: the persistent grid and its programs (vk_stepk.c). */
 typedef struct vk_stepk {
@@ -208,6 +229,8 @@ typedef struct vk_tune {
      * for float32, where ELU on load did (bench/RESULTS.md, the H200 codec) */
     int conv_copy;
     int pipe; /* vk_step_decode submits both at once (0: one after the other) */
+    /* bytes one cache buffer may hold (vk_kv): the storage buffer range, less for tests */
+    size_t kv_range;
 } vk_tune;
 
 /* Chunks begun and not yet prompted. begin_chunk records its slot's voice copy, codec reset
@@ -243,7 +266,8 @@ typedef struct vk_engine {
     int steps; /* sampler steps N */
     int FG;    /* slot-frames per codec pass */
     pvk_ctx c;
-    pvk_buffer wbuf, arena, kbuf, vbuf, ints, io, stage;
+    pvk_buffer wbuf, arena, ints, io, stage;
+    pvk_buffer kbuf[PVK_KV_SETS], vbuf[PVK_KV_SETS]; /* kv.nwin of them */
     vk_wts wt;
     vk_arena ar;
     vk_codec_mem cm;
@@ -295,12 +319,14 @@ void vkr_span_add(wspan *s, uint32_t off, size_t n);
 uint32_t vkr_span_base(vk_engine *g, const wspan *s);
 
 /* A transformer pass: layers of L over the rows at x (h, qkv, att, ff scratch), slots
- * through the ints list `list`, positions at `len`, caches at kvbase (kvslot floats a slot). */
+ * through the ints list `list`, positions at `len`, caches at kvbase (kvslot floats a slot,
+ * layer l at l * kvlstride in cache pair win0 + l * winstep). */
 typedef struct tspec {
     const gtl *L;
     int layers, d, heads, ffn, window;
     uint32_t list, len, kvbase, cap, freq;
-    size_t kvslot;
+    size_t kvslot, kvlstride;
+    int win0, winstep;
     uint32_t x, h, qkv, att, ff;
 } tspec;
 

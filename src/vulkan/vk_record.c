@@ -222,7 +222,7 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
     const uint32_t d = (uint32_t)t->d, dh = d / (uint32_t)t->heads;
     for (int l = 0; l < t->layers; l++) {
         const gtl *L = &t->L[l];
-        const uint32_t kvlayer = (uint32_t)l * t->cap * d;
+        const uint32_t kvlayer = (uint32_t)(l * t->kvlstride);
         rec_ln(g, cb, n, d, t->x, t->h, L->n1w, L->n1b, NONE, 0, 1e-5f);
         vkr_lin(g, cb, &L->qkv, n, RC(t->h, d), RC(t->qkv, 3 * d), ACT_NONE);
         wspan sp = WSPAN0;
@@ -239,6 +239,7 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
                       t->cap,
                       t->freq - vkr_span_base(g, &sp),
                       t->qkv};
+        pvk_kv_window(&g->c, t->win0 + l * t->winstep); /* the layer's cache pair */
         pvk_dispatch_flat(&g->c, cb, PVK_ROPE_KV, &pr, sizeof pr, (uint64_t)n * d / 2);
         pc_att pa = {rps,
                      d,
@@ -289,23 +290,28 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
 
 tspec vkr_bb_spec(vk_engine *g, uint32_t list) {
     const ptts_weights *w = g->w;
-    tspec t = {g->wt.bb,
-               w->arch.layers,
-               w->arch.d,
-               w->arch.heads,
-               w->arch.ffn,
-               w->backbone.window,
-               list,
-               g->ix.bblen,
-               0,
-               (uint32_t)g->kv.cap,
-               g->wt.bb_freq,
-               g->kv.bb_slot,
-               g->ar.bx,
-               g->ar.bh,
-               g->ar.bqkv,
-               g->ar.batt,
-               g->ar.bff};
+    const int one = g->kv.nwin == 1; /* one cache pair, else a pair per layer (vk_kv) */
+    const size_t layer = (size_t)g->kv.cap * w->arch.d;
+    tspec t = {.L = g->wt.bb,
+               .layers = w->arch.layers,
+               .d = w->arch.d,
+               .heads = w->arch.heads,
+               .ffn = w->arch.ffn,
+               .window = w->backbone.window,
+               .list = list,
+               .len = g->ix.bblen,
+               .kvbase = 0,
+               .cap = (uint32_t)g->kv.cap,
+               .freq = g->wt.bb_freq,
+               .kvslot = one ? g->kv.bb_slot : layer,
+               .kvlstride = one ? layer : 0,
+               .win0 = 0,
+               .winstep = one ? 0 : 1,
+               .x = g->ar.bx,
+               .h = g->ar.bh,
+               .qkv = g->ar.bqkv,
+               .att = g->ar.batt,
+               .ff = g->ar.bff};
     return t;
 }
 

@@ -82,6 +82,7 @@ int vks_ok(const vk_engine *g, int n) {
     const int dh = a->d / a->heads, big = a->ffn > a->d ? a->ffn : a->d;
     return g->sk.G > 0 && n <= STEPK_N && vkr_flow_evals(g) <= STEPK_LSD &&
            g->c.wrange >= g->c.wsize && /* every layer's weights visible at once */
+           g->kv.nwin == 1 &&           /* and every layer's caches */
            n * big <= 6144 && n * a->fd <= 6144 && dh <= 256 /* stepk.comp XS4 */ && dh % 2 == 0 &&
            a->d % 4 == 0 && a->ffn % 4 == 0 && a->fd % 4 == 0 && a->ld % 4 == 0 &&
            g->wt.ada_all.out % 4 == 0;
