@@ -433,7 +433,10 @@ int ptts_batch_start(ptts_batch *b, const ptts_voice *v, const char *text,
  * that utterance (n = 0: complete, n < 0: an error code); the slot is free afterwards. A nonzero
  * return cancels that utterance. */
 typedef int (*ptts_batch_fn)(void *user, int slot, const float *pcm, int n);
-/* One step of every active utterance. Returns how many remain active, or < 0 on an error. */
+/* One step of every active utterance. Returns how many remain active, or < 0 on an error. On a
+ * GPU a step may return while the device still decodes its frames: they then reach fn during
+ * the next step, while the device computes the one after (frames stay in order, and every
+ * frame of an utterance comes before its end is reported). */
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e);
 void ptts_batch_cancel(ptts_batch *b, int slot);
 /* Incremental text in a slot, as the stream's (ptts_stream_start_incremental): the start returns

@@ -69,6 +69,11 @@ typedef struct ptts_engine_ops {
      * of one call beside the next call's backbone). */
     int (*step_decode)(void *eng, const int *slots, int n, int k, const int *counts, float *pcm,
                        int kn, const float *noise, float *eos, float *latents, ptts_error *e);
+    /* Optional (NULL: every operation is done when it returns): step_decode may return once
+     * its work is submitted, and sync waits for it and writes pcm, eos and latents (the
+     * buffers and counts stay the caller's, untouched, until then). Any other operation syncs
+     * first. The host can hand out the last call's frames while the device computes. */
+    int (*sync)(void *eng, ptts_error *e);
 } ptts_engine_ops;
 
 extern const ptts_engine_ops ptts_engine_cpu;

@@ -472,6 +472,16 @@ struct ptts_batch {
     float *zeros;             /* [frame_samples]: a frame of a pause */
     ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
     int failed;               /* an engine operation failed: the engine is not reused */
+    /* Frames handed out one call late (an engine with sync, a batch not a stream's): a paired
+     * call's decode is still running when step returns, so its frames go out at the next
+     * step, after the call after it is submitted; the host hands out frames while the device
+     * computes (the server's frame callbacks were 15% of its generation thread's time on the
+     * H200, bench/RESULTS.md). d*: that call's slots, counts, first-frame fades and the
+     * utterance each was for (epoch: a slot's restarts and cancels since). */
+    int defer, dn, dk;
+    int *dslot, *dcount;
+    unsigned char *dfade;
+    unsigned *depoch, *epoch;
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
@@ -492,8 +502,15 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
         b->pend_live = calloc((size_t)max_streams, 1);
         b->zeros = calloc((size_t)m->w->arch.frame_samples, sizeof *b->zeros);
+        b->defer = b->ops->sync != NULL;
+        b->dslot = calloc((size_t)max_streams, sizeof *b->dslot);
+        b->dcount = calloc((size_t)max_streams, sizeof *b->dcount);
+        b->dfade = calloc((size_t)max_streams, 1);
+        b->depoch = calloc((size_t)max_streams, sizeof *b->depoch);
+        b->epoch = calloc((size_t)max_streams, sizeof *b->epoch);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
-        if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->zeros))
+        if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->zeros && b->dslot &&
+                     b->dcount && b->dfade && b->depoch && b->epoch))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -508,6 +525,8 @@ void ptts_batch_free(ptts_batch *b) {
     if (!b) return;
     for (int i = 0; b->u && i < b->n_slots; i++)
         utt_clear(&b->u[i]);
+    ptts_error e = {0};
+    if (b->eng && b->ops->sync && b->ops->sync(b->eng, &e)) b->failed = 1; /* one in flight */
     ptts_engine_release(&b->m->be, b->ops, b->n_slots, b->eng, b->failed);
     free(b->u);
     free(b->active);
@@ -515,6 +534,11 @@ void ptts_batch_free(ptts_batch *b) {
     bufs_free(&b->q);
     free(b->pend_live);
     free(b->zeros);
+    free(b->dslot);
+    free(b->dcount);
+    free(b->dfade);
+    free(b->depoch);
+    free(b->epoch);
     free(b);
 }
 
@@ -522,6 +546,7 @@ void ptts_batch_free(ptts_batch *b) {
 static void batch_clear(ptts_batch *b, int slot) {
     utt_clear(&b->u[slot]);
     b->pend_live[slot] = 0;
+    b->epoch[slot]++; /* frames of it still to hand out are dropped */
 }
 
 /* A free slot for an utterance of `steps` sampler steps, or PTTS_E_BUSY. */
@@ -552,6 +577,7 @@ static int batch_started(ptts_batch *b, int slot, int rc, ptts_error *e) {
         }
         b->sampler_steps = steps;
     }
+    b->epoch[slot]++;
     return slot;
 }
 
@@ -670,10 +696,33 @@ static int batch_pair_k(const ptts_batch *b, int n, int k) {
     return kn;
 }
 
+/* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
+ * those of an utterance cancelled or restarted since. */
+static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
+    const size_t fs = (size_t)b->m->w->arch.frame_samples;
+    const int n = b->dn, k = b->dk;
+    b->dn = 0;
+    for (int j = 0; j < n; j++) {
+        const int slot = b->dslot[j];
+        if (b->depoch[j] != b->epoch[slot] || !b->u[slot].voice) continue;
+        if (b->dfade[j]) fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
+        for (int f = 0; f < b->dcount[j]; f++) {
+            if (fn && fn(user, slot, b->q.pcm + ((size_t)j * k + f) * fs, (int)fs)) {
+                batch_clear(b, slot);
+                break;
+            }
+        }
+    }
+}
+
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
     const ptts_arch *a = &b->m->w->arch;
-    const size_t ld = (size_t)a->ld, fs = (size_t)a->frame_samples;
+    const size_t ld = (size_t)a->ld;
     int n, k, rc, buf;
+    if (b->ops->sync && (rc = b->ops->sync(b->eng, e))) { /* the call in flight */
+        b->failed = 1;
+        return rc;
+    }
     if (b->q.pend_k) { /* computed with the last call's decode: the same slots */
         n = b->pend_n;
         k = b->q.pend_k;
@@ -706,6 +755,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         b->pend_live[slot] = 0;
     }
     int kn = batch_pair_k(b, n, k);
+    int late = 0; /* this call's frames are handed out at the next step */
     if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
         for (int j = 0; j < n; j++) {
             utt *u = &b->u[b->active[j]];
@@ -715,6 +765,8 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         }
         rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, kn, b->q.noise,
                                  b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
+        late = b->defer;
+        if (!rc && !late && b->ops->sync) rc = b->ops->sync(b->eng, e);
         if (!rc) {
             b->q.pend_k = kn;
             b->pend_n = n;
@@ -722,23 +774,24 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
                 b->pend_live[b->active[j]] = 1;
         }
     } else {
+        hand_out_late(b, fn, user); /* before this decode writes q.pcm */
         rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->q.pcm, e);
     }
     if (rc) {
         b->failed = 1;
         return rc;
     }
+    if (late) hand_out_late(b, fn, user); /* the last call's, decoded before this one */
     for (int j = 0; j < n; j++) {
         int slot = b->active[j];
-        if (b->u[slot].call_step0 == 0 && b->counts[j] > 0) /* the chunk's first frame */
-            fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
-        for (int f = 0; f < b->counts[j]; f++) {
-            if (fn && fn(user, slot, b->q.pcm + ((size_t)j * k + f) * fs, (int)fs)) {
-                batch_clear(b, slot);
-                break;
-            }
-        }
+        b->dslot[j] = slot;
+        b->dcount[j] = b->counts[j];
+        b->dfade[j] = b->u[slot].call_step0 == 0 && b->counts[j] > 0; /* the chunk's first */
+        b->depoch[j] = b->epoch[slot];
     }
+    b->dn = n;
+    b->dk = k;
+    if (!late) hand_out_late(b, fn, user);
     return ptts_batch_active(b);
 }
 
@@ -763,6 +816,7 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
         return rc;
     }
     s->b->slot_err = &s->err;
+    s->b->defer = 0; /* a stream hands its frames out as they are computed */
     *out = s;
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "voice.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,8 @@ int ptts_voice_state_alloc(ptts_voice_state **out, int layers, int heads, int dh
     v->heads = heads;
     v->dh = dh;
     v->positions = positions;
+    static atomic_uint_fast64_t next_id = 1; /* never reused within a process */
+    v->id = (uint64_t)atomic_fetch_add(&next_id, 1);
     v->k = ptts_calloc_aligned(bytes);
     v->v = ptts_calloc_aligned(bytes);
     if (!v->k || !v->v) {

@@ -12,12 +12,18 @@
 #ifndef PTTS_VOICE_H
 #define PTTS_VOICE_H
 
+#include <stdint.h>
+
 #include "common.h"
 
 typedef struct ptts_voice_state {
     int layers, heads, dh; /* d = heads * dh */
     int positions;         /* P */
     float *k, *v;          /* [layers][P][d], 64-byte aligned */
+    /* Unique per state made by ptts_voice_state_alloc (0: a state built elsewhere, e.g. on a
+     * test's stack): a GPU engine keeps the caches it uploaded under it, so the contents must
+     * not change once the state has been used. */
+    uint64_t id;
 } ptts_voice_state;
 
 /* Allocate an empty state of the given size (contents zero). */

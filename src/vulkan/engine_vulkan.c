@@ -123,12 +123,16 @@ static void vk_destroy(void *p) {
     vk_engine *g = p;
     if (!g) return;
     if (g->c.dev) {
+        ptts_error e = {0};
+        pvk_wait_pair(&g->c, &e); /* a step_decode in flight (its results are not wanted) */
         if (g->pend.cb) pvk_cmd_free(&g->c, g->pend.cb); /* recorded, never submitted */
         drop_all_cached(g);
         pvk_buffer *bufs[] = {&g->wbuf, &g->arena, &g->ints, &g->io, &g->stage};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
             pvk_buffer_destroy(&g->c, bufs[i]);
         kv_free(g, g->kbuf, g->vbuf, g->kv.nwin);
+        for (int i = 0; i < VK_VOICES; i++)
+            pvk_buffer_destroy(&g->c, &g->vc[i].buf);
         pvk_destroy(&g->c);
     }
     free(g->wt.bb);
@@ -138,6 +142,7 @@ static void vk_destroy(void *p) {
     free(g->cc.orig);
     free(g->cc.scount);
     free(g->cc.dkey);
+    free(g->fly.counts);
     free(g->pend.in);
     free(g->pend.slot);
     free(g->pend.tok);
@@ -335,6 +340,7 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
     g->cc.orig = calloc((size_t)slots, sizeof(int));
     g->cc.scount = calloc((size_t)slots, sizeof(int));
     g->cc.dkey = calloc((size_t)3 * slots, sizeof(int));
+    g->fly.counts = calloc((size_t)slots, sizeof(int));
     g->pend.in = calloc((size_t)slots, 1);
     g->pend.slot = calloc((size_t)5 * slots, sizeof(int));
     if (g->pend.slot) {
@@ -344,7 +350,7 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
         g->pend.act = g->pend.done + slots;
     }
     int rc = (!g->cc.sorted || !g->cc.orig || !g->cc.scount || !g->cc.dkey || !g->pend.in ||
-              !g->pend.slot)
+              !g->pend.slot || !g->fly.counts)
                  ? ptts_fail(e, PTTS_E_NOMEM, "out of memory")
                  : 0;
     if (!rc) rc = pvk_create(&g->c, args->device, e);
@@ -459,10 +465,13 @@ static int pend_prompts(vk_engine *g, ptts_error *e) {
     }
 }
 
+static int vk_sync(void *p, ptts_error *e);
+
 static int vke_flush(vk_engine *g, ptts_error *e) {
     vk_pend *pd = &g->pend;
-    if (pd->n == 0 && !pd->cb) return 0;
-    int rc = pend_prompts(g, e);
+    int rc = vk_sync(g, e); /* a step_decode in flight first */
+    if (rc || (pd->n == 0 && !pd->cb)) return rc;
+    rc = pend_prompts(g, e);
     if (!rc)
         rc = pend_submit(g, e);
     else if (pd->cb) {
@@ -474,8 +483,43 @@ static int vke_flush(vk_engine *g, ptts_error *e) {
     pd->n = 0;
     pd->ntok = 0;
     pd->stage_used = 0;
+    for (int i = 0; i < VK_VOICES; i++)
+        g->vc[i].pend = 0;
     pd->ids_used = pd->list_used = 0;
     return rc;
+}
+
+/* The device copy of voice v ([2][layers][P][d] floats): a kept one, else uploaded into the
+ * least recently used place (the pending prompts run first when their copies read that one,
+ * or when they hold staged voices: the upload goes through the staging buffer). NULL when v
+ * has no id (the caller stages it) or on an error (*rc set). */
+static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v, size_t per,
+                                         int *rc, ptts_error *e) {
+    *rc = 0;
+    if (!v->id) return NULL;
+    vk_voice_cache *c = NULL;
+    for (int i = 0; i < VK_VOICES && !c; i++)
+        if (g->vc[i].id == v->id && g->vc[i].positions == v->positions) c = &g->vc[i];
+    if (!c) {
+        c = &g->vc[0];
+        for (int i = 1; i < VK_VOICES; i++)
+            if (g->vc[i].used < c->used) c = &g->vc[i];
+        if ((c->pend || g->pend.stage_used) && (*rc = vke_flush(g, e))) return NULL;
+        c->id = 0;
+        if (c->buf.size < 2 * per * sizeof(float)) {
+            pvk_buffer_destroy(&g->c, &c->buf);
+            if ((*rc = pvk_buffer_create(&g->c, &c->buf, 2 * per * sizeof(float), 0, e)))
+                return NULL;
+        }
+        if ((*rc = vkw_upload(g, &c->buf, 0, v->k, per * sizeof(float), e)) ||
+            (*rc = vkw_upload(g, &c->buf, per * sizeof(float), v->v, per * sizeof(float), e)))
+            return NULL;
+        c->id = v->id;
+        c->positions = v->positions;
+    }
+    c->used = ++g->vc_clock;
+    c->pend = 1;
+    return &c->buf;
 }
 
 /* The cache := the voice state, a fresh codec state, the latent := BOS (recorded into the
@@ -487,6 +531,8 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
     vk_pend *pd = &g->pend;
     const ptts_arch *a = &g->w->arch;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
+    int rc = vk_sync(g, e);
+    if (rc) return rc;
     if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
         return ptts_fail(e, PTTS_E_MODEL,
                          "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
@@ -496,15 +542,18 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         if (ids[i] < 0 || ids[i] > a->nb)
             return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
     const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
-    const size_t vbytes = 2 * per * sizeof(float);
-    int need = v->positions + n_ids + max_steps + 1, rc = 0;
-    /* what the pending prompts hold must stay where they put it: a slot begun twice, caches
-     * that grow, a staging buffer that has no room left run them first */
-    if (pd->in[slot] || need > g->kv.cap || pd->stage_used + vbytes > g->stage.size)
-        if ((rc = vke_flush(g, e))) return rc;
+    int need = v->positions + n_ids + max_steps + 1;
+    if (need > g->kv.cap && (rc = vke_flush(g, e))) return rc; /* the caches move */
     if (need > g->kv.cap &&
         (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
         return rc;
+    const pvk_buffer *src = per ? voice_on_device(g, v, per, &rc, e) : NULL;
+    if (rc) return rc;
+    const size_t vbytes = per && !src ? 2 * per * sizeof(float) : 0; /* staged: no id */
+    /* what the pending prompts hold must stay where they put it: a slot begun twice or a
+     * staging buffer with no room left run them first */
+    if (pd->in[slot] || pd->stage_used + vbytes > g->stage.size)
+        if ((rc = vke_flush(g, e))) return rc;
     if (vbytes > g->stage.size) {
         /* room for several arriving streams' voices (one submission for all of them) */
         size_t want = vbytes * (size_t)g->S;
@@ -523,17 +572,19 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
     }
     VkCommandBuffer cb = pend_cb(g, e);
     if (!cb) return PTTS_E_BACKEND;
-    const size_t so = pd->stage_used;
-    if (per) {
+    size_t so = 0;
+    if (vbytes) {
+        so = pd->stage_used;
         memcpy((char *)g->stage.map + so, v->k, per * sizeof(float));
         memcpy((char *)g->stage.map + so + per * sizeof(float), v->v, per * sizeof(float));
         pd->stage_used += vbytes;
+        src = &g->stage;
     }
     for (int l = 0; per && l < a->layers; l++) {
         int win;
         size_t dst = vk_kv_bb(&g->kv, a->d, slot, l, &win) * 4;
-        pvk_copy(cb, &g->stage, so + (size_t)l * P * d * 4, &g->kbuf[win], dst, P * d * 4);
-        pvk_copy(cb, &g->stage, so + (per + (size_t)l * P * d) * 4, &g->vbuf[win], dst, P * d * 4);
+        pvk_copy(cb, src, so + (size_t)l * P * d * 4, &g->kbuf[win], dst, P * d * 4);
+        pvk_copy(cb, src, so + (per + (size_t)l * P * d) * 4, &g->vbuf[win], dst, P * d * 4);
     }
     vkc_reset(g, cb, slot);
     pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,
@@ -727,8 +778,11 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
 
 /* decode(slots, k, counts) of the last step call and the next step call (same slots, kn
  * frames) in one submission, on two queues where the device has them: the codec's buffers,
- * the step's and the latents they pass (by parity) are disjoint. ptts_vk_tuning.pipe < 0: one
- * after the other (a test hook: the same results bit for bit). */
+ * the step's and the latents they pass (by parity) are disjoint. Returns once submitted;
+ * vk_sync (the caller's, or the next operation's) waits and writes the results. The inputs
+ * it reads from the io and ints buffers are not written again before that: every other
+ * operation syncs first. ptts_vk_tuning.pipe < 0: one after the other, waited for (a test
+ * hook: the same results bit for bit). */
 static int vk_step_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
                           int kn, const float *noise, float *eos, float *latents, ptts_error *e) {
     vk_engine *g = p;
@@ -740,11 +794,24 @@ static int vk_step_decode(void *p, const int *slots, int n, int k, const int *co
     int rc = vke_flush(g, e);
     if (!rc) rc = decode_prep(g, slots, n, k, counts, &dcb, e);
     if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
-    if (!rc) rc = dcb ? pvk_submit_pair(&g->c, scb, dcb, e) : pvk_submit_wait(&g->c, scb, e);
+    if (!rc) rc = pvk_submit_pair_async(&g->c, scb, dcb, e);
     if (rc) return rc;
-    if (dcb) g->counts.paired++;
-    if (dcb) decode_done(g, n, k, counts, pcm);
-    step_done(g, n, kn, eos, latents);
+    vk_fly *f = &g->fly;
+    *f = (vk_fly){1, n, k, kn, dcb != VK_NULL_HANDLE, f->counts, pcm, eos, latents};
+    memcpy(f->counts, counts, (size_t)n * sizeof(int));
+    return 0;
+}
+
+static int vk_sync(void *p, ptts_error *e) {
+    vk_engine *g = p;
+    vk_fly *f = &g->fly;
+    if (!f->on) return 0;
+    f->on = 0;
+    int rc = pvk_wait_pair(&g->c, e);
+    if (rc) return rc;
+    if (f->dec) g->counts.paired++;
+    if (f->dec) decode_done(g, f->n, f->k, f->counts, f->pcm);
+    step_done(g, f->n, f->kn, f->eos, f->latents);
     return 0;
 }
 
@@ -758,6 +825,7 @@ static const ptts_engine_ops vk_ops = {
     .step = vk_step,
     .decode = vk_decode,
     .step_decode = vk_step_decode,
+    .sync = vk_sync,
 };
 
 const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }

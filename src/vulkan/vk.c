@@ -703,9 +703,9 @@ int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
     return 0;
 }
 
-int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
+int pvk_submit_pair_async(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
     VkResult r;
-    if (c->queue2) {
+    if (c->queue2 && b) {
         VkSubmitInfo sa = {
             .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &b};
         VkSubmitInfo sb = sa;
@@ -716,21 +716,34 @@ int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error
             wait_fences(c, 1, &c->fence2);
             return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: vkQueueSubmit failed (%d)", (int)r);
         }
-        VkFence f[2] = {c->fence, c->fence2};
-        r = wait_fences(c, 2, f);
     } else {
         VkCommandBuffer both[2] = {a, b};
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 2,
+                           .commandBufferCount = b ? 2 : 1,
                            .pCommandBuffers = both};
         VK_TRY(vkQueueSubmit(c->queue, 1, &si, c->fence), "vkQueueSubmit");
-        r = wait_fences(c, 1, &c->fence);
     }
+    c->fly_a = a;
+    c->fly_b = b;
+    return 0;
+}
+
+int pvk_wait_pair(pvk_ctx *c, ptts_error *e) {
+    if (!c->fly_a) return 0;
+    VkFence f[2] = {c->fence, c->fence2};
+    VkResult r = wait_fences(c, c->queue2 && c->fly_b ? 2 : 1, f);
+    VkCommandBuffer a = c->fly_a, b = c->fly_b;
+    c->fly_a = c->fly_b = VK_NULL_HANDLE;
     if (r != VK_SUCCESS)
         return ptts_fail(e, PTTS_E_BACKEND, "Vulkan: waiting for the GPU failed (%d)", (int)r);
     pvk_prof_collect(&c->pf, a);
-    pvk_prof_collect(&c->pf, b);
+    if (b) pvk_prof_collect(&c->pf, b);
     return 0;
+}
+
+int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
+    int rc = pvk_submit_pair_async(c, a, b, e);
+    return rc ? rc : pvk_wait_pair(c, e);
 }
 
 void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) { pvk_cmd_free_q(c, cb, 0); }

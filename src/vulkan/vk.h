@@ -82,6 +82,9 @@ typedef struct pvk_ctx {
     uint32_t qfamily2;
     VkCommandPool pool2;
     VkFence fence2;
+    /* pvk_submit_pair_async's submission in flight: its command buffers (b: none, or on the
+     * second queue when there is one) */
+    VkCommandBuffer fly_a, fly_b;
     int spin_us; /* poll a fence this long before a blocking wait (0 after pvk_create: the
                   * engine sets it from ptts_engine_args.fence_spin_us) */
     uint32_t qfamily;
@@ -166,6 +169,11 @@ void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q);
  * both. */
 int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e);
 void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb);
+/* pvk_submit_pair without the wait (b may be VK_NULL_HANDLE: a alone); pvk_wait_pair waits
+ * for what it submitted (0 at once when nothing is in flight). Nothing else may be submitted
+ * in between (the fences are shared). */
+int pvk_submit_pair_async(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e);
+int pvk_wait_pair(pvk_ctx *c, ptts_error *e);
 
 /* Record one dispatch (push constants `pc` of `bytes`) followed by a full compute barrier. */
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,

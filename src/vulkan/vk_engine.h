@@ -260,6 +260,28 @@ typedef struct vk_cache {
     int *dkey;                   /* [3 S] a decode call's key (no allocation per call) */
 } vk_cache;
 
+/* Voice caches kept on the device: begin_chunk copies a slot's voice keys and values from here
+ * (device to device), so a voice crosses to the GPU once, not with every chunk of every stream
+ * (256 arrivals of the fixture voice were 1.5 GB of host copies and a staging buffer that
+ * filled every 42 of them, cutting the shared prompt passes short). Keyed by
+ * ptts_voice_state.id; the least recently used one is replaced. */
+#define VK_VOICES 8
+typedef struct vk_voice_cache {
+    uint64_t id; /* 0: empty */
+    int positions;
+    pvk_buffer buf; /* [2][layers][P][d] floats: keys, then values */
+    unsigned long used;
+    int pend; /* a pending prompt copies from it (vke_flush clears) */
+} vk_voice_cache;
+
+/* A step_decode submitted and not yet waited for (vk_sync writes its results). */
+typedef struct vk_fly {
+    int on;
+    int n, k, kn, dec; /* dec: a decode was submitted */
+    int *counts;       /* [S] a copy of the decode's counts */
+    float *pcm, *eos, *latents;
+} vk_fly;
+
 typedef struct vk_engine {
     const ptts_weights *w;
     int S;     /* slots */
@@ -278,6 +300,9 @@ typedef struct vk_engine {
     vk_tune tn;
     vk_cache cc;
     vk_pend pend;
+    vk_fly fly;
+    vk_voice_cache vc[VK_VOICES];
+    unsigned long vc_clock;
     ptts_vk_counts counts;             /* what ran (ptts_vulkan_engine_counts) */
     uint64_t gemm_n[GT_N], tc_n[TC_N]; /* dispatches recorded per tile */
 } vk_engine;
