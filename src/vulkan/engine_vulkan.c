@@ -794,7 +794,7 @@ static int vk_step_decode(void *p, const int *slots, int n, int k, const int *co
     int rc = vke_flush(g, e);
     if (!rc) rc = decode_prep(g, slots, n, k, counts, &dcb, e);
     if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
-    if (!rc) rc = pvk_submit_pair_async(&g->c, scb, dcb, e);
+    if (!rc) rc = pvk_submit_pair(&g->c, scb, dcb, e);
     if (rc) return rc;
     vk_fly *f = &g->fly;
     *f = (vk_fly){1, n, k, kn, dcb != VK_NULL_HANDLE, f->counts, pcm, eos, latents};
@@ -809,8 +809,10 @@ static int vk_sync(void *p, ptts_error *e) {
     f->on = 0;
     int rc = pvk_wait_pair(&g->c, e);
     if (rc) return rc;
-    if (f->dec) g->counts.paired++;
-    if (f->dec) decode_done(g, f->n, f->k, f->counts, f->pcm);
+    if (f->dec) {
+        g->counts.paired++;
+        decode_done(g, f->n, f->k, f->counts, f->pcm);
+    }
     step_done(g, f->n, f->kn, f->eos, f->latents);
     return 0;
 }

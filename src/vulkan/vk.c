@@ -703,7 +703,7 @@ int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e) {
     return 0;
 }
 
-int pvk_submit_pair_async(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
+int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
     VkResult r;
     if (c->queue2 && b) {
         VkSubmitInfo sa = {
@@ -739,11 +739,6 @@ int pvk_wait_pair(pvk_ctx *c, ptts_error *e) {
     pvk_prof_collect(&c->pf, a);
     if (b) pvk_prof_collect(&c->pf, b);
     return 0;
-}
-
-int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e) {
-    int rc = pvk_submit_pair_async(c, a, b, e);
-    return rc ? rc : pvk_wait_pair(c, e);
 }
 
 void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb) { pvk_cmd_free_q(c, cb, 0); }

@@ -82,7 +82,7 @@ typedef struct pvk_ctx {
     uint32_t qfamily2;
     VkCommandPool pool2;
     VkFence fence2;
-    /* pvk_submit_pair_async's submission in flight: its command buffers (b: none, or on the
+    /* pvk_submit_pair's submission in flight: its command buffers (b: none, or on the
      * second queue when there is one) */
     VkCommandBuffer fly_a, fly_b;
     int spin_us; /* poll a fence this long before a blocking wait (0 after pvk_create: the
@@ -163,17 +163,14 @@ int pvk_submit_wait(pvk_ctx *c, VkCommandBuffer cb, ptts_error *e);
 VkCommandBuffer pvk_cmd_begin_q(pvk_ctx *c, int q, ptts_error *e);
 int pvk_submit_wait_q(pvk_ctx *c, VkCommandBuffer cb, int q, ptts_error *e);
 void pvk_cmd_free_q(pvk_ctx *c, VkCommandBuffer cb, int q);
-/* Submit a (recorded for the first queue) and b (for the second: pvk_cmd_begin_q(c, 1)) with
- * nothing ordering them (they must share no buffer region one of them writes): on two queues
- * where the device has them, so they can run side by side, else in one submission; wait for
- * both. */
+/* Submit a (recorded for the first queue) and b (for the second: pvk_cmd_begin_q(c, 1);
+ * VK_NULL_HANDLE: a alone) with nothing ordering them (they must share no buffer region one of
+ * them writes): on two queues where the device has them, so they can run side by side, else
+ * in one submission. Returns once submitted; pvk_wait_pair waits for both (0 at once when
+ * nothing is in flight). Nothing else may be submitted in between (the fences are shared). */
 int pvk_submit_pair(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e);
-void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb);
-/* pvk_submit_pair without the wait (b may be VK_NULL_HANDLE: a alone); pvk_wait_pair waits
- * for what it submitted (0 at once when nothing is in flight). Nothing else may be submitted
- * in between (the fences are shared). */
-int pvk_submit_pair_async(pvk_ctx *c, VkCommandBuffer a, VkCommandBuffer b, ptts_error *e);
 int pvk_wait_pair(pvk_ctx *c, ptts_error *e);
+void pvk_cmd_free(pvk_ctx *c, VkCommandBuffer cb);
 
 /* Record one dispatch (push constants `pc` of `bytes`) followed by a full compute barrier. */
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
