@@ -1,22 +1,21 @@
 /*
  * engine_vulkan.c - the generation step on a Vulkan device behind engine.h (the parts of the
- * engine are listed in vk_engine.h). This file holds the engine's resources and operations:
+ * engine are listed in vk_engine.h; begin_chunk is vk_prompt.c's). This file holds the
+ * engine's resources and operations:
  *  - the arena layout (layout_arena: every scratch region, the SEANet's fronted buffers and
  *    per-slot streaming state, the stepk programs), the ints and io buffers, and the KV caches
  *    (kv_alloc: [slot][layer][cap][d] for the backbone, grown at chunk start when a chunk needs
  *    more positions; the codec's ring [slot][layer][window + a pass's rows][C] after them;
  *    split into a buffer pair per layer where that is more than one binding holds, vk_kv);
  *  - create (the paths chosen from the device, the options and the test hooks) and destroy;
- *  - begin_chunk: the voice cache copied in, fresh codec state, the BOS latent, recorded and
- *    left pending (vk_pend); the next other operation prompts every pending slot's text rows
- *    in passes shared by the slots of one length (pend_prompts) and submits once (vke_flush);
  *  - step(k): one command buffer per (slots, k, parity), recorded once and replayed, runs k
  *    frames for every listed slot; the latent stays on the GPU from frame to frame, the noise
  *    [n][k][ld] is uploaded up front, only the EOS logits [n][k] and latents come back;
  *  - decode: one command buffer per (slot order, counts, k, parity) runs the codec over the
  *    emitted frames of every slot (sorted by count so frame f runs on a prefix of the list;
  *    several frames of a slot in one pass while a pass holds at most FG slot-frames) and writes
- *    PCM [n][k][1920] to host memory; step_decode submits both at once;
+ *    PCM [n][k][1920] to host memory; step_decode submits both at once and returns, sync
+ *    waits for them;
  *  - the codec-only entry points of the hybrid engine and the test queries.
  * Positions live in the ints buffer and the shaders advance them, so recorded command buffers
  * stay valid from call to call.
@@ -269,10 +268,6 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
 /* ---- engine ops --------------------------------------------------------------------------- */
 
 static int vk_set_sampler_steps(void *p, int steps, ptts_error *e);
-/* Prompt and submit the pending chunks (vk_pend); 0 when none. Every operation but
- * begin_chunk calls it first: the KV caches, the staging and ints buffers and the recording
- * state are then the operation's own. */
-static int vke_flush(vk_engine *g, ptts_error *e);
 
 /* The kernel and path choices of a new engine: the device's capabilities, the model's options
  * and the test hooks (ptts_vk_tuning, every field zero for users). */
@@ -366,6 +361,39 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
     return 0;
 }
 
+static int vk_sync(void *p, ptts_error *e);
+
+/* A step_decode in flight waited for, then the pending prompts run (vk_prompt.c). */
+static int flush(vk_engine *g, ptts_error *e) {
+    int rc = vk_sync(g, e);
+    return rc ? rc : vkp_flush(g, e);
+}
+
+/* Checked, the caches grown when the chunk needs more positions, then recorded and left
+ * pending (vkp_record). */
+static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
+                          int max_steps, ptts_error *e) {
+    vk_engine *g = p;
+    const ptts_arch *a = &g->w->arch;
+    if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
+    int rc = vk_sync(g, e);
+    if (rc) return rc;
+    if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
+        return ptts_fail(e, PTTS_E_MODEL,
+                         "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
+                         v->layers, v->heads, v->dh, a->layers, a->heads, a->d / a->heads);
+    if (n_ids < 0) return ptts_fail(e, PTTS_E_INVALID, "%d token ids", n_ids);
+    for (int i = 0; i < n_ids; i++)
+        if (ids[i] < 0 || ids[i] > a->nb)
+            return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
+    const int need = v->positions + n_ids + max_steps + 1;
+    if (need > g->kv.cap && (rc = vkp_flush(g, e))) return rc; /* the caches move */
+    if (need > g->kv.cap &&
+        (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
+        return rc;
+    return vkp_record(g, slot, v, ids, n_ids, e);
+}
+
 static int vk_max_steps(void *p) {
     (void)p;
     return KMAX;
@@ -381,7 +409,7 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     float *te = malloc((size_t)steps * fd * sizeof(float));
     if (!te) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     int rc = ptts_flow_time_table(g->w, steps, te, e);
-    if (!rc) rc = vke_flush(g, e);
+    if (!rc) rc = flush(g, e);
     if (rc) {
         free(te);
         return rc;
@@ -391,216 +419,6 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e) {
     if (rc) return rc;
     g->steps = steps;
     drop_all_cached(g);
-    return 0;
-}
-
-/* The open command buffer of the pending prompts (begun when none is open). */
-static VkCommandBuffer pend_cb(vk_engine *g, ptts_error *e) {
-    if (!g->pend.cb) g->pend.cb = pvk_cmd_begin(&g->c, e);
-    return g->pend.cb;
-}
-
-/* End, submit and wait for the pending command buffer; the pass inputs' regions are free. */
-static int pend_submit(vk_engine *g, ptts_error *e) {
-    vk_pend *pd = &g->pend;
-    VkCommandBuffer cb = pd->cb;
-    pd->cb = VK_NULL_HANDLE;
-    pd->ids_used = pd->list_used = 0;
-    if (!cb) return 0;
-    int rc = pvk_cmd_end(&g->c, cb, e);
-    if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
-    pvk_cmd_free(&g->c, cb);
-    if (!rc) g->counts.prompt_submits++;
-    return rc;
-}
-
-/* The pending slots' token rows through the backbone, the slots with as many rows left as
- * each other in one pass: rps rows of each (at most PBLOCK, and as many as the pass's rows and
- * the ids region allow), so G arriving slots of one length cost ceil(len / rps) passes instead
- * of G. A slot whose length no other pending slot has gets the passes it had alone (blocks of
- * PBLOCK rows, the same kernels, the same sums): which slots arrive together does not change a
- * stream's numbers then. A slot's rows are in order; each pass advances its position by rps. */
-static int pend_prompts(vk_engine *g, ptts_error *e) {
-    vk_pend *pd = &g->pend;
-    const ptts_arch *a = &g->w->arch;
-    const uint32_t d = (uint32_t)a->d, rb = (uint32_t)(g->S > PBLOCK ? g->S : PBLOCK);
-    uint32_t *iv = g->ints.map;
-    for (;;) {
-        int G = 0, len = 0;
-        for (int i = 0; i < pd->n; i++) {
-            const int left = pd->cnt[i] - pd->done[i];
-            if (left <= 0 || (G > 0 && left != len)) continue;
-            len = left;
-            pd->act[G++] = i;
-        }
-        if (G == 0) return 0;
-        uint32_t rps = (uint32_t)(len < PBLOCK ? len : PBLOCK);
-        if (rps > rb / (uint32_t)G) rps = rb / (uint32_t)G;
-        if (rps > IDS_MAX / (uint32_t)G) rps = IDS_MAX / (uint32_t)G;
-        if (rps < 1) rps = 1; /* G <= S <= rb and S <= IDS_MAX (vk_create) */
-        const uint32_t n = (uint32_t)G * rps;
-        if (pd->ids_used + n > IDS_MAX || pd->list_used + (uint32_t)G > IDS_MAX) {
-            /* the inputs of the passes so far stay until they ran */
-            int rc = pend_submit(g, e);
-            if (rc) return rc;
-        }
-        const uint32_t io = g->ix.ids + pd->ids_used, lo = g->ix.plist + pd->list_used;
-        for (int j = 0; j < G; j++) {
-            const int i = pd->act[j];
-            iv[lo + (uint32_t)j] = (uint32_t)pd->slot[i];
-            for (uint32_t r = 0; r < rps; r++)
-                iv[io + (uint32_t)j * rps + r] =
-                    (uint32_t)pd->tok[pd->off[i] + pd->done[i] + (int)r];
-            pd->done[i] += (int)rps;
-        }
-        pd->ids_used += n;
-        pd->list_used += (uint32_t)G;
-        VkCommandBuffer cb = pend_cb(g, e);
-        if (!cb) return PTTS_E_BACKEND;
-        vkr_rowop(g, cb, n, d, OP_COPY, io,
-                  SWT(RG(g->wt.embed, 1, d, 0), (uint32_t)((a->nb + 1) * d)), SA(RC(g->ar.bx, d)),
-                  0, 0);
-        tspec t = vkr_bb_spec(g, lo);
-        vkr_transformer(g, cb, &t, n, rps);
-    }
-}
-
-static int vk_sync(void *p, ptts_error *e);
-
-static int vke_flush(vk_engine *g, ptts_error *e) {
-    vk_pend *pd = &g->pend;
-    int rc = vk_sync(g, e); /* a step_decode in flight first */
-    if (rc || (pd->n == 0 && !pd->cb)) return rc;
-    rc = pend_prompts(g, e);
-    if (!rc)
-        rc = pend_submit(g, e);
-    else if (pd->cb) {
-        pvk_cmd_free(&g->c, pd->cb); /* recorded, never submitted */
-        pd->cb = VK_NULL_HANDLE;
-    }
-    for (int i = 0; i < pd->n; i++)
-        pd->in[pd->slot[i]] = 0;
-    pd->n = 0;
-    pd->ntok = 0;
-    pd->stage_used = 0;
-    for (int i = 0; i < VK_VOICES; i++)
-        g->vc[i].pend = 0;
-    pd->ids_used = pd->list_used = 0;
-    return rc;
-}
-
-/* The device copy of voice v ([2][layers][P][d] floats): a kept one, else uploaded into the
- * least recently used place (the pending prompts run first when their copies read that one,
- * or when they hold staged voices: the upload goes through the staging buffer). NULL when v
- * has no id (the caller stages it) or on an error (*rc set). */
-static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v, size_t per,
-                                         int *rc, ptts_error *e) {
-    *rc = 0;
-    if (!v->id) return NULL;
-    vk_voice_cache *c = NULL;
-    for (int i = 0; i < VK_VOICES && !c; i++)
-        if (g->vc[i].id == v->id && g->vc[i].positions == v->positions) c = &g->vc[i];
-    if (!c) {
-        c = &g->vc[0];
-        for (int i = 1; i < VK_VOICES; i++)
-            if (g->vc[i].used < c->used) c = &g->vc[i];
-        if ((c->pend || g->pend.stage_used) && (*rc = vke_flush(g, e))) return NULL;
-        c->id = 0;
-        if (c->buf.size < 2 * per * sizeof(float)) {
-            pvk_buffer_destroy(&g->c, &c->buf);
-            if ((*rc = pvk_buffer_create(&g->c, &c->buf, 2 * per * sizeof(float), 0, e)))
-                return NULL;
-        }
-        if ((*rc = vkw_upload(g, &c->buf, 0, v->k, per * sizeof(float), e)) ||
-            (*rc = vkw_upload(g, &c->buf, per * sizeof(float), v->v, per * sizeof(float), e)))
-            return NULL;
-        c->id = v->id;
-        c->positions = v->positions;
-    }
-    c->used = ++g->vc_clock;
-    c->pend = 1;
-    return &c->buf;
-}
-
-/* The cache := the voice state, a fresh codec state, the latent := BOS (recorded into the
- * pending prompts now), then the chunk's ids prompted with every other slot begun before the
- * next operation (pend_prompts, from vke_flush). */
-static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
-                          int max_steps, ptts_error *e) {
-    vk_engine *g = p;
-    vk_pend *pd = &g->pend;
-    const ptts_arch *a = &g->w->arch;
-    if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
-    int rc = vk_sync(g, e);
-    if (rc) return rc;
-    if (v->layers != a->layers || v->heads * v->dh != a->d || v->heads != a->heads)
-        return ptts_fail(e, PTTS_E_MODEL,
-                         "voice state has %d layers x %d heads x %d, the model needs %d x %d x %d",
-                         v->layers, v->heads, v->dh, a->layers, a->heads, a->d / a->heads);
-    if (n_ids < 0) return ptts_fail(e, PTTS_E_INVALID, "%d token ids", n_ids);
-    for (int i = 0; i < n_ids; i++)
-        if (ids[i] < 0 || ids[i] > a->nb)
-            return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
-    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
-    int need = v->positions + n_ids + max_steps + 1;
-    if (need > g->kv.cap && (rc = vke_flush(g, e))) return rc; /* the caches move */
-    if (need > g->kv.cap &&
-        (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
-        return rc;
-    const pvk_buffer *src = per ? voice_on_device(g, v, per, &rc, e) : NULL;
-    if (rc) return rc;
-    const size_t vbytes = per && !src ? 2 * per * sizeof(float) : 0; /* staged: no id */
-    /* what the pending prompts hold must stay where they put it: a slot begun twice or a
-     * staging buffer with no room left run them first */
-    if (pd->in[slot] || pd->stage_used + vbytes > g->stage.size)
-        if ((rc = vke_flush(g, e))) return rc;
-    if (vbytes > g->stage.size) {
-        /* room for several arriving streams' voices (one submission for all of them) */
-        size_t want = vbytes * (size_t)g->S;
-        if (want > PEND_STAGE_MAX) want = PEND_STAGE_MAX;
-        if (want < vbytes) want = vbytes;
-        if ((rc = vkw_stage_reserve(g, want, e))) return rc;
-    }
-    if (pd->ntok + n_ids > pd->captok) { /* grows with the longest chunks seen, not per frame */
-        int cap = pd->captok ? pd->captok : 1024;
-        while (cap < pd->ntok + n_ids)
-            cap *= 2;
-        int *t = realloc(pd->tok, (size_t)cap * sizeof(int));
-        if (!t) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
-        pd->tok = t;
-        pd->captok = cap;
-    }
-    VkCommandBuffer cb = pend_cb(g, e);
-    if (!cb) return PTTS_E_BACKEND;
-    size_t so = 0;
-    if (vbytes) {
-        so = pd->stage_used;
-        memcpy((char *)g->stage.map + so, v->k, per * sizeof(float));
-        memcpy((char *)g->stage.map + so + per * sizeof(float), v->v, per * sizeof(float));
-        pd->stage_used += vbytes;
-        src = &g->stage;
-    }
-    for (int l = 0; per && l < a->layers; l++) {
-        int win;
-        size_t dst = vk_kv_bb(&g->kv, a->d, slot, l, &win) * 4;
-        pvk_copy(cb, src, so + (size_t)l * P * d * 4, &g->kbuf[win], dst, P * d * 4);
-        pvk_copy(cb, src, so + (per + (size_t)l * P * d) * 4, &g->vbuf[win], dst, P * d * 4);
-    }
-    vkc_reset(g, cb, slot);
-    pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,
-             ((size_t)g->ar.lat + (size_t)slot * a->ld) * 4, (size_t)a->ld * 4);
-    uint32_t *iv = g->ints.map;
-    iv[g->ix.bblen + slot] = (uint32_t)P;
-    iv[g->ix.cdlen + slot] = 0;
-    memcpy(pd->tok + pd->ntok, ids, (size_t)n_ids * sizeof(int));
-    pd->slot[pd->n] = slot;
-    pd->off[pd->n] = pd->ntok;
-    pd->cnt[pd->n] = n_ids;
-    pd->done[pd->n] = 0;
-    pd->n++;
-    pd->ntok += n_ids;
-    pd->in[slot] = 1;
-    g->counts.prompts++;
     return 0;
 }
 
@@ -684,7 +502,7 @@ static int vk_step(void *p, const int *slots, int n, int k, const float *noise, 
                    float *latents, ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    int rc = vke_flush(g, e);
+    int rc = flush(g, e);
     if (!rc) rc = step_prep(g, slots, n, k, noise, &cb, e);
     if (!rc) rc = pvk_submit_wait(&g->c, cb, e);
     if (rc) return rc;
@@ -768,7 +586,7 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
                      ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    int rc = vke_flush(g, e);
+    int rc = flush(g, e);
     if (!rc) rc = decode_prep(g, slots, n, k, counts, &cb, e);
     if (rc || !cb) return rc;
     if ((rc = pvk_submit_wait_q(&g->c, cb, dq(g), e))) return rc;
@@ -791,7 +609,7 @@ static int vk_step_decode(void *p, const int *slots, int n, int k, const int *co
         return rc ? rc : vk_step(p, slots, n, kn, noise, eos, latents, e);
     }
     VkCommandBuffer dcb = VK_NULL_HANDLE, scb = VK_NULL_HANDLE;
-    int rc = vke_flush(g, e);
+    int rc = flush(g, e);
     if (!rc) rc = decode_prep(g, slots, n, k, counts, &dcb, e);
     if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
     if (!rc) rc = pvk_submit_pair(&g->c, scb, dcb, e);
@@ -853,7 +671,7 @@ long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {
 int ptts_vulkan_codec_reset(void *p, int slot, ptts_error *e) {
     vk_engine *g = p;
     if (slot < 0 || slot >= g->S) return ptts_fail(e, PTTS_E_INVALID, "no slot %d", slot);
-    int rc = vke_flush(g, e);
+    int rc = flush(g, e);
     if (rc) return rc;
     ((uint32_t *)g->ints.map)[g->ix.cdlen + slot] = 0;
     VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
@@ -871,7 +689,7 @@ int ptts_vulkan_decode_latents(void *p, const int *slots, int n, int k, const in
     const uint32_t ld = (uint32_t)g->w->arch.ld;
     if (k < 1 || k > KMAX || n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan decode: %d slots x %d steps", n, k);
-    int rc = vke_flush(g, e);
+    int rc = flush(g, e);
     if (rc) return rc;
     /* the latents [n][k][ld] into the slots' step rows, where decode reads them */
     memcpy((float *)g->io.map + g->ox.lat, latents, (size_t)n * k * ld * sizeof(float));
@@ -905,7 +723,7 @@ int ptts_vulkan_flow_sample(void *p, const float *h, const float *x0, int n, flo
     if (n < 1 || n > g->S)
         return ptts_fail(e, PTTS_E_INVALID, "Vulkan flow head: %d rows for %d slots", n, g->S);
     /* h into the backbone's normed rows, x0 into the sampled latents: where the step has them */
-    int rc = vke_flush(g, e);
+    int rc = flush(g, e);
     if (!rc)
         rc = vkw_upload(g, &g->arena, (size_t)g->ar.bh * 4, h, (size_t)n * d * sizeof(float), e);
     if (!rc)

@@ -6,6 +6,7 @@
  *                 transformer, the flow head, the multi-dispatch step
  *   vk_stepk.c    the step as one persistent dispatch: the phase program (shaders/stepk_abi.h)
  *   vk_codec.c    the Mimi decoder as recorded passes and its streaming state
+ *   vk_prompt.c   begin_chunk: voice copies, the pending prompts in shared passes
  *   engine_vulkan.c  buffers and the arena layout, create/destroy, the engine.h operations and
  *                 their cached command buffers, the codec-only entry points (engine_hybrid.c)
  *
@@ -235,7 +236,7 @@ typedef struct vk_tune {
 
 /* Chunks begun and not yet prompted. begin_chunk records its slot's voice copy, codec reset
  * and BOS latent into one open command buffer and keeps its token ids here; the next other
- * operation (vke_flush) prompts every pending slot together (pend_prompts: each pass takes rows
+ * operation (vkp_flush) prompts every pending slot together (pend_prompts: each pass takes rows
  * of every slot that has rows left) and submits once. Before, each arriving slot was its own
  * passes and its own submission: 256 arriving streams cost 256 prompts in a row on the GPU
  * while every running stream waited (bench/RESULTS.md). */
@@ -271,10 +272,11 @@ typedef struct vk_voice_cache {
     int positions;
     pvk_buffer buf; /* [2][layers][P][d] floats: keys, then values */
     unsigned long used;
-    int pend; /* a pending prompt copies from it (vke_flush clears) */
+    int pend; /* a pending prompt copies from it (vkp_flush clears) */
 } vk_voice_cache;
 
-/* A step_decode submitted and not yet waited for (vk_sync writes its results). */
+/* A step_decode submitted and not yet waited for (vk_sync in engine_vulkan.c writes its results).
+ */
 typedef struct vk_fly {
     int on;
     int n, k, kn, dec; /* dec: a decode was submitted */
@@ -398,6 +400,19 @@ void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32
 /* Fresh codec state for a slot (the ring's position is the caller's). */
 void vkc_reset(vk_engine *g, VkCommandBuffer cb, int slot);
 
+/* ---- vk_prompt.c -------------------------------------------------------------------------- */
+
+/* A chunk's start in slot (validated, no step_decode in flight, caches large enough for it):
+ * the cache := the voice state, a fresh codec state, the latent := BOS, recorded into the
+ * pending prompts; the ids are prompted with every other slot begun before the next operation
+ * (vkp_flush). */
+int vkp_record(vk_engine *g, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
+               ptts_error *e);
+/* Prompt and submit the pending chunks (vk_pend); 0 when none. Every operation but
+ * begin_chunk calls it first (after waiting for a step_decode in flight): the KV caches, the
+ * staging and ints buffers and the recording state are then the operation's own. */
+int vkp_flush(vk_engine *g, ptts_error *e);
+
 /* ---- vk_weights.c ------------------------------------------------------------------------- */
 
 /* The model's weights into wbuf (wt filled). */
@@ -405,7 +420,7 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e);
 /* host bytes -> device buffer at byte offset (through the staging buffer; waits). */
 int vkw_upload(vk_engine *g, const pvk_buffer *dst, size_t dst_off, const void *src, size_t bytes,
                ptts_error *e);
-/* (The staging buffer holds the pending prompts' voices until engine_vulkan.c's vke_flush: a
+/* (The staging buffer holds the pending prompts' voices until vk_prompt.c's vkp_flush: a
  * caller of these has none pending.) */
 int vkw_stage_reserve(vk_engine *g, size_t bytes, ptts_error *e);
 #endif
