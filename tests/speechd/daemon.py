@@ -66,25 +66,35 @@ if not os.path.exists(sock):
     sys.exit(1)
 
 client = speechd.SSIPClient("e2e_speechd", address=f"unix_socket:{sock}", autospawn=False)
-events = []
+events = []  # (message id, event type, time) of every event the daemon sent this client
 cond = threading.Condition()
 
 
-def callback(kind, index_mark=None):
+def on_event(msg_id, client_id, kind, index_mark=None):
     with cond:
-        events.append(kind)
+        events.append((msg_id, kind, time.time()))
         cond.notify_all()
 
 
-def wait_event(kinds, timeout=30):
-    t0 = time.time()
+# Every event of the connection, not speak()'s callback: python3-speechd hands an event to that
+# callback only once speak() has registered it under the message id of the daemon's reply
+# (225), dropping those that came before (a TODO in its SSIPClient.speak), and the daemon can
+# send 701 BEGIN before 225 (seen under CPU load). A lost BEGIN left the cancel check waiting
+# 30 s, then cancelling a message already played whole.
+client._conn.set_callback(on_event)
+
+
+def wait_event(msg_id, kinds, timeout=30):
+    """The first event of message msg_id among kinds and when it came, or (None, None) after
+    timeout seconds."""
+    t_end = time.time() + timeout
     with cond:
-        while not any(e in kinds for e in events):
-            left = timeout - (time.time() - t0)
-            if left <= 0:
-                return None
+        while True:
+            got = next(((k, t) for m, k, t in events if m == msg_id and k in kinds), None)
+            left = t_end - time.time()
+            if got is not None or left <= 0:
+                return got or (None, None)
             cond.wait(left)
-        return next(e for e in events if e in kinds)
 
 
 def audio_size():
@@ -92,20 +102,23 @@ def audio_size():
 
 
 def say(text, stop_after=None):
-    """Speak text; the samples the daemon wrote, the ending event, the seconds it took."""
+    """Speak text; the samples the daemon wrote, the ending event (None when there was no
+    BEGIN before it, or none at all), the seconds it took: from the start, or with stop_after
+    (cancel that long after BEGIN) from the cancel to the ending event."""
     with cond:
         events.clear()
     before = audio_size()
     t0 = time.time()
-    client.speak(text, callback=callback,
-                 event_types=(speechd.CallbackType.BEGIN, speechd.CallbackType.END,
-                              speechd.CallbackType.CANCEL))
+    msg_id = int(client.speak(text)[2][0])
+    begun = wait_event(msg_id, (speechd.CallbackType.BEGIN,))[0] is not None
     if stop_after is not None:
-        wait_event((speechd.CallbackType.BEGIN,))
         time.sleep(stop_after)
+        t0 = time.time()
         client.cancel()
-    end = wait_event((speechd.CallbackType.END, speechd.CallbackType.CANCEL))
-    dt = time.time() - t0
+    end, t_end = wait_event(msg_id, (speechd.CallbackType.END, speechd.CallbackType.CANCEL))
+    if not begun:
+        end = None
+    dt = (t_end or time.time()) - t0
     time.sleep(0.2)  # the daemon writes the last period after it reports the end
     with open(raw, "rb") as f:
         f.seek(before)
@@ -144,7 +157,11 @@ try:
     long_text = " ".join(f"Sentence number {i} is here." for i in range(400))
     pcm, end, dt = say(long_text, stop_after=0.2)
     secs = len(pcm) / 2 / 24000
-    check(end == speechd.CallbackType.CANCEL, f"cancel: CANCEL event ({end}) {dt:.2f} s after the start")
+    # The daemon stops its own playback at once; the CANCEL event waits for the module's 703,
+    # which a module that ignored STOP would send only once it has generated the whole message
+    # (7 s on the tiny model without load).
+    check(end == speechd.CallbackType.CANCEL and dt < 2,
+          f"cancel: CANCEL event ({end}) {dt:.2f} s after the cancel")
     check(secs < 60, f"cancel: {secs:.1f} s of a message of ~280 s played")
     after, end, _ = say(text)
     check(end == speechd.CallbackType.END and after == base, "after the cancel: the next message as before")
