@@ -280,6 +280,7 @@ typedef struct vk_voice_cache {
 typedef struct vk_fly {
     int on;
     int n, k, kn, dec; /* dec: a decode was submitted */
+    int pair;          /* with the step, in one submission (not ptts_vk_tuning.pipe < 0) */
     int *counts;       /* [S] a copy of the decode's counts */
     float *pcm, *eos, *latents;
 } vk_fly;
