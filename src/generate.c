@@ -94,10 +94,11 @@ struct ptts_batch {
      * computes (the server's frame callbacks were 15% of its generation thread's time on the
      * H200, bench/RESULTS.md). d*: that call's slots, counts, first-frame fades and the
      * utterance each was for (epoch: a slot's restarts and cancels since). */
-    int defer, dn, dk;
-    int *dslot, *dcount;
+    int defer, dn, dk, dbuf; /* dbuf: the q.eos / q.lat buffer of that call */
+    int *dslot, *dcount, *dchunk, *dstep0;
     unsigned char *dfade;
     unsigned *depoch, *epoch;
+    ptts_step_record out; /* the frame being handed out (a stream keeps its record) */
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
@@ -124,9 +125,11 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->dfade = calloc((size_t)max_streams, 1);
         b->depoch = calloc((size_t)max_streams, sizeof *b->depoch);
         b->epoch = calloc((size_t)max_streams, sizeof *b->epoch);
+        b->dchunk = calloc((size_t)max_streams, sizeof *b->dchunk);
+        b->dstep0 = calloc((size_t)max_streams, sizeof *b->dstep0);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
         if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->zeros && b->dslot &&
-                     b->dcount && b->dfade && b->depoch && b->epoch))
+                     b->dcount && b->dfade && b->depoch && b->epoch && b->dchunk && b->dstep0))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -155,6 +158,8 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->dfade);
     free(b->depoch);
     free(b->epoch);
+    free(b->dchunk);
+    free(b->dstep0);
     free(b);
 }
 
@@ -315,7 +320,7 @@ static int batch_pair_k(const ptts_batch *b, int n, int k) {
 /* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
  * those of an utterance cancelled or restarted since. */
 static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
-    const size_t fs = (size_t)b->m->w->arch.frame_samples;
+    const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
     const int n = b->dn, k = b->dk;
     b->dn = 0;
     for (int j = 0; j < n; j++) {
@@ -323,7 +328,10 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
         if (b->depoch[j] != b->epoch[slot] || !b->u[slot].voice) continue;
         if (b->dfade[j]) utt_fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
         for (int f = 0; f < b->dcount[j]; f++) {
-            if (fn && fn(user, slot, b->q.pcm + ((size_t)j * k + f) * fs, (int)fs)) {
+            const size_t jf = (size_t)j * k + f;
+            b->out = (ptts_step_record){b->dchunk[j], b->dstep0[j] + f, b->q.eos[b->dbuf][jf],
+                                        b->q.lat[b->dbuf] + jf * ld};
+            if (fn && fn(user, slot, b->q.pcm + jf * fs, (int)fs)) {
                 batch_clear(b, slot);
                 break;
             }
@@ -404,9 +412,12 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         b->dcount[j] = b->counts[j];
         b->dfade[j] = b->u[slot].call_step0 == 0 && b->counts[j] > 0; /* the chunk's first */
         b->depoch[j] = b->epoch[slot];
+        b->dchunk[j] = b->u[slot].call_chunk;
+        b->dstep0[j] = b->u[slot].call_step0;
     }
     b->dn = n;
     b->dk = k;
+    b->dbuf = b->q.cur;
     if (!late) hand_out_late(b, fn, user);
     return ptts_batch_active(b);
 }
@@ -415,11 +426,20 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
 
 struct ptts_stream {
     ptts_batch *b;         /* one slot (0) */
-    int n_ready, next_out; /* frames of the last step call (slot 0's in b->q), handed out */
+    int n_ready, next_out; /* frames the last ptts_batch_step handed out, and returned */
     int end_rc;            /* the batch's end report for the slot: 0 complete, < 0 an error */
-    int sil_n;             /* the last step call gave a frame of a pause of this many samples */
     ptts_error err;        /* the slot's error message (b->slot_err) */
     ptts_step_record rec;
+    /* The frames one ptts_batch_step hands out, copied: up to 2 kmax (a late call's and the
+     * call's own, when the call after it cannot be paired) or one frame of a pause. With
+     * an engine that syncs, the batch hands a call's frames out while the device computes
+     * the next call, so they are copied before the call after that overwrites the batch's
+     * buffers. pcm [2 kmax][frame_samples], len [2 kmax] samples (a pause's may be short),
+     * recs [2 kmax] (latent: into lat [2 kmax][ld]), pause [2 kmax]. */
+    float *pcm, *lat;
+    int *len;
+    unsigned char *pause;
+    ptts_step_record *recs;
 };
 
 int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
@@ -432,7 +452,17 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
         return rc;
     }
     s->b->slot_err = &s->err;
-    s->b->defer = 0; /* a stream hands its frames out as they are computed */
+    const ptts_arch *a = &m->w->arch;
+    const size_t nf = 2 * (size_t)s->b->kmax;
+    s->pcm = ptts_calloc_aligned(nf * a->frame_samples * sizeof(float));
+    s->lat = calloc(nf * a->ld, sizeof(float));
+    s->len = calloc(nf, sizeof(int));
+    s->pause = calloc(nf, 1);
+    s->recs = calloc(nf, sizeof *s->recs);
+    if (!s->pcm || !s->lat || !s->len || !s->pause || !s->recs) {
+        ptts_stream_free(s);
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    }
     *out = s;
     return 0;
 }
@@ -440,6 +470,11 @@ int ptts_stream_create(ptts_stream **out, const ptts_model *m, ptts_error *e) {
 void ptts_stream_free(ptts_stream *s) {
     if (!s) return;
     ptts_batch_free(s->b);
+    ptts_free_aligned(s->pcm);
+    free(s->lat);
+    free(s->len);
+    free(s->pause);
+    free(s->recs);
     free(s);
 }
 
@@ -479,7 +514,7 @@ int ptts_stream_end(ptts_stream *s, ptts_error *e) { return utt_feed(&s->b->u[0]
 void ptts_stream_cancel(ptts_stream *s) {
     ptts_batch_cancel(s->b, 0);
     s->b->q.pend_k = 0;
-    s->n_ready = s->next_out = s->sil_n = 0;
+    s->n_ready = s->next_out = 0;
 }
 
 int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
@@ -493,21 +528,33 @@ int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chu
 
 static int stream_collect(void *user, int slot, const float *pcm, int n) {
     ptts_stream *s = user;
+    const ptts_batch *b = s->b;
+    const ptts_arch *a = &b->m->w->arch;
     (void)slot;
-    if (pcm == s->b->zeros) s->sil_n = n;
-    if (pcm)
-        s->n_ready++;
-    else
+    if (!pcm) {
         s->end_rc = n;
+        return 0;
+    }
+    const int j = s->n_ready;
+    if (j >= 2 * b->kmax) return 1; /* cannot happen: at most a late call's and its own */
+    s->n_ready++;
+    s->len[j] = n;
+    s->pause[j] = pcm == b->zeros;
+    memcpy(s->pcm + (size_t)j * a->frame_samples, pcm, (size_t)n * sizeof(float));
+    if (!s->pause[j]) {
+        float *lat = s->lat + (size_t)j * a->ld;
+        memcpy(lat, b->out.latent, (size_t)a->ld * sizeof(float));
+        s->recs[j] = b->out;
+        s->recs[j].latent = lat;
+    }
     return 0;
 }
 
 int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
     ptts_batch *b = s->b;
-    const ptts_arch *a = &b->m->w->arch;
     utt *u = &b->u[0];
     while (s->next_out >= s->n_ready) {
-        s->n_ready = s->next_out = s->sil_n = 0;
+        s->n_ready = s->next_out = 0;
         s->end_rc = 0;
         int active = ptts_batch_step(b, stream_collect, s, e);
         if (active < 0) { /* the utterance is over and the engine is not reused */
@@ -521,17 +568,11 @@ int ptts_stream_next(ptts_stream *s, float *pcm, ptts_error *e) {
             return s->end_rc;
         }
     }
-    int j = s->next_out++;
-    if (s->sil_n > 0) { /* a pause's frame: the call stepped nothing else for the slot */
-        memset(pcm, 0, (size_t)s->sil_n * sizeof(float));
-        return s->sil_n;
-    }
-    memcpy(pcm, b->q.pcm + (size_t)j * a->frame_samples, (size_t)a->frame_samples * sizeof(float));
-    s->rec.chunk = u->call_chunk;
-    s->rec.step = u->call_step0 + j;
-    s->rec.eos = b->q.eos[b->q.cur][j];
-    s->rec.latent = b->q.lat[b->q.cur] + (size_t)j * a->ld;
-    return a->frame_samples;
+    const int j = s->next_out++;
+    memcpy(pcm, s->pcm + (size_t)j * b->m->w->arch.frame_samples,
+           (size_t)s->len[j] * sizeof(float));
+    if (!s->pause[j]) s->rec = s->recs[j]; /* a pause's frame leaves the record as it was */
+    return s->len[j];
 }
 
 void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
