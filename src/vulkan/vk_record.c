@@ -75,12 +75,15 @@ static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
  * stream count on the H200 (the step's few-row gemms are bound by K-step latency, and the most
  * workgroups in flight win). Where a wide (64 x 128) or tall (128 x 64) tile fits the outputs
  * and its grid fills the GPU twice (the codec's large gemms), that tile: each reads its X rows
- * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). */
+ * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). From 512
+ * rows (the step of 512+ streams) those tiles too, their grid short of one wave or not (H200,
+ * bench_vulkan paired: 512 streams 3329-3341x with 32 x 32 tiles there, 3530-3562x; 1024
+ * streams: the step 12.6 -> 11.0 ms with the wide tiles). */
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (!g->tn.tc || N < TC_ROWS || M < 16) return -1;
     if (g->tn.tc_force >= 0) return g->tn.tc_force;
     const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
-    if (t != TC_S && tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units) return t;
+    if (t != TC_S && (tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units || N >= 512)) return t;
     return TC_S;
 }
 
