@@ -36,6 +36,7 @@ typedef struct ptts_vk_tuning {
     int conv_copy;          /* ELU'd conv windows through work buffers: 0 auto, 1 on, -1 off */
     int pipe;               /* decode beside the next step: 0 auto (on), -1 apart */
     size_t kv_range; /* bytes a KV cache buffer may hold (split beyond), 0: the binding range */
+    int codec_fg;    /* slot-frames a codec pass may hold (fewer: passes of slot groups), 0: 1024 */
 } ptts_vk_tuning;
 
 /* What an engine computes with. Engines never see the ptts_model (backend.c builds this). */

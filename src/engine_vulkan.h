@@ -34,6 +34,7 @@ typedef struct ptts_vk_counts {
     unsigned long long prompts;        /* chunks begun (begin_chunk) */
     unsigned long long prompt_submits; /* submissions that ran them (several chunks each) */
     unsigned long long kv_pairs;       /* KV cache buffer pairs now (1, or per layer + 1) */
+    unsigned long long codec_groups;   /* codec passes recorded for a later group of slots */
 } ptts_vk_counts;
 void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out);
 /* Dispatches recorded with the gemm tile `name` (tc: of the tensor-core tiles, else of the

@@ -176,6 +176,22 @@ static void kv_split(ptts_model *m) {
     ptts_model_set_vk_tuning(m, NULL);
 }
 
+/* More slots than a codec pass holds (past 1024 streams; here 3 in passes of 2 slot-frames):
+ * each decode runs one frame of two slots, then of the third, and the batch still matches the
+ * CPU. */
+static void codec_groups(ptts_model *m) {
+    const ptts_vk_tuning fg2 = {.codec_fg = 2};
+    ptts_model_set_vk_tuning(m, &fg2);
+    printf("codec passes of 2 slot-frames, 3 streams:\n");
+    batch_vs_cpu_n(m, 3);
+    const ptts_vk_counts c = counts_of(m, 3, NULL, NULL);
+    CHECKF(c.codec_groups > 0, "3 streams, passes of 2: %llu passes for a second group",
+           c.codec_groups);
+    ptts_model_set_vk_tuning(m, NULL);
+    const ptts_vk_counts c0 = counts_of(m, 3, NULL, NULL);
+    CHECKF(c0.codec_groups == 0, "3 streams: %llu passes for a second group", c0.codec_groups);
+}
+
 /* A seeded stream's PCM (n samples into *out, malloc'd). */
 static int gen_pcm(ptts_model *m, const char *text, float **out) {
     ptts_error e = {0};
@@ -487,6 +503,7 @@ int main(void) {
     pipe_exact(m);
     batch_cancel_restart(m);
     kv_split(m);
+    codec_groups(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */
     const ptts_vk_tuning stepk1 = {.stepk = 1};

@@ -161,9 +161,8 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     const ptts_codec_weights *cw = &w->codec;
     const size_t S = (size_t)g->S, d = (size_t)a->d, ld = (size_t)a->ld, fd = (size_t)a->fd;
     const size_t C = (size_t)a->C, us = (size_t)cw->upsample_stride;
-    /* FG: slot-frames one codec pass may hold (vk_decode keeps nf * kc <= FG) */
-    const size_t FG =
-        S * KMAX < (S > CODEC_FG ? S : CODEC_FG) ? S * KMAX : (S > CODEC_FG ? S : CODEC_FG);
+    /* FG: slot-frames one codec pass may hold (decode_prep keeps nf * kc <= FG) */
+    const size_t FG = PTTS_MIN(PTTS_MIN(S * KMAX, PTTS_MAX(S, CODEC_FG)), (size_t)g->tn.codec_fg);
     const size_t RB1 = S > PBLOCK ? S : PBLOCK, RC2 = FG * us;
     g->FG = (int)FG;
     size_t top = 0;
@@ -298,6 +297,7 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
     g->tn.kv_range = g->c.props.limits.maxStorageBufferRange & ~(size_t)255;
     if (t->kv_range > 0 && t->kv_range < g->tn.kv_range)
         g->tn.kv_range = t->kv_range & ~(size_t)255;
+    g->tn.codec_fg = t->codec_fg > 0 ? PTTS_MIN(t->codec_fg, CODEC_FG_MAX) : CODEC_FG_MAX;
     const int discrete = g->c.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
     g->c.spin_us = a->fence_spin_us > 0   ? a->fence_spin_us
                    : a->fence_spin_us < 0 ? 0
@@ -550,14 +550,19 @@ static int decode_prep(vk_engine *g, const int *slots, int n, int k, const int *
         VkCommandBuffer cb = pvk_cmd_begin_q(&g->c, dq(g), e);
         if (!cb) rc = PTTS_E_BACKEND;
         /* passes over frames f .. f + kc - 1 of the nf slots that have them (a prefix: sorted
-         * by count), kc as large as every one of them has frames and nf * kc <= FG allows */
+         * by count), kc as large as every one of them has frames and nf * kc <= FG allows;
+         * more than FG slots: one frame of FG slots a pass */
         for (int f = 0; !rc && f < kmax;) {
             int nf = 0;
             while (nf < m && g->cc.scount[nf] > f)
                 nf++;
             int kc = g->cc.scount[nf - 1] - f, cap = g->FG / nf;
             if (kc > cap) kc = cap > 0 ? cap : 1;
-            vkc_pass(g, cb, (uint32_t)nf, (uint32_t)f, (uint32_t)kc, (uint32_t)k);
+            for (int s0 = 0; s0 < nf; s0 += g->FG) {
+                g->counts.codec_groups += s0 > 0;
+                vkc_pass(g, cb, (uint32_t)s0, (uint32_t)PTTS_MIN(g->FG, nf - s0), (uint32_t)f,
+                         (uint32_t)kc, (uint32_t)k);
+            }
             f += kc;
         }
         if (!rc) rc = pvk_cmd_end(&g->c, cb, e);

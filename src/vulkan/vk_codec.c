@@ -14,12 +14,13 @@
 
 /* A streaming causal conv over T new rows per group: input rows (compact, T per group, op copy
  * or ELU) appended after the slot's carried rows in the work buffer W, the gemm, the last hist
- * rows carried back. dec_in's (its input, cx, is the codec transformer's compact output); the
- * convs after it read their input in place (rec_wconv). */
-static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
-                      uint32_t T, uint32_t hist, uint32_t state, uint32_t W, uint32_t in, int op,
-                      rows Y, int act, int accum) {
-    const uint32_t cin = cv->cin, gs = (hist + T) * cin, L = g->ix.dec;
+ * rows carried back (L: the pass's slot list, in the ints buffer). dec_in's (its input, cx, is
+ * the codec transformer's compact output); the convs after it read their input in place
+ * (rec_wconv). */
+static void rec_sconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t L,
+                      uint32_t groups, uint32_t T, uint32_t hist, uint32_t state, uint32_t W,
+                      uint32_t in, int op, rows Y, int act, int accum) {
+    const uint32_t cin = cv->cin, gs = (hist + T) * cin;
     if (hist) { /* carried rows and new rows go to disjoint rows of W */
         pvk_skip_barrier(&g->c);
         vkr_rowop(g, cb, groups * hist, cin, OP_COPY, L,
@@ -48,10 +49,10 @@ static rows RF(uint32_t buf, uint32_t F, uint32_t T, uint32_t width) {
  * buffer (the residual block's r2, accumulating) cannot change them. No rowop over the T rows,
  * unless W != NONE (vk_engine.conv_copy): then the window goes through xact into W
  * ([group][hist + T][cin]) first and the gemm reads W as it is. */
-static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t groups,
-                      uint32_t T, uint32_t hist, uint32_t state, uint32_t in, uint32_t F, int xact,
-                      rows Y, int act, int accum, uint32_t W) {
-    const uint32_t cin = cv->cin, gs = (F + T) * cin, win = in + (F - hist) * cin, L = g->ix.dec;
+static void rec_wconv(vk_engine *g, VkCommandBuffer cb, const gconv *cv, uint32_t L,
+                      uint32_t groups, uint32_t T, uint32_t hist, uint32_t state, uint32_t in,
+                      uint32_t F, int xact, rows Y, int act, int accum, uint32_t W) {
+    const uint32_t cin = cv->cin, gs = (F + T) * cin, win = in + (F - hist) * cin;
     if (hist) {
         vkr_rowop(g, cb, groups * hist, cin, OP_COPY, L,
                   SS(BUF_ARENA, RG(state, hist, hist * cin, cin)), SA(RG(win, hist, gs, cin)), 0,
@@ -79,14 +80,15 @@ typedef struct pc_up {
     uint32_t groups, frames, C, us, uk, list, qoff, xoff, toff, woff;
 } pc_up;
 
-/* The codec on frames f0 .. f0 + kc - 1 of the first nf slots of the decode list -> io pcm
- * (caller order, k frames per caller slot). Every stage is streaming and causal, so the kc
+/* The codec on frames f0 .. f0 + kc - 1 of nf slots of the decode list from its s0-th -> io
+ * pcm (caller order, k frames per caller slot). Every stage is streaming and causal, so the kc
  * frames of a slot go through as one group of kc * 16 rows (transformer rows attend within the
  * group causally; convolutions carry state per group). */
-void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32_t kc, uint32_t k) {
+void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t s0, uint32_t nf, uint32_t f0, uint32_t kc,
+              uint32_t k) {
     const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
-    const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->ix.dec;
+    const uint32_t ld = (uint32_t)a->ld, C = (uint32_t)a->C, L = g->ix.dec + s0;
     const uint32_t us = (uint32_t)w->codec.upsample_stride, uk = (uint32_t)w->codec.upsample_k;
     const uint32_t nr = nf * kc; /* latent rows */
     vkr_rowop(g, cb, nr, ld, OP_AFFINE, L,
@@ -125,20 +127,20 @@ void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32
     /* SEANet: dec_in writes h0's rows after its front rows, every later conv reads its input
      * in place (rec_wconv) with the ELU before it applied on load */
     uint32_t rws = kc * us, width = g->wt.dec_in.cout, cur = g->cm.h0, fc = g->cm.f_h0;
-    rec_sconv(g, cb, &g->wt.dec_in, nf, rws, (uint32_t)g->cm.hist_in, g->cm.st_in, g->cm.w_in,
+    rec_sconv(g, cb, &g->wt.dec_in, L, nf, rws, (uint32_t)g->cm.hist_in, g->cm.st_in, g->cm.w_in,
               g->ar.cx, OP_COPY, RF(g->cm.h0, fc, rws, width), ACT_NONE, 0);
     for (int s = 0; s < 3; s++) {
         const gconv *up = &g->wt.up[s];
         /* ELU, then the transposed conv as a windowed conv (wb_convtr): [rws][ust cout] rows
          * are the [rws ust][cout] output, here the rows after acc[s]'s front rows */
         const uint32_t fa = g->cm.f_acc[s], wo = up->cout / up->ust, ro = rws * up->ust;
-        rec_wconv(g, cb, up, nf, rws, up->k - 1, g->cm.st_tail[s], cur, fc, ACT_ELU,
+        rec_wconv(g, cb, up, L, nf, rws, up->k - 1, g->cm.st_tail[s], cur, fc, ACT_ELU,
                   RG(g->cm.acc[s] + fa * wo, rws, (fa + ro) * wo, up->cout), ACT_NONE, 0,
                   g->cm.U[s]);
         rws = ro;
         width = wo;
         /* residual block on acc: r1 carries the rows before r2 adds to them */
-        rec_wconv(g, cb, &g->wt.r1[s], nf, rws, (uint32_t)g->cm.hist_r[s], g->cm.st_r[s],
+        rec_wconv(g, cb, &g->wt.r1[s], L, nf, rws, (uint32_t)g->cm.hist_r[s], g->cm.st_r[s],
                   g->cm.acc[s], fa, ACT_ELU, RC(g->cm.rh[s], g->wt.r1[s].cout), ACT_ELU, 0,
                   g->cm.R[s]);
         vkr_linear(g, cb, &g->wt.r2[s].w, nf * rws, RC(g->cm.rh[s], g->wt.r1[s].cout),
@@ -146,10 +148,10 @@ void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32
         cur = g->cm.acc[s];
         fc = fa;
     }
-    rec_wconv(g, cb, &g->wt.dec_out, nf, rws, (uint32_t)g->cm.hist_out, g->cm.st_out, cur, fc,
+    rec_wconv(g, cb, &g->wt.dec_out, L, nf, rws, (uint32_t)g->cm.hist_out, g->cm.st_out, cur, fc,
               ACT_ELU, RC(g->cm.pcmc, 1), ACT_NONE, 0, g->cm.O);
     const uint32_t fs = (uint32_t)a->frame_samples;
-    vkr_rowop(g, cb, nf, kc * fs, OP_COPY, g->ix.orig, SA(RC(g->cm.pcmc, kc * fs)),
+    vkr_rowop(g, cb, nf, kc * fs, OP_COPY, g->ix.orig + s0, SA(RC(g->cm.pcmc, kc * fs)),
               SS(BUF_IO, RG(g->ox.pcm + f0 * fs, 1, k * fs, 0)), 0, 0);
 }
 

@@ -43,6 +43,10 @@
  * this many slot-frames: one stream's 8 frames cost one pass instead of 8, bound by launch
  * latency; from 32 streams on, one frame of every stream already fills a large GPU. */
 #define CODEC_FG 32
+/* ... and never more than this many: the pass's work buffers grow with it, and past 1024
+ * streams (tensor cores: the convs' ELU'd windows copied) they took the arena past the 4 GiB
+ * a binding can address; more slots than this decode in several passes of a frame each. */
+#define CODEC_FG_MAX 1024
 /* stepk.comp: the whole step as one persistent dispatch for up to STEPK_N rows (one or two
  * streams) and up to STEPK_LSD flow evaluations a frame (the program grows with both). */
 #define STEPK_N 2
@@ -232,6 +236,7 @@ typedef struct vk_tune {
     int pipe; /* vk_step_decode submits both at once (0: one after the other) */
     /* bytes one cache buffer may hold (vk_kv): the storage buffer range, less for tests */
     size_t kv_range;
+    int codec_fg; /* the most slot-frames a codec pass holds: CODEC_FG_MAX, less for tests */
 } vk_tune;
 
 /* Chunks begun and not yet prompted. begin_chunk records its slot's voice copy, codec reset
@@ -397,7 +402,8 @@ void vks_record(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k);
 /* ---- vk_codec.c --------------------------------------------------------------------------- */
 
 /* The codec on frames f0 .. f0 + kc - 1 of the first nf slots of the decode list -> io pcm. */
-void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t nf, uint32_t f0, uint32_t kc, uint32_t k);
+void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t s0, uint32_t nf, uint32_t f0, uint32_t kc,
+              uint32_t k);
 /* Fresh codec state for a slot (the ring's position is the caller's). */
 void vkc_reset(vk_engine *g, VkCommandBuffer cb, int slot);
 
