@@ -1,7 +1,7 @@
 # GPU runs on the lent H200 (see bench/RESULTS.md): tests and bench_vulkan from a local build
 # carried as build-vk2 (with build-vk2/libs: the shared libraries the binaries need) and .gl
 # (the Vulkan loader and GL dispatch packages, installed here first). The engine's paths are
-# chosen with bench_vulkan's flags (--stepk N, --tc 1|-1, --spin US, --apart 1), the test hooks
+# chosen with bench_vulkan's flags (--stepk N, --tc 1|-1, --spin US, --apart 1, --tile T), the test hooks
 # and model options, not with environment variables.
 dpkg -i .gl/*.deb >/dev/null 2>&1
 export LD_LIBRARY_PATH=$PWD/build-vk2/libs PTTS_FIXTURES=$PWD/tests/fixtures
