@@ -11,8 +11,9 @@
  *                     [--precision f32|bf16] [--bandwidth MiB] [--stepk N] [--tc 1|-1]
  *                     [--spin US] [--apart 1] [--tile l|m|s|w|t]
  * --stepk, --apart, --tile: the engine's test hooks (ptts_vk_tuning: stepk workgroups, -1 off;
- * decode and step submitted apart; one tensor-core tile for every gemm that takes one); --tc, --spin: ptts_engine_args.tensor_cores / fence_spin_us (the
- * model options). PTTS_VK_PROFILE / PTTS_VK_PIPE_STATS reports go to stderr.
+ * decode and step submitted apart; one tensor-core tile for every gemm that takes one); --tc,
+ * --spin: ptts_engine_args.tensor_cores / fence_spin_us (the model options). PTTS_VK_PROFILE /
+ * PTTS_VK_PIPE_STATS reports go to stderr.
  * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
  * ceiling of the memory-bound kernels.
  * (PTTS_VK_DEVICE=N picks the device.)
