@@ -285,7 +285,6 @@ typedef struct vk_voice_cache {
 typedef struct vk_fly {
     int on;
     int n, k, kn, dec; /* dec: a decode was submitted */
-    int pair;          /* with the step, in one submission (not ptts_vk_tuning.pipe < 0) */
     int *counts;       /* [S] a copy of the decode's counts */
     float *pcm, *eos, *latents;
 } vk_fly;
@@ -401,7 +400,8 @@ void vks_record(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t k);
 
 /* ---- vk_codec.c --------------------------------------------------------------------------- */
 
-/* The codec on frames f0 .. f0 + kc - 1 of the first nf slots of the decode list -> io pcm. */
+/* The codec on frames f0 .. f0 + kc - 1 of nf slots of the decode list from its s0-th -> io
+ * pcm. */
 void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t s0, uint32_t nf, uint32_t f0, uint32_t kc,
               uint32_t k);
 /* Fresh codec state for a slot (the ring's position is the caller's). */
