@@ -74,6 +74,9 @@ static void bufs_free(step_bufs *q) {
 
 /* ---- batch: many utterances, one step each per call --------------------------------------- */
 
+/* The device work one call of several utterances may take, in seconds (batch_kcap). */
+#define PTTS_CALL_BUDGET_S 0.05
+
 struct ptts_batch {
     const ptts_model *m;
     const ptts_engine_ops *ops;
@@ -99,6 +102,12 @@ struct ptts_batch {
     unsigned char *dfade;
     unsigned *depoch, *epoch;
     ptts_step_record out; /* the frame being handed out (a stream keeps its record) */
+    /* A call of several utterances computes at most kcap frames (call_budget seconds of the
+     * device's work), so that one that joins waits a short call: see batch_kcap. t_enter: the
+     * last ptts_batch_step's start; k_last: the frames that step advanced when it stepped 2+
+     * utterances (0: the next interval is not measured); frame_s: seconds a frame, averaged. */
+    double call_budget, t_enter, frame_s;
+    int kcap, k_last;
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
@@ -114,6 +123,8 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     int rc = ptts_engine_acquire(&m->be, b->ops, max_streams, &b->eng, e);
     if (!rc) {
         b->kmax = b->ops->max_steps_per_call(b->eng);
+        b->kcap = b->kmax;
+        b->call_budget = PTTS_CALL_BUDGET_S;
         b->u = calloc((size_t)max_streams, sizeof *b->u);
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
@@ -301,6 +312,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         b->active[n++] = i;
     }
     *kout = PTTS_MIN(k, ramp);
+    if (n > 1) *kout = PTTS_MIN(*kout, b->kcap);
     return n;
 }
 
@@ -308,7 +320,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
  * of every stepped utterance, and no other utterance waits to join), else 0. */
 static int batch_pair_k(const ptts_batch *b, int n, int k) {
     if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
-    int kn = b->kmax;
+    int kn = n > 1 ? b->kcap : b->kmax;
     for (int j = 0; j < n; j++) {
         int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
         if (kj == 0) return 0;
@@ -339,10 +351,39 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
     }
 }
 
+/* The most frames a call of several utterances computes. A call's frames are handed out after
+ * it (and an utterance joins between calls), so one that joins a running batch waits for the
+ * call in flight, then its own call, before its first audio: with calls of the GPU's 8 frames
+ * that was 315-620 ms (median) for 1,024 streams on the H200, where a frame of them takes some
+ * 22 ms (bench/RESULTS.md). So a call takes at most call_budget seconds of frames, the seconds
+ * a frame measured between the starts of consecutive calls (the device's time, or the host's
+ * when that is longer; averaged over two calls). Small batches keep kmax (a frame of 64
+ * streams is ~1.5 ms); one utterance alone is never held (nobody waits on it; its calls may
+ * be paced by a reader, which is no device time). Same frames whatever k. */
+static void batch_kcap(ptts_batch *b) {
+    const double now = ptts_now();
+    if (b->k_last > 0) {
+        const double f = (now - b->t_enter) / b->k_last;
+        b->frame_s = b->frame_s > 0 ? 0.5 * (b->frame_s + f) : f;
+        if (b->frame_s > 0) {
+            const double k = b->call_budget / b->frame_s;
+            b->kcap = k >= b->kmax ? b->kmax : k < 1 ? 1 : (int)k;
+        }
+    }
+    b->t_enter = now;
+    b->k_last = 0;
+}
+
+void ptts_batch_set_call_budget(ptts_batch *b, double seconds) {
+    b->call_budget = seconds;
+    b->kcap = seconds > 0 ? b->kmax : 1;
+}
+
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
     const ptts_arch *a = &b->m->w->arch;
     const size_t ld = (size_t)a->ld;
     int n, k, rc, buf;
+    batch_kcap(b);
     if (b->ops->sync && (rc = b->ops->sync(b->eng, e))) { /* the call in flight */
         b->failed = 1;
         return rc;
@@ -418,6 +459,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     b->dn = n;
     b->dk = k;
     b->dbuf = b->q.cur;
+    b->k_last = n > 1 ? k : 0;
     if (!late) hand_out_late(b, fn, user);
     return ptts_batch_active(b);
 }

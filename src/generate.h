@@ -23,4 +23,8 @@ int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks);
 int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chunk *chunks, int n,
                              const ptts_gen_options *o, ptts_error *e);
 
+/* The device seconds one call of several utterances may take (default 0.05): at most
+ * budget / (seconds a frame) frames a call, at least 1 (0: every such call one frame). */
+void ptts_batch_set_call_budget(ptts_batch *b, double seconds);
+
 #endif

@@ -330,6 +330,69 @@ static void pipe_exact(ptts_model *m) {
     free(b);
 }
 
+/* Frames a ptts_batch_step handed to each slot, for the call budget's check. */
+typedef struct {
+    collect c;
+    int step[BATCH_MAX], most;
+} per_step;
+
+static int on_frame_step(void *user, int slot, const float *pcm, int n) {
+    per_step *p = user;
+    if (pcm && slot >= 0 && slot < BATCH_MAX && ++p->step[slot] > p->most) p->most = p->step[slot];
+    return on_frame(&p->c, slot, pcm, n);
+}
+
+/* The call budget (generate.h): with none, every call of the 3-stream batch computes one frame
+ * (a step hands a slot at most two: the late call's before it and its own); with a large one,
+ * calls of kmax; the same samples bit for bit either way. One text for the three, so that no
+ * stream runs alone (one utterance is never held to the budget). */
+static void call_budget(ptts_model *m) {
+    ptts_error e = {0};
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    ptts_gen_options o = ptts_gen_options_default();
+    o.seed_set = 1;
+    o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
+    const int cap = 400 * 1920;
+    per_step run[2];
+    for (int r = 0; r < 2; r++) {
+        memset(&run[r], 0, sizeof run[r]);
+        run[r].c.cap = cap;
+        ptts_batch *b;
+        REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+        ptts_batch_set_call_budget(b, r == 0 ? 0.0 : 1e9);
+        for (int i = 0; i < 3; i++) {
+            run[r].c.pcm[i] = calloc((size_t)cap, sizeof(float));
+            o.seed = 77 + (uint64_t)i;
+            CHECK(ptts_batch_start(b, v, "Hello world, how are you today?", &o, &e) == i);
+        }
+        int left, most = 0;
+        do {
+            memset(run[r].step, 0, sizeof run[r].step);
+            run[r].most = 0;
+            left = ptts_batch_step(b, on_frame_step, &run[r], &e);
+            most = run[r].most > most ? run[r].most : most;
+        } while (left > 0);
+        CHECKF(left == 0, "call budget: %s", e.msg);
+        run[r].most = most;
+        ptts_batch_free(b);
+    }
+    printf("call budget 0: at most %d frame(s) a slot a step; unbounded: %d\n", run[0].most,
+           run[1].most);
+    CHECKF(run[0].most <= 2 && run[1].most > 2,
+           "frames a slot a step: %d with budget 0, %d without", run[0].most, run[1].most);
+    for (int i = 0; i < 3; i++) {
+        const int n = run[0].c.n[i];
+        CHECKF(n > 20 * 1920 && n == run[1].c.n[i] && n <= cap &&
+                   !memcmp(run[0].c.pcm[i], run[1].c.pcm[i], (size_t)n * sizeof(float)),
+               "call budget, stream %d: %d vs %d samples, not identical", i, n, run[1].c.n[i]);
+        free(run[0].c.pcm[i]);
+        free(run[1].c.pcm[i]);
+    }
+    ptts_voice_free(v);
+}
+
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
  * multi-dispatch path their exact float32 widening; the two must agree to rounding order. */
 static void bf16_stepk(void) {
@@ -501,6 +564,7 @@ int main(void) {
     batch_vs_cpu_n(m, 4); /* 32 slot-frames: one full codec pass */
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
     pipe_exact(m);
+    call_budget(m);
     batch_cancel_restart(m);
     kv_split(m);
     codec_groups(m);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Two builds of `pocket-tts serve` side by side on one machine: for each round, build A then
+# build B serve the full-size synthetic model (EOS off: every request the same 12.6 s of
+# audio) with S slots, and bench/server_load.py sends C clients at once to each; prints
+# server_load's line (aggregate real time, first audio median and max) per build and round.
+# Usage: bench/server_ab.sh POCKET_TTS_A POCKET_TTS_B SLOTS CLIENTS [ROUNDS] [serve options,
+#        e.g. --backend vulkan --precision bf16]
+# Writes the synthetic checkpoint to $TMPDIR (pocket-tts fill) when it is not there yet.
+set -u
+a=$1 b=$2 slots=$3 clients=$4
+rounds=${5:-2}
+shift $(($# < 5 ? $# : 5))
+here=$(cd "$(dirname "$0")" && pwd)
+fx="$here/../tests/fixtures"
+tmp=${TMPDIR:-/tmp}
+w="$tmp/ptts_full_synthetic.safetensors"
+[ -s "$w" ] || "$a" fill --arch full "$w" || exit 1
+vdir=$(mktemp -d)
+cp "$fx/full/voice.safetensors" "$vdir/full.safetensors"
+procs=$((clients >= 256 ? 16 : clients >= 16 ? 4 : 1))
+serve() { # binary, label
+  "$1" serve --config "$fx/full/manifest.json" --weights "$w" --voices-dir "$vdir" \
+    --voice full --host 127.0.0.1 --port 0 --eos-threshold 1e9 --max-concurrent "$slots" \
+    --queue "$clients" --max-connections $((clients + 64)) --log-level warn "${args[@]}" \
+    2>"$vdir/log" &
+  local pid=$! port=""
+  for _ in $(seq 900); do
+    port=$(sed -n 's/.*serving on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$vdir/log")
+    [ -n "$port" ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$port" ]; then
+    echo "$2: the server did not start: $(tail -2 "$vdir/log")"
+  else
+    # one client first: the GPU's clock up and every pipeline used once, not timed
+    python3 "$here/server_load.py" "http://127.0.0.1:$port" 1 >/dev/null 2>&1
+    python3 "$here/server_load.py" "http://127.0.0.1:$port" "$clients" --procs $procs 2>&1 |
+      grep -E "^ *[0-9]" | sed "s/^/$2 /"
+  fi
+  kill -TERM $pid 2>/dev/null
+  wait $pid 2>/dev/null
+}
+args=("$@")
+for r in $(seq "$rounds"); do
+  serve "$a" "A r$r"
+  serve "$b" "B r$r"
+done
+rm -rf "$vdir"
