@@ -4,9 +4,7 @@
 // (the codec's 16 rows a frame, prompt blocks): one workgroup per (group, block of 16 query
 // rows, head). The block's keys and values go through shared memory in tiles of 32, read once
 // for the 16 queries (attention.comp reads them once per query row), with an online softmax per
-// query spread over its 16 threads (before, one thread a query took every max and exponential
-// of a tile while the other 240 waited). Same arithmetic as attention.comp up to summation
-// order. Needs dh <= 64, dh % 4 == 0.
+// query. Same arithmetic as attention.comp up to summation order. Needs dh <= 64, dh % 4 == 0.
 #include "common.glsl"
 layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, set = 0, binding = 3) readonly buffer VCache4 { vec4 vc4[]; };
@@ -20,9 +18,8 @@ const uint QB = 16u, KT = 32u;
 shared vec4 qs[QB][16];  // queries [16][dh <= 64]
 shared vec4 ks[KT][16];  // key tile
 shared vec4 vs[KT][16];  // value tile
-shared float ps[QB][KT]; // scores
-shared float pp[QB][KT]; // probabilities
-shared float lsum[QB];
+shared float ps[QB][KT]; // scores -> probabilities
+shared float corr[QB], mx[QB], lsum[QB];
 void main() {
     uint g = gl_WorkGroupID.x / p.nqb, qb = gl_WorkGroupID.x % p.nqb, h = gl_WorkGroupID.y;
     uint t = gl_LocalInvocationID.x, dh4 = p.dh >> 2;
@@ -40,19 +37,16 @@ void main() {
         }
         qs[qi][c4] = v;
     }
+    if (t < QB) {
+        mx[t] = -1e30;
+        lsum[t] = 0.0;
+    }
     uint last = pos0 + nq - 1u;
     uint first = (p.window > 0u && pos0 + 1u > p.window) ? pos0 + 1u - p.window : 0u;
-    // thread roles: query sq = t / 16 with its 15 neighbours (the same query's threads); keys sk
-    // and sk + 16 of a tile for the scores and probabilities; channels 4 sk .. + 3 of the values
+    // thread roles: scores (query t / 16, keys t % 16 and t % 16 + 16); values (query t / 16,
+    // channels 4 (t % 16) .. + 3)
     uint sq = t >> 4, sk = t & 15u;
-    uint pq = pos0 + sq;
-    uint fq = (p.window > 0u && pq + 1u > p.window) ? pq + 1u - p.window : 0u;
-    // online softmax: each of a query's 16 threads keeps the running max m (the same value in
-    // all 16: the max over the same scores) and takes the exponentials of its two keys; the
-    // first of them keeps the running sum l, adding the tile's 32 in key order beside its
-    // share of the values (the order of a one-thread-per-query softmax: the same bits)
     vec4 o = vec4(0.0);
-    float m = -1e30, l = 0.0;
     barrier();
     for (uint k0 = first; k0 <= last; k0 += KT) {
         for (uint i = t; i < KT * 16u; i += 256u) { // the tile's keys and values
@@ -67,36 +61,39 @@ void main() {
             vs[kj][c4] = vv;
         }
         barrier();
-        float s[2];
+        uint pq = pos0 + sq;
+        uint fq = (p.window > 0u && pq + 1u > p.window) ? pq + 1u - p.window : 0u;
         for (uint j = 0u; j < 2u; j++) {
             uint kj = sk + 16u * j, kk = k0 + kj;
-            s[j] = -1e30;
+            float s = -1e30;
             if (sq < nq && kk >= fq && kk <= pq) {
-                float a = 0.0;
-                for (uint c4 = 0u; c4 < dh4; c4++) a += dot(qs[sq][c4], ks[kj][c4]);
-                s[j] = a * p.scale;
+                s = 0.0;
+                for (uint c4 = 0u; c4 < dh4; c4++) s += dot(qs[sq][c4], ks[kj][c4]);
+                s *= p.scale;
             }
-            ps[sq][kj] = s[j];
+            ps[sq][kj] = s;
         }
         barrier();
-        float mn = m;
-        for (uint j = 0u; j < KT; j++) mn = max(mn, ps[sq][j]);
-        float c = exp(m - mn);
-        m = mn;
-        for (uint j = 0u; j < 2u; j++) pp[sq][sk + 16u * j] = s[j] > -1e29 ? exp(s[j] - mn) : 0.0;
+        if (t < QB) { // per query: the tile's max, the rescale, probabilities
+            float m = mx[t];
+            for (uint j = 0u; j < KT; j++) m = max(m, ps[t][j]);
+            float c = exp(mx[t] - m), l = lsum[t] * c;
+            for (uint j = 0u; j < KT; j++) {
+                float e = ps[t][j] > -1e29 ? exp(ps[t][j] - m) : 0.0;
+                ps[t][j] = e;
+                l += e;
+            }
+            mx[t] = m;
+            lsum[t] = l;
+            corr[t] = c;
+        }
         barrier();
         if (sk < dh4) {
-            o *= c;
-            for (uint j = 0u; j < KT; j++) o += pp[sq][j] * vs[j][sk];
-        }
-        if (sk == 0u) {
-            l *= c;
-            for (uint j = 0u; j < KT; j++) l += pp[sq][j];
+            o *= corr[sq];
+            for (uint j = 0u; j < KT; j++) o += ps[sq][j] * vs[j][sk];
         }
         barrier();
     }
-    if (sk == 0u) lsum[sq] = l;
-    barrier();
     if (sq < nq && sk < dh4) {
         vec4 r = o / lsum[sq];
         uint a = p.ooff + (g * p.rps + q0 + sq) * p.d + h * p.dh + sk * 4u;
