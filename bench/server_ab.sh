@@ -2,7 +2,9 @@
 # Two builds of `pocket-tts serve` side by side on one machine: for each round, build A then
 # build B serve the full-size synthetic model (EOS off: every request the same 12.6 s of
 # audio) with S slots, and bench/server_load.py sends C clients at once to each; prints
-# server_load's line (aggregate real time, first audio median and max) per build and round.
+# server_load's line (aggregate real time, first audio median and max) per build and round,
+# and from the server's request log (where it has queued_ms) the median and max of the time
+# requests waited for a slot and of the first audio as the server saw it.
 # Usage: bench/server_ab.sh POCKET_TTS_A POCKET_TTS_B SLOTS CLIENTS [ROUNDS] [serve options,
 #        e.g. --backend vulkan --precision bf16]
 # Writes the synthetic checkpoint to $TMPDIR (pocket-tts fill) when it is not there yet.
@@ -21,7 +23,7 @@ procs=$((clients >= 256 ? 16 : clients >= 16 ? 4 : 1))
 serve() { # binary, label
   "$1" serve --config "$fx/full/manifest.json" --weights "$w" --voices-dir "$vdir" \
     --voice full --host 127.0.0.1 --port 0 --eos-threshold 1e9 --max-concurrent "$slots" \
-    --queue "$clients" --max-connections $((clients + 64)) --log-level warn "${args[@]}" \
+    --queue "$clients" --max-connections $((clients + 64)) --log-level info "${args[@]}" \
     2>"$vdir/log" &
   local pid=$! port=""
   for _ in $(seq 900); do
@@ -37,6 +39,14 @@ serve() { # binary, label
     python3 "$here/server_load.py" "http://127.0.0.1:$port" 1 >/dev/null 2>&1
     python3 "$here/server_load.py" "http://127.0.0.1:$port" "$clients" --procs $procs 2>&1 |
       grep -E "^ *[0-9]" | sed "s/^/$2 /"
+    grep "POST /v1/audio/speech" "$vdir/log" | tail -n "$clients" | python3 -c '
+import re, statistics, sys
+q, f = [], []
+for line in sys.stdin:
+    m = re.search(r"queued_ms=(\d+) first_audio_ms=(\d+)", line)
+    if m: q.append(int(m.group(1))); f.append(int(m.group(2)))
+if q: print("   server side: queued median %d max %d ms, first audio median %d max %d ms" %
+            (statistics.median(q), max(q), statistics.median(f), max(f)))'
   fi
   kill -TERM $pid 2>/dev/null
   wait $pid 2>/dev/null

@@ -104,7 +104,7 @@ typedef struct srv_req {
      * (every QUEUE_SWEEP_S while queued, for hang-ups). It must not block. */
     void (*wake)(void *arg);
     void *wake_arg;
-    double t_start, t_first;
+    double t_start, t_first, t_admit; /* t_admit: taken into a slot (< 0 before) */
     int64_t samples;
     ptts_gen_options go; /* the server's defaults and the request's own options */
     /* incremental text (srv_req_new_incremental): what srv_req_feed queued and the generation
@@ -182,7 +182,8 @@ int srv_req_feed(srv *s, srv_req *r, const char *text, size_t len, int flush, in
  * 0 when none came in time (the request still runs), SRV_POP_DONE when it is complete and the
  * ring is empty, SRV_POP_FAILED when it failed or was cancelled (r->err says why: read it with
  * s->mu held, or once popping has returned SRV_POP_FAILED). r->t_start and r->t_first (tool_now
- * seconds, t_first < 0 before the first frame) give the first-audio latency. */
+ * seconds, t_first < 0 before the first frame) give the first-audio latency, t_admit its part
+ * spent in the queue. */
 enum { SRV_POP_DONE = -1, SRV_POP_FAILED = -2 };
 int srv_req_pop(srv *s, srv_req *r, float *out, int max_frames, int wait_ms);
 /* Queue (the queue takes a reference). 0, or -1 when the queue is full. Caller holds no lock. */

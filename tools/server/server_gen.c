@@ -30,6 +30,7 @@ srv_req *srv_req_new(srv *s, char *text, const ptts_voice *v, ptts_voice *owned)
     r->max_cap = frames < 2 ? 2 : frames > 1e6 ? 1000000 : (int)frames;
     r->t_start = tool_now();
     r->t_first = -1;
+    r->t_admit = -1;
     r->go = s->cfg.go;
     pthread_cond_init(&r->cv, NULL);
     return r;
@@ -344,6 +345,7 @@ static void *gen_main(void *arg) {
             }
             r->slot = slot;
             r->state = RQ_ACTIVE;
+            r->t_admit = tool_now();
             s->slot_req[slot] = r;
             s->active++;
             s->batch_steps = r->go.sampler_steps > 0 ? r->go.sampler_steps : 1;

@@ -75,7 +75,7 @@ typedef struct conn_ctx {
     char method[8], path[96];
     unsigned status;
     uint64_t bytes;
-    double audio_s, first_ms;              /* first_ms < 0: no audio */
+    double audio_s, first_ms, queued_ms;   /* < 0: no audio / never admitted */
     char detail[PTTS_ERROR_MSG_MAX + 300]; /* a library message and what it was about */
 } conn_ctx;
 
@@ -230,6 +230,7 @@ static int pump(stream_ctx *c, struct MHD_Connection *conn) {
     int state = r->state, cancel = r->cancel;
     c->x->audio_s = (double)r->samples / PTTS_SAMPLE_RATE;
     if (r->t_first >= 0) c->x->first_ms = 1000.0 * (r->t_first - r->t_start);
+    if (r->t_admit >= 0) c->x->queued_ms = 1000.0 * (r->t_admit - r->t_start);
     if (state == RQ_FAILED && !got) /* cut short after the 200: the log says why */
         snprintf(c->x->detail, sizeof c->x->detail, "generation: %s", r->err);
     pthread_mutex_unlock(&s->mu);
@@ -633,6 +634,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *con_cls = x;
         x->t0 = tool_now();
         x->first_ms = -1;
+        x->queued_ms = -1;
         snprintf(x->method, sizeof x->method, "%s", method);
         snprintf(x->path, sizeof x->path, "%s", url);
         /* a request without a body is answered at its second call: MHD 0.9.75 closes the
@@ -703,10 +705,12 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     /* one line per request; the detail (paths, library messages) is for the operator only */
     int level = x->status >= 500 || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ? PTTS_LOG_WARN
                                                                                : PTTS_LOG_INFO;
-    char first[32] = "-";
+    char first[32] = "-", queued[32] = "-";
     if (x->first_ms >= 0) snprintf(first, sizeof first, "%.0f", x->first_ms);
-    srv_log(s, level, "%s %s %u bytes=%llu audio_s=%.2f first_audio_ms=%s ms=%.0f%s%s%s", x->method,
-            x->path, x->status, (unsigned long long)x->bytes, x->audio_s, first,
+    if (x->queued_ms >= 0) snprintf(queued, sizeof queued, "%.0f", x->queued_ms);
+    srv_log(s, level,
+            "%s %s %u bytes=%llu audio_s=%.2f queued_ms=%s first_audio_ms=%s ms=%.0f%s%s%s",
+            x->method, x->path, x->status, (unsigned long long)x->bytes, x->audio_s, queued, first,
             1000.0 * (tool_now() - x->t0),
             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)",
             x->detail[0] ? ": " : "", x->detail);
