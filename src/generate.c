@@ -272,6 +272,12 @@ int ptts_batch_waiting(const ptts_batch *b) {
     return n;
 }
 
+/* Whether a call of n utterances is held to the call budget (batch_kcap): when it steps more
+ * than one and a slot is free for another to join. */
+static int batch_held(const ptts_batch *b, int n) {
+    return n > 1 && ptts_batch_active(b) < b->n_slots;
+}
+
 /* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
  * needed; those that end are reported) and its k: how many slots, < 0 on an error. */
 static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
@@ -312,7 +318,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         b->active[n++] = i;
     }
     *kout = PTTS_MIN(k, ramp);
-    if (n > 1) *kout = PTTS_MIN(*kout, b->kcap);
+    if (batch_held(b, n)) *kout = PTTS_MIN(*kout, b->kcap);
     return n;
 }
 
@@ -320,7 +326,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
  * of every stepped utterance, and no other utterance waits to join), else 0. */
 static int batch_pair_k(const ptts_batch *b, int n, int k) {
     if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
-    int kn = n > 1 ? b->kcap : b->kmax;
+    int kn = batch_held(b, n) ? b->kcap : b->kmax;
     for (int j = 0; j < n; j++) {
         int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
         if (kj == 0) return 0;
@@ -358,8 +364,10 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
  * 22 ms (bench/RESULTS.md). So a call takes at most call_budget seconds of frames, the seconds
  * a frame measured between the starts of consecutive calls (the device's time, or the host's
  * when that is longer; averaged over two calls). Small batches keep kmax (a frame of 64
- * streams is ~1.5 ms); one utterance alone is never held (nobody waits on it; its calls may
- * be paced by a reader, which is no device time). Same frames whatever k. */
+ * streams is ~1.5 ms). Only while a slot is free (batch_held): shorter calls cost device time
+ * (1,024 streams on the H200: calls of 2 frames 3254x, of 8 3590x), and a full batch has
+ * nobody to let in until a stream ends; one utterance alone is never held either (its calls
+ * may be paced by a reader, which is no device time). Same frames whatever k. */
 static void batch_kcap(ptts_batch *b) {
     const double now = ptts_now();
     if (b->k_last > 0) {

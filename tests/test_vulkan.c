@@ -342,10 +342,11 @@ static int on_frame_step(void *user, int slot, const float *pcm, int n) {
     return on_frame(&p->c, slot, pcm, n);
 }
 
-/* The call budget (generate.h): with none, every call of the 3-stream batch computes one frame
- * (a step hands a slot at most two: the late call's before it and its own); with a large one,
- * calls of kmax; the same samples bit for bit either way. One text for the three, so that no
- * stream runs alone (one utterance is never held to the budget). */
+/* The call budget (generate.h): with none, every call of 3 streams in a 4-slot batch computes
+ * one frame (a step hands a slot at most two: the late call's before it and its own); with a
+ * large one, calls of kmax; the same samples bit for bit either way. A full batch (3 slots) is
+ * not held: nobody can join it. One text for the three, so that no stream runs alone (one
+ * utterance is never held to the budget). */
 static void call_budget(ptts_model *m) {
     ptts_error e = {0};
     ptts_voice *v;
@@ -355,13 +356,13 @@ static void call_budget(ptts_model *m) {
     o.eos_threshold = 1e9f;
     o.eos_threshold_set = 1;
     const int cap = 400 * 1920;
-    per_step run[2];
-    for (int r = 0; r < 2; r++) {
+    per_step run[3];
+    for (int r = 0; r < 3; r++) {
         memset(&run[r], 0, sizeof run[r]);
         run[r].c.cap = cap;
         ptts_batch *b;
-        REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
-        ptts_batch_set_call_budget(b, r == 0 ? 0.0 : 1e9);
+        REQUIRE(ptts_batch_create(&b, m, r == 2 ? 3 : 4, &e) == 0);
+        ptts_batch_set_call_budget(b, r == 1 ? 1e9 : 0.0);
         for (int i = 0; i < 3; i++) {
             run[r].c.pcm[i] = calloc((size_t)cap, sizeof(float));
             o.seed = 77 + (uint64_t)i;
@@ -378,17 +379,21 @@ static void call_budget(ptts_model *m) {
         run[r].most = most;
         ptts_batch_free(b);
     }
-    printf("call budget 0: at most %d frame(s) a slot a step; unbounded: %d\n", run[0].most,
-           run[1].most);
-    CHECKF(run[0].most <= 2 && run[1].most > 2,
-           "frames a slot a step: %d with budget 0, %d without", run[0].most, run[1].most);
+    printf("call budget 0: at most %d frame(s) a slot a step; unbounded: %d; budget 0, the "
+           "batch full: %d\n",
+           run[0].most, run[1].most, run[2].most);
+    CHECKF(run[0].most <= 2 && run[1].most > 2 && run[2].most > 2,
+           "frames a slot a step: %d with budget 0, %d without, %d with budget 0 and no free slot",
+           run[0].most, run[1].most, run[2].most);
     for (int i = 0; i < 3; i++) {
         const int n = run[0].c.n[i];
-        CHECKF(n > 20 * 1920 && n == run[1].c.n[i] && n <= cap &&
-                   !memcmp(run[0].c.pcm[i], run[1].c.pcm[i], (size_t)n * sizeof(float)),
-               "call budget, stream %d: %d vs %d samples, not identical", i, n, run[1].c.n[i]);
-        free(run[0].c.pcm[i]);
-        free(run[1].c.pcm[i]);
+        for (int r = 1; r < 3; r++)
+            CHECKF(n > 20 * 1920 && n == run[r].c.n[i] && n <= cap &&
+                       !memcmp(run[0].c.pcm[i], run[r].c.pcm[i], (size_t)n * sizeof(float)),
+                   "call budget, run %d, stream %d: %d vs %d samples, not identical", r, i, n,
+                   run[r].c.n[i]);
+        for (int r = 0; r < 3; r++)
+            free(run[r].c.pcm[i]);
     }
     ptts_voice_free(v);
 }
