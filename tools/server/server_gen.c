@@ -323,6 +323,7 @@ static void *gen_main(void *arg) {
             finish_locked(s, r, RQ_DONE);
         }
         /* admit queued requests into free slots */
+        int admitted = 0;
         while (s->q_head && s->active < s->cfg.max_concurrent) {
             srv_req *r = s->q_head;
             if (!r->cancel && s->active > 0 &&
@@ -346,6 +347,7 @@ static void *gen_main(void *arg) {
             r->slot = slot;
             r->state = RQ_ACTIVE;
             r->t_admit = tool_now();
+            admitted++;
             s->slot_req[slot] = r;
             s->active++;
             s->batch_steps = r->go.sampler_steps > 0 ? r->go.sampler_steps : 1;
@@ -369,10 +371,15 @@ static void *gen_main(void *arg) {
             pthread_cond_wait(&s->gen_cv, &s->mu);
             continue;
         }
+        const int active = s->active, queued = s->q_count;
         pthread_mutex_unlock(&s->mu);
         double t0 = tool_now();
         int rc = ptts_batch_step(s->batch, on_frame, s, &e);
         double dt = tool_now() - t0;
+        /* the engine's rhythm, for an operator who looks into first-audio times */
+        srv_log(s, PTTS_LOG_DEBUG,
+                "generation: a step of %d requests (%d admitted before it, %d queued) took %.1f ms",
+                active, admitted, queued, 1e3 * dt);
         pthread_mutex_lock(&s->mu);
         s->busy_s += dt;
         if (rc < 0) {
