@@ -1,7 +1,8 @@
 /* pool.c - the persistent thread pool (see pool.h). Tasks are claimed with an atomic counter;
- * completion is counted with another. Workers spin ~50 us before sleeping; the caller spins,
- * then yields, while it waits for tasks other threads hold. A borrowed pool is the same region
- * machinery with helpers (ptts_pool_help) in place of workers. */
+ * completion is counted with another. Workers spin 20000 loads before sleeping (9 us on a Zen
+ * 5: longer spins lost with a busy neighbour, bench/RESULTS.md "Where the CPU loop's time
+ * goes"); the caller spins, then yields, while it waits for tasks other threads hold. A borrowed
+ * pool is the same region machinery with helpers (ptts_pool_help) in place of workers. */
 #define _GNU_SOURCE
 #include "pool.h"
 
