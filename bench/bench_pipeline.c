@@ -8,7 +8,12 @@
  *   flow      ms per flow-head sample (1 LSD step, one row)
  *   codec     ms per decoded frame (latent -> 1920 samples)
  *   loop      ms per frame through ptts_stream_next (all of the above plus noise and the rule),
- *             and the real-time factor (80 ms of audio / that)
+ *             and the real-time factor (80 ms of audio / that); with the CPU engine, then where
+ *             a frame's time went inside the loop (ptts_engine_cpu_times, means over the runs):
+ *             backbone, flow and codec as the loop ran them (their weights evicted by each
+ *             other's, unlike the stages above, timed alone), the overlap region and inside it
+ *             its backbone task and its codec tasks (one thread each), the rest (outside the
+ *             engine: noise, EOS rule, copies), and the pool regions and worker wake-ups
  *   ttfa      time to first audio: ptts_stream_start (text, chunk prompt) + the first frame,
  *             from a loaded voice
  *   encode    voice cloning of a 10 s clip (ptts_voice_from_samples, 24 kHz)
@@ -30,8 +35,10 @@
 #include "backbone.h"
 #include "cli.h"
 #include "codec.h"
+#include "engine.h"
 #include "engine_vulkan.h"
 #include "flow.h"
+#include "generate.h"
 #include "model.h"
 #include "text.h"
 
@@ -255,22 +262,33 @@ static ptts_gen_options gen_opts(void) {
     return o;
 }
 
-/* ms per frame of the whole loop (*loop) and time to first audio (*ttfa), medians. An engine may
- * compute several frames a call (the GPU's 8) and hand them out one by one: the loop figure is
- * the time after the first frame divided by the frames computed in that time (the stream's
- * frames_total; every frame is emitted, EOS is off), never by the frames handed out, some of
- * which the first call computed. At least one call is timed whatever --frames says, and the
+/* Where the timed frames' time went, summed over the runs (the CPU engine's times). */
+typedef struct loop_parts {
+    ptts_cpu_times t;
+    double wall; /* seconds of the timed frames */
+    long frames;
+} loop_parts;
+
+/* ms per frame of the whole loop (*loop) and time to first audio (*ttfa), medians; *parts. An
+ * engine may compute several frames a call (the GPU's 8) and hand them out one by one: the loop
+ * figure is the time after the first frame divided by the frames computed in that time (the
+ * stream's frames_total; every frame is emitted, EOS is off), never by the frames handed out, some
+ * of which the first call computed. At least one call is timed whatever --frames says, and the
  * window ends where no frame is computed ahead (frames_ahead 0): where the GPU steps the next
  * call's frames with the last call's audio, that is the chunk's end, so the window holds as
  * many steps as decodes. */
 static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba, double *loop,
-                        double *ttfa, ptts_error *e) {
+                        double *ttfa, loop_parts *parts, ptts_error *e) {
     ptts_stream *s;
     if (ptts_stream_create(&s, m, e)) return -1;
     float *pcm = ptts_calloc_aligned((size_t)m->w->arch.frame_samples * sizeof(float));
     double tl[64], tt[64];
     ptts_gen_options o = gen_opts();
     int rc = pcm ? 0 : -1;
+    const ptts_engine_ops *ops;
+    void *eng = ptts_stream_engine(s, &ops);
+    ptts_cpu_times c0 = {0}, c1 = {0};
+    memset(parts, 0, sizeof *parts);
     for (int r = 0; !rc && r < ba->reps; r++) {
         double t0 = ptts_now();
         if ((rc = ptts_stream_start(s, v, ba->text, &o, e))) break;
@@ -282,6 +300,7 @@ static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba
         ptts_stream_status st;
         ptts_stream_get_status(s, &st);
         const int computed0 = st.frames_total; /* by the first call */
+        if (ops == &ptts_engine_cpu) ptts_engine_cpu_times(eng, &c0);
         double t1 = ptts_now();
         for (int f = 1;; f++) {
             if (f >= ba->frames) {
@@ -293,12 +312,27 @@ static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba
             if (n <= 0) break;
         }
         double t2 = ptts_now();
+        if (ops == &ptts_engine_cpu) {
+            ptts_engine_cpu_times(eng, &c1);
+            parts->t.backbone += c1.backbone - c0.backbone;
+            parts->t.flow += c1.flow - c0.flow;
+            parts->t.codec += c1.codec - c0.codec;
+            parts->t.region += c1.region - c0.region;
+            parts->t.region_backbone += c1.region_backbone - c0.region_backbone;
+            parts->t.region_codec += c1.region_codec - c0.region_codec;
+            parts->t.regions += c1.regions - c0.regions;
+            parts->t.sleeps += c1.sleeps - c0.sleeps;
+        }
         ptts_stream_get_status(s, &st);
         tt[r] = (t1 - t0) * 1e3;
         if (!rc && st.frames_total <= computed0)
             rc = ptts_fail(e, PTTS_E_INVALID,
                            "the text ended before a timed frame; a longer --text");
         tl[r] = rc ? 0.0 : (t2 - t1) * 1e3 / (st.frames_total - computed0);
+        if (!rc) {
+            parts->frames += st.frames_total - computed0;
+            parts->wall += t2 - t1;
+        }
     }
     ptts_free_aligned(pcm);
     ptts_stream_free(s);
@@ -437,13 +471,27 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
             printf("-- overlap %s\n", overlap_name(m->be.args.overlap));
         if (!rc && (ba->parts & (P_LOOP | P_TTFA))) {
             double loop, ttfa;
-            if (bench_stream(m, v, ba, &loop, &ttfa, &e))
+            loop_parts lp;
+            if (bench_stream(m, v, ba, &loop, &ttfa, &lp, &e))
                 rc = 1;
             else {
                 if (ba->parts & P_LOOP)
                     printf("loop     %8.2f ms/frame  (real-time factor %.2fx: %.0f ms of audio per "
                            "frame)\n",
                            loop, 80.0 / loop, 1e3 * PTTS_FRAME_SAMPLES / PTTS_SAMPLE_RATE);
+                if ((ba->parts & P_LOOP) && lp.frames > 0 && m->be.engine == &ptts_engine_cpu) {
+                    const ptts_cpu_times *c = &lp.t;
+                    const double f = 1e3 / (double)lp.frames;
+                    printf("  in it  backbone %.2f, flow %.2f, codec %.2f", c->backbone * f,
+                           c->flow * f, c->codec * f);
+                    if (c->region > 0)
+                        printf(", overlap region %.2f (its backbone %.2f, codec %.2f)",
+                               c->region * f, c->region_backbone * f, c->region_codec * f);
+                    printf(", rest %.2f ms/frame; %.1f pool regions, %.1f worker sleeps a frame\n",
+                           (lp.wall - c->backbone - c->flow - c->codec - c->region) * f,
+                           (double)c->regions / (double)lp.frames,
+                           (double)c->sleeps / (double)lp.frames);
+                }
                 if (ba->parts & P_TTFA)
                     printf("ttfa     %8.1f ms  (stream_start + first frame, %d text tokens)\n",
                            ttfa, chunks[0].n_ids);

@@ -82,4 +82,16 @@ extern const ptts_engine_ops ptts_engine_cpu;
  * ptts_engine_args.overlap) since it was created: tests check that the overlap path ran. */
 long ptts_engine_cpu_overlapped(const void *eng);
 
+/* Where a CPU engine instance's time went since it was created, wall seconds (bench_pipeline
+ * prints them per frame beside the stages timed alone: a stage's cost inside the loop, its
+ * weights evicted by the others', against its cost run alone). step: the backbone of slots not
+ * computed ahead, and the flow head; decode: the codec with every thread, or the overlap
+ * region, and inside that region its backbone task and its codec tasks (summed over the
+ * threads that ran them); regions and sleeps: the model pool's (ptts_pool_counts). */
+typedef struct ptts_cpu_times {
+    double backbone, flow, codec, region, region_backbone, region_codec;
+    long steps, decodes, regions, sleeps;
+} ptts_cpu_times;
+void ptts_engine_cpu_times(const void *eng, ptts_cpu_times *out);
+
 #endif

@@ -76,6 +76,10 @@ typedef struct cpu_engine {
     float *xs;            /* [slots, d] */
     float *scratch;       /* ptts_transformer_step_scratch(slots, scratch_cap) */
     int scratch_cap;
+    /* ptts_engine_cpu_times (its regions and sleeps are the pool's) */
+    ptts_cpu_times times;
+    double *tid_codec; /* [threads]: seconds of overlap codec tasks by pool tid (the tasks of a
+                          region may run on several threads at once: a sum each) */
     /* overlap */
     int overlap;     /* PTTS_OVERLAP_* of the engine args */
     long overlapped; /* frames decoded beside the next step, since created (tests) */
@@ -125,6 +129,7 @@ static void cpu_destroy(void *p) {
     ptts_free_aligned(g->h_pre);
     ptts_free_aligned(g->eos_pre);
     free(g->pick);
+    free(g->tid_codec);
     ptts_pool_free(g->sub);
     ptts_codec_batch_free(g->cb);
     free(g->decs);
@@ -158,6 +163,7 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
     g->solo.k = g->ctx->k;
     g->solo.pool = NULL;
     int threads = ptts_pool_threads(g->ctx->pool);
+    g->tid_codec = calloc((size_t)threads, sizeof *g->tid_codec);
     if (threads > 1) g->sub = ptts_pool_create_borrowed(threads);
     g->bbctx.k = g->ctx->k;
     g->bbctx.pool = g->sub;
@@ -168,8 +174,8 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
     g->cctx.pool = g->csub;
     int rc = 0;
     if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs ||
-        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || (threads > 1 && !g->sub) ||
-        !g->decs || !g->lats || (threads > 1 && !g->csub))
+        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || !g->tid_codec ||
+        (threads > 1 && !g->sub) || !g->decs || !g->lats || (threads > 1 && !g->csub))
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
     for (int i = 0; !rc && i < slots; i++) {
@@ -248,7 +254,9 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!g->slot[slots[i]].pre) g->pick[m++] = i;
+    double t0 = ptts_now();
     if (m > 0) backbone_pass(g, g->ctx, slots, m);
+    double t1 = ptts_now();
     /* h [n, d], eos [n] in call order: pre-computed rows, then this pass's */
     for (int i = 0, j = 0; i < n; i++) {
         cpu_slot *s = &g->slot[slots[i]];
@@ -260,6 +268,9 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     }
     /* the flow head over every slot's row at once */
     ptts_flow_sample(g->flow, g->ctx, g->h, noise, n, latents);
+    g->times.backbone += t1 - t0;
+    g->times.flow += ptts_now() - t1;
+    g->times.steps++;
     for (int i = 0; i < n; i++) {
         memcpy(g->latent + (size_t)slots[i] * a->ld, latents + (size_t)i * a->ld,
                (size_t)a->ld * sizeof(float));
@@ -289,10 +300,10 @@ static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
  * helps only once every codec is taken, and the backbone task is running by then (no task
  * waits for one not yet claimed). */
 static void overlap_task(void *ctx, int task, int tid) {
-    (void)tid;
     cpu_engine *g = ctx;
     const ptts_arch *a = &g->w->arch;
     if (task == 0) {
+        double t0 = ptts_now();
         backbone_pass(g, &g->bbctx, g->r_slots, g->r_n_codec);
         for (int j = 0; j < g->r_n_codec; j++) {
             int slot = g->r_slots[g->pick[j]];
@@ -300,6 +311,7 @@ static void overlap_task(void *ctx, int task, int tid) {
                    (size_t)a->d * sizeof(float));
             g->eos_pre[slot] = g->eb[j];
         }
+        g->times.region_backbone += ptts_now() - t0; /* one task a region: one writer */
         __atomic_store_n(&g->help_stop, 1, __ATOMIC_RELEASE);
         return;
     }
@@ -309,8 +321,10 @@ static void overlap_task(void *ctx, int task, int tid) {
     }
     int i = g->pick[task - 1];
     int slot = g->r_slots[i];
+    double t0 = ptts_now();
     ptts_codec_dec_frame(g->slot[slot].dec, &g->solo, g->latent + (size_t)slot * a->ld,
                          g->r_pcm + (size_t)i * a->frame_samples, NULL);
+    g->tid_codec[tid] += ptts_now() - t0;
 }
 
 /* The batched variant (2+ codecs): task 0 the backbone as above; task 1 the low-rate codec
@@ -327,8 +341,10 @@ static void overlap_task_batched(void *ctx, int task, int tid) {
         overlap_task(ctx, 0, tid);
         return;
     }
+    double t0 = ptts_now();
     if (task == 1) {
         ptts_codec_dec_frames_low(g->cb, g->decs, nc, &g->cctx, g->lats);
+        g->tid_codec[tid] += ptts_now() - t0;
         __atomic_store_n(&g->low_done, 1, __ATOMIC_RELEASE);
         return;
     }
@@ -339,6 +355,7 @@ static void overlap_task_batched(void *ctx, int task, int tid) {
     if (!__atomic_load_n(&g->low_done, __ATOMIC_ACQUIRE)) ptts_pool_help(g->csub, &g->low_done);
     int i = g->pick[task - 2];
     ptts_codec_dec_frame_high(g->decs[task - 2], &g->solo, g->r_pcm + (size_t)i * a->frame_samples);
+    g->tid_codec[tid] += ptts_now() - t0; /* with the wait for task 1 (spent helping it) */
 }
 
 /* decs, lats for the n_codec slots at call positions pick[0..nc) of `slots`. */
@@ -364,6 +381,8 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
             fresh |= g->slot[slots[i]].fresh;
             g->slot[slots[i]].fresh = 0;
         }
+    const double t0 = ptts_now();
+    g->times.decodes++;
     if (overlap_pays(g, nc, fresh)) {
         /* every decoded slot has taken a step this frame (have_latent) and none is pre yet */
         g->r_slots = slots;
@@ -381,6 +400,7 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         for (int j = 0; j < nc; j++)
             g->slot[slots[g->pick[j]]].pre = 1;
         g->overlapped += nc;
+        g->times.region += ptts_now() - t0;
         return 0;
     }
     if (g->cb && nc >= 2) {
@@ -390,17 +410,26 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         for (int j = 0; j < nc; j++)
             ptts_codec_dec_frame_high(g->decs[j], g->ctx,
                                       pcm + (size_t)g->pick[j] * a->frame_samples);
-        return 0;
+    } else {
+        for (int i = 0; i < n; i++)
+            if (counts[i] > 0)
+                ptts_codec_dec_frame(g->slot[slots[i]].dec, g->ctx,
+                                     g->latent + (size_t)slots[i] * a->ld,
+                                     pcm + (size_t)i * a->frame_samples, NULL);
     }
-    for (int i = 0; i < n; i++)
-        if (counts[i] > 0)
-            ptts_codec_dec_frame(g->slot[slots[i]].dec, g->ctx,
-                                 g->latent + (size_t)slots[i] * a->ld,
-                                 pcm + (size_t)i * a->frame_samples, NULL);
+    g->times.codec += ptts_now() - t0;
     return 0;
 }
 
 long ptts_engine_cpu_overlapped(const void *eng) { return ((const cpu_engine *)eng)->overlapped; }
+
+void ptts_engine_cpu_times(const void *eng, ptts_cpu_times *out) {
+    const cpu_engine *g = eng;
+    *out = g->times;
+    for (int t = 0; t < ptts_pool_threads(g->ctx->pool); t++)
+        out->region_codec += g->tid_codec[t];
+    ptts_pool_counts(g->ctx->pool, &out->regions, &out->sleeps);
+}
 
 const ptts_engine_ops ptts_engine_cpu = {
     .name = "cpu",

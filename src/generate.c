@@ -638,6 +638,11 @@ void ptts_stream_get_status(const ptts_stream *s, ptts_stream_status *st) {
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s) { return &s->rec; }
 
+void *ptts_stream_engine(const ptts_stream *s, const ptts_engine_ops **ops) {
+    *ops = s->b->ops;
+    return s->b->eng;
+}
+
 int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks) {
     *chunks = s->b->u[0].chunks;
     return s->b->u[0].n_chunks;

@@ -8,6 +8,8 @@
 #include "ptts.h"
 #include "text.h"
 
+struct ptts_engine_ops;
+
 /* The speech frame the last ptts_stream_next returned (a pause's frame leaves it as it was). */
 typedef struct ptts_step_record {
     int chunk, step;     /* its chunk (0-based) and step within the chunk (0 at bos_emb) */
@@ -16,6 +18,9 @@ typedef struct ptts_step_record {
 } ptts_step_record;
 
 const ptts_step_record *ptts_stream_last_step(const ptts_stream *s);
+/* The engine instance the stream runs on, and its operations (*ops): bench_pipeline reads the
+ * CPU engine's times (engine.h) around its timed frames. */
+void *ptts_stream_engine(const ptts_stream *s, const struct ptts_engine_ops **ops);
 /* The chunks of the current utterance (valid until the next start). */
 int ptts_stream_chunks(const ptts_stream *s, const ptts_chunk **chunks);
 /* ptts_stream_start with the text already split: n chunks (copied; each needs model_text's ids

@@ -1,7 +1,8 @@
 /* pool.c - the persistent thread pool (see pool.h). Tasks are claimed with an atomic counter;
- * completion is counted with another. Workers spin ~50 us before sleeping; the caller spins,
- * then yields, while it waits for tasks other threads hold. A borrowed pool is the same region
- * machinery with helpers (ptts_pool_help) in place of workers. */
+ * completion is counted with another. Workers spin 20000 loads before sleeping (9 us on a Zen
+ * 5: longer spins lost with a busy neighbour, bench/RESULTS.md "Where the CPU loop's time
+ * goes"); the caller spins, then yields, while it waits for tasks other threads hold. A borrowed
+ * pool is the same region machinery with helpers (ptts_pool_help) in place of workers. */
 #define _GNU_SOURCE
 #include "pool.h"
 
@@ -31,6 +32,8 @@ struct ptts_pool {
     void *ctx;
     atomic_int stop;
     int borrowed; /* no threads of its own (ptts_pool_create_borrowed) */
+    long regions; /* ptts_pool_counts: written under region_mu */
+    long sleeps;  /* written under mu */
 };
 
 typedef struct {
@@ -68,6 +71,8 @@ static void *worker(void *arg) {
                !atomic_load(&p->stop)) {
             if (++spins > 20000) {
                 pthread_mutex_lock(&p->mu);
+                if ((uint32_t)(atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop))
+                    p->sleeps++;
                 while ((uint32_t)(atomic_load(&p->ticket) >> 32) == seen && !atomic_load(&p->stop))
                     pthread_cond_wait(&p->cv, &p->mu);
                 pthread_mutex_unlock(&p->mu);
@@ -132,6 +137,17 @@ void ptts_pool_free(ptts_pool *p) {
 
 int ptts_pool_threads(const ptts_pool *p) { return p ? p->nthreads : 1; }
 
+void ptts_pool_counts(ptts_pool *p, long *regions, long *sleeps) {
+    *regions = *sleeps = 0;
+    if (!p) return;
+    pthread_mutex_lock(&p->region_mu);
+    *regions = p->regions;
+    pthread_mutex_unlock(&p->region_mu);
+    pthread_mutex_lock(&p->mu);
+    *sleeps = p->sleeps;
+    pthread_mutex_unlock(&p->mu);
+}
+
 ptts_pool *ptts_pool_create_borrowed(int nthreads) {
     ptts_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
@@ -170,6 +186,7 @@ void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx) {
         return;
     }
     pthread_mutex_lock(&p->region_mu);
+    p->regions++;
     /* Close the finished generation first: a worker late from it may read the new n below
      * and would otherwise still win a CAS on the old ticket (old gen, old n), running a task
      * index of the new region twice. With the index at INT32_MAX that CAS fails. */

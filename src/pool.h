@@ -18,6 +18,11 @@ int ptts_pool_threads(const ptts_pool *p);
 /* Run n tasks and wait for all of them. p may be NULL (runs inline). */
 void ptts_pool_run(ptts_pool *p, int n, ptts_pool_fn fn, void *ctx);
 
+/* Regions run with threads (ptts_pool_run with 2+ tasks and 2+ threads) and the times a worker
+ * found no region and went to sleep, since the pool was created: how often a region had to
+ * wake a worker (bench_pipeline prints them per frame). p may be NULL (zeros). */
+void ptts_pool_counts(ptts_pool *p, long *regions, long *sleeps);
+
 /* A pool without threads of its own: its regions run on the thread that calls ptts_pool_run
  * and on whichever threads are inside ptts_pool_help at the time (threads lent by a task of
  * another pool once that task has nothing else to do). nthreads is how many threads the work
