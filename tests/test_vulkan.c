@@ -10,15 +10,15 @@
  * whole step as one persistent dispatch of one workgroup (stepk = 1), each register-tiled gemm
  * forced, the codec convs' windows copied into work buffers, decode and step submitted apart
  * (bit-exact against paired), each tensor-core tile forced (where the device has cooperative
- * matrices), and with the hybrid engine (codec only on the GPU); after each forced run the
- * engine's counters (ptts_vulkan_engine_counts / _tile_uses) must show that the forced path ran
- * and no other tile did, and an unknown tile name must fail at create. The sampler heads
- * (lsd, flow_matching, drifting) alone against flow_head*.safetensors (1e-3); flow_matching (1
- * and 4 steps) and drifting replay generate_flow_matching_steps1/4 (1e-3) and
- * generate_drifting (1e-2, free-running), on the multi-dispatch step and on stepk. A bf16
- * model's one-dispatch step (bf16 weight copies) against its multi-dispatch step.
- * Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when the build has no
- * Vulkan backend or no Vulkan device exists.
+ * matrices; every tile's samples bit-identical to the others'), and with the hybrid engine (codec
+ * only on the GPU); after each forced run the engine's counters (ptts_vulkan_engine_counts /
+ * _tile_uses) must show that the forced path ran and no other tile did, and an unknown tile name
+ * must fail at create. The sampler heads (lsd, flow_matching, drifting) alone against
+ * flow_head*.safetensors (1e-3); flow_matching (1 and 4 steps) and drifting replay
+ * generate_flow_matching_steps1/4 (1e-3) and generate_drifting (1e-2, free-running), on the
+ * multi-dispatch step and on stepk. A bf16 model's one-dispatch step (bf16 weight copies) against
+ * its multi-dispatch step. Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when
+ * the build has no Vulkan backend or no Vulkan device exists.
  */
 #include <math.h>
 
@@ -575,16 +575,33 @@ int main(void) {
         const int tc = ptts_vulkan_engine_tc(eng);
         ptts_engine_release(&m->be, ops, 1, eng, 0);
         if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
-        static const char *const tct[] = {"l", "m", "s", "w", "t"};
-        for (int i = 0; tc && i < 5; i++) {
+        static const char *const tct[] = {"l", "m", "s", "w", "t", "wh", "th", "xh"};
+        float *ref = NULL;
+        int nref = 0;
+        for (int i = 0; tc && i < 8; i++) {
             const ptts_vk_tuning force = {.tc_force = tct[i]};
             ptts_model_set_vk_tuning(m, &force);
             printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
             replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
             replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-            check_forced(m, 1, tct, 5, i);
+            check_forced(m, 1, tct, 8, i);
+            /* every tile sums the same float16 products in the same K order (the float16
+             * weight copies hold what the others round W to): the same samples, bit for bit */
+            float *pcm;
+            const int n = gen_pcm(m, "Hello there, one more sentence.", &pcm);
+            if (i == 0) {
+                ref = pcm;
+                nref = n;
+            } else {
+                CHECKF(n == nref && n > 20 * 1920 && pcm && ref &&
+                           !memcmp(pcm, ref, (size_t)n * sizeof(float)),
+                       "tensor-core tile %s: %d samples, not those of tile %s (%d)", tct[i], n,
+                       tct[0], nref);
+                free(pcm);
+            }
             batch_vs_cpu(m);
         }
+        free(ref);
     }
     ptts_model_free(m);
     bf16_stepk();
