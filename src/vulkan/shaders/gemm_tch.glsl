@@ -99,14 +99,17 @@ void main() {
         }
         barrier();
         if (st + 1u < nst) load_step(st + 1u, K4, KW, xa, wa, rx, rw);
-        [[unroll]] for (uint kq = 0u; kq < KC; kq += 2u) { // 16 halves: 2 uvec4s of a row
-            F16M a[FR], b[FC];
+        // 16 halves (2 uvec4s of a row) at a time; one W fragment live at a time (xh's 4 x 4
+        // fragments: 20 operand registers instead of 32)
+        [[unroll]] for (uint kq = 0u; kq < KC; kq += 2u) {
+            F16M a[FR];
             [[unroll]] for (uint i = 0u; i < FR; i++)
                 coopMatLoadNV(a[i], sh, (wr * FR + i) * 16u * SQ + kq, SQ, false);
-            [[unroll]] for (uint j = 0u; j < FC; j++) // W^T: column-major from [output][k]
-                coopMatLoadNV(b[j], sh, (BM + (wc * FC + j) * 16u) * SQ + kq, SQ, true);
-            [[unroll]] for (uint i = 0u; i < FR; i++)
-                [[unroll]] for (uint j = 0u; j < FC; j++) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+            [[unroll]] for (uint j = 0u; j < FC; j++) {
+                F16M b; // W^T: column-major from [output][k]
+                coopMatLoadNV(b, sh, (BM + (wc * FC + j) * 16u) * SQ + kq, SQ, true);
+                [[unroll]] for (uint i = 0u; i < FR; i++) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+            }
         }
         barrier();
     }
