@@ -7,7 +7,7 @@
 // multiple of 16). Against gemm_tc.glsl, per K step of a workgroup:
 //   W: 8 halves a 16-byte load, stored to shared memory as loaded: half its bytes from L2 (every
 //      row block reads W again: ~2 GB a frame for the largest conv at 1,024 streams) and no
-//      conversions (float32 -> float16 runs at a quarter of the float32 rate on NVIDIA);
+//      conversions (float32 -> float16 issues at a fraction of the float32 rate on NVIDIA);
 //   X: 8 floats an invocation's chunk (two vec4 loads), rounded as two f16vec4s (conversions
 //      in pairs) into one 16-byte shared store, where gemm_tc.glsl stores 4 halves apart;
 //   shared memory: one uvec4 array (8 halves each): the step's X rows, then its W rows, each
