@@ -9,9 +9,10 @@
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--bandwidth MiB] [--stepk N] [--tc 1|-1]
- *                     [--spin US] [--apart 1] [--tile l|m|s|w|t]
- * --stepk, --apart, --tile: the engine's test hooks (ptts_vk_tuning: stepk workgroups, -1 off;
- * decode and step submitted apart; one tensor-core tile for every gemm that takes one); --tc,
+ *                     [--spin US] [--apart 1] [--tile l|m|s|w|t|wh|th|xh] [--convcopy 1|-1]
+ * --stepk, --apart, --tile, --convcopy: the engine's test hooks (ptts_vk_tuning: stepk
+ * workgroups, -1 off; decode and step submitted apart; one tensor-core tile for every gemm that
+ * takes one; the codec convs' ELU'd windows through work buffers or ELU on load); --tc,
  * --spin: ptts_engine_args.tensor_cores / fence_spin_us (the model options). PTTS_VK_PROFILE /
  * PTTS_VK_PIPE_STATS reports go to stderr.
  * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
@@ -114,6 +115,8 @@ int main(int argc, char **argv) {
             spin = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--tile"))
             tune.tc_force = argv[i + 1];
+        else if (!strcmp(argv[i], "--convcopy"))
+            tune.conv_copy = atoi(argv[i + 1]);
     }
     ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};

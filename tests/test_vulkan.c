@@ -10,15 +10,16 @@
  * whole step as one persistent dispatch of one workgroup (stepk = 1), each register-tiled gemm
  * forced, the codec convs' windows copied into work buffers, decode and step submitted apart
  * (bit-exact against paired), each tensor-core tile forced (where the device has cooperative
- * matrices), and with the hybrid engine (codec only on the GPU); after each forced run the
- * engine's counters (ptts_vulkan_engine_counts / _tile_uses) must show that the forced path ran
- * and no other tile did, and an unknown tile name must fail at create. The sampler heads
- * (lsd, flow_matching, drifting) alone against flow_head*.safetensors (1e-3); flow_matching (1
- * and 4 steps) and drifting replay generate_flow_matching_steps1/4 (1e-3) and
+ * matrices; every tile's samples bit-identical to the others', with the codec convs' windows
+ * copied and with ELU on load), and with the hybrid engine (codec only on the GPU); after each
+ * forced run the engine's counters (ptts_vulkan_engine_counts / _tile_uses) must show that the
+ * forced path ran and no other tile did, and an unknown tile name must fail at create. The
+ * sampler heads (lsd, flow_matching, drifting) alone against flow_head*.safetensors (1e-3);
+ * flow_matching (1 and 4 steps) and drifting replay generate_flow_matching_steps1/4 (1e-3) and
  * generate_drifting (1e-2, free-running), on the multi-dispatch step and on stepk. A bf16
- * model's one-dispatch step (bf16 weight copies) against its multi-dispatch step.
- * Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when the build has no
- * Vulkan backend or no Vulkan device exists.
+ * model's one-dispatch step (bf16 weight copies) against its multi-dispatch step. Skipped
+ * (test_skip: exit 77, or a failure with PTTS_NO_SKIP) only when the build has no Vulkan backend
+ * or no Vulkan device exists.
  */
 #include <math.h>
 
@@ -459,6 +460,35 @@ static void check_forced(ptts_model *m, int tc, const char *const *names, int n,
                tc ? "tensor-core" : "gemm", names[forced], names[i], t.uses[i]);
 }
 
+/* Every tensor-core tile sums the same float16 products in the same K order (the float16
+ * weight copies hold what the others round W to): a seeded stream's samples with each of the n
+ * tiles forced, bit for bit those of the first; conv_copy: the hook's value (-1: ELU on load). */
+static void tc_same(ptts_model *m, const char *const *names, int n, int conv_copy) {
+    float *ref = NULL;
+    int nref = 0, differ = 0;
+    for (int i = 0; i < n; i++) {
+        const ptts_vk_tuning force = {.tc_force = names[i], .conv_copy = conv_copy};
+        ptts_model_set_vk_tuning(m, &force);
+        float *pcm;
+        const int k = gen_pcm(m, "Hello there, one more sentence.", &pcm);
+        if (i == 0) {
+            ref = pcm;
+            nref = k;
+            continue;
+        }
+        const int same = k == nref && k > 20 * 1920 && pcm && ref &&
+                         !memcmp(pcm, ref, (size_t)k * sizeof(float));
+        CHECKF(same, "tensor-core tile %s: %d samples, not those of tile %s (%d)", names[i], k,
+               names[0], nref);
+        differ += !same;
+        free(pcm);
+    }
+    printf("tensor-core tiles, %s: %d samples with each of %d forced, %d differ from tile %s's\n",
+           conv_copy < 0 ? "ELU on load" : "windows copied", nref, n, differ, names[0]);
+    free(ref);
+    ptts_model_set_vk_tuning(m, NULL);
+}
+
 /* The sampler heads of MODEL.md 5 on the GPU. Their variant checkpoints hold exactly the LSD
  * checkpoint's tensors of the same names (fixtures README), so the tiny LSD model with its
  * arch's sampler type changed is the flow_matching (time_embed.0 used) or the drifting model
@@ -644,15 +674,24 @@ int main(void) {
         const int tc = ptts_vulkan_engine_tc(eng);
         ptts_engine_release(&m->be, ops, 1, eng, 0);
         if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
-        static const char *const tct[] = {"l", "m", "s", "w", "t"};
-        for (int i = 0; tc && i < 5; i++) {
+        static const char *const tct[] = {"l", "m", "s", "w", "t", "wh", "th", "xh"};
+        for (int i = 0; tc && i < 8; i++) {
             const ptts_vk_tuning force = {.tc_force = tct[i]};
             ptts_model_set_vk_tuning(m, &force);
             printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
             replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
             replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-            check_forced(m, 1, tct, 5, i);
+            check_forced(m, 1, tct, 8, i);
             batch_vs_cpu(m);
+        }
+        if (tc) {
+            tc_same(m, tct, 8, 0);
+            /* the convs' ELU on load (the tiles' PVK_XELU variants) instead of copied windows */
+            const ptts_vk_tuning elu = {.tc_force = tct[0], .conv_copy = -1};
+            ptts_model_set_vk_tuning(m, &elu);
+            printf("tensor-core gemm tile %s everywhere, ELU on load:\n", tct[0]);
+            replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
+            tc_same(m, tct, 8, -1);
         }
     }
     ptts_model_free(m);

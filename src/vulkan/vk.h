@@ -18,8 +18,9 @@
 
 /* The compute pipelines, one row each: X(enum suffix, shaders/<name>.comp, optional). An
  * optional pipeline is left NULL where the device cannot run it: stepk512 needs 512 invocations
- * and their shared memory; the gemm_tc_* tiles (tensor cores: 128 / 64 / 32 square, 64 x 128
- * and 128 x 64 rows x outputs) need pvk_ctx.coop. */
+ * and their shared memory; the tensor-core tiles need pvk_ctx.coop: gemm_tc_* (128 / 64 / 32
+ * square, 64 x 128 and 128 x 64 rows x outputs) and gemm_tch_* (float16 weights: 64 x 128,
+ * 128 x 64, 128 x 256), from GEMM_TC_L to GEMM_TCH_X. */
 #define PVK_PIPELINES(X)                                                                           \
     X(LINEAR, linear, 0)                                                                           \
     X(GEMM, gemm, 0)                                                                               \
@@ -41,7 +42,10 @@
     X(GEMM_TC_M, gemm_tc_m, 1)                                                                     \
     X(GEMM_TC_S, gemm_tc_s, 1)                                                                     \
     X(GEMM_TC_W, gemm_tc_w, 1)                                                                     \
-    X(GEMM_TC_T, gemm_tc_t, 1)
+    X(GEMM_TC_T, gemm_tc_t, 1)                                                                     \
+    X(GEMM_TCH_W, gemm_tch_w, 1)                                                                   \
+    X(GEMM_TCH_T, gemm_tch_t, 1)                                                                   \
+    X(GEMM_TCH_X, gemm_tch_x, 1)
 
 enum {
 #define PVK_ENUM_(id, name, opt) PVK_##id,
@@ -108,7 +112,7 @@ typedef struct pvk_ctx {
     int sm_count; /* streaming multiprocessors (VK_NV_shader_sm_builtins), 0 when unknown */
     /* VK_NV_cooperative_matrix with 16 x 16 x 16 float16 products into float32 sums in a
      * 32-invocation subgroup, and the float16 arithmetic and memory model its shaders need:
-     * the PVK_GEMM_TC_* pipelines exist. */
+     * the PVK_GEMM_TC_* and PVK_GEMM_TCH_* pipelines exist. */
     int coop;
     int pipe_stats; /* PTTS_VK_PIPE_STATS: pipelines created with their statistics */
     pvk_prof pf;    /* PTTS_VK_PROFILE (vk_prof.h) */

@@ -64,11 +64,15 @@
 
 /* A linear in wbuf: W [out][in] at w, bias [out] at b (NONE: none), and the same matrix as
  * packed bf16 pairs at h (NONE: none) for stepk, kept where the model stores it in bf16 so the
- * one-stream step streams half the bytes with the values the float32 copy holds. */
+ * one-stream step streams half the bytes with the values the float32 copy holds; and as
+ * float16 at f (NONE: none), [out][in rounded up to 8] (zeros after in), each value rounded to
+ * nearest even as the tensor-core tiles round W: the half-weight tiles (gemm_tch.glsl) read it,
+ * so it exists where they may run (tensor cores on, vec4 rows: in % 4 == 0, out >= 16). */
 typedef struct glin {
     uint32_t w, b;
     uint32_t in, out;
     uint32_t h;
+    uint32_t f;
 } glin;
 
 /* A transformer layer: in_proj [3d][d] (q | k | v), out_proj [d][d], linear1 [ffn][d],
@@ -87,9 +91,10 @@ typedef struct gconv {
     uint32_t ust;
 } gconv;
 
-/* The gemm_tile.glsl tiles and the gemm_tc.glsl (tensor-core) tiles (vk_record.c). */
+/* The gemm_tile.glsl tiles and the tensor-core tiles (vk_record.c): gemm_tc.glsl's, then
+ * gemm_tch.glsl's (float16 weights, glin.f). */
 enum { GT_L, GT_R64, GT_R32, GT_N };
-enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_N };
+enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_WH, TC_TH, TC_XH, TC_N };
 
 /* A recorded command buffer and the call it was recorded for. */
 typedef struct cached {

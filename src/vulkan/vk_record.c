@@ -1,8 +1,8 @@
 /*
  * vk_record.c - the dispatch recorders of the Vulkan engine and the kernel choice (vk_engine.h):
  * linears (gemm_pick / tc_pick choose among linear.comp, gemm.comp, mgemm.comp, skinny.comp,
- * the register-tiled gemm_*.comp and the tensor-core gemm_tc_*.comp), row ops (copies, ELU,
- * adds, the latent's denormalization), layer norms (optionally with the flow head's
+ * the register-tiled gemm_*.comp and the tensor-core gemm_tc_*.comp / gemm_tch_*.comp), row ops
+ * (copies, ELU, adds, the latent's denormalization), layer norms (optionally with the flow head's
  * modulation), the transformer layer (norm, qkv, RoPE + KV append, attention, out, FFN), the
  * flow head with its sampler, and the multi-dispatch step: per frame input_linear [n][ld] ->
  * [n][d], the backbone layers, out_norm, the EOS logit [n][1], the flow head [n][d] -> [n][ld].
@@ -37,15 +37,17 @@ typedef struct pc_lin { /* at most 128 bytes: the pipeline layout's push-constan
 _Static_assert(sizeof(pc_lin) <= 128, "pc_lin: the push-constant range is 128 bytes");
 
 /* A tiled gemm pipeline: its name (ptts_vk_tuning.gemm_force / tc_force), rows x outputs of a
- * workgroup's tile. */
+ * workgroup's tile, and whether it reads W's float16 copy (glin.f) instead of the float32. */
 typedef struct gtile {
     const char *name;
     int pipe;
     uint32_t bm, bn;
+    int f16;
 } gtile;
 
-static const gtile gemm_tiles[GT_N] = {
-    {"l", PVK_GEMM_L, 128, 128}, {"r64", PVK_GEMM_R64, 256, 64}, {"r32", PVK_GEMM_R32, 256, 32}};
+static const gtile gemm_tiles[GT_N] = {{"l", PVK_GEMM_L, 128, 128, 0},
+                                       {"r64", PVK_GEMM_R64, 256, 64, 0},
+                                       {"r32", PVK_GEMM_R32, 256, 32, 0}};
 
 /* Workgroups of tile t's grid for N rows -> M outputs. */
 static uint32_t tile_wgs(const gtile *t, uint32_t N, uint32_t M) {
@@ -64,11 +66,14 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     return tile_wgs(&gemm_tiles[big], N, M) >= 2 * g->tn.gemm_units ? big : -1;
 }
 
-static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128},
-                                     {"m", PVK_GEMM_TC_M, 64, 64},
-                                     {"s", PVK_GEMM_TC_S, 32, 32},
-                                     {"w", PVK_GEMM_TC_W, 64, 128},
-                                     {"t", PVK_GEMM_TC_T, 128, 64}};
+/* gemm_tc.glsl's tiles, then gemm_tch.glsl's: the same products from W's float16 copy, for
+ * the codec's large gemms (64 x 128 and 128 x 64 as w and t; 128 x 256, every output of a
+ * 256-output conv in one tile). Only tc_force picks those for now (bench_vulkan --tile). */
+static const gtile tc_tiles[TC_N] = {
+    {"l", PVK_GEMM_TC_L, 128, 128, 0},  {"m", PVK_GEMM_TC_M, 64, 64, 0},
+    {"s", PVK_GEMM_TC_S, 32, 32, 0},    {"w", PVK_GEMM_TC_W, 64, 128, 0},
+    {"t", PVK_GEMM_TC_T, 128, 64, 0},   {"wh", PVK_GEMM_TCH_W, 64, 128, 1},
+    {"th", PVK_GEMM_TCH_T, 128, 64, 1}, {"xh", PVK_GEMM_TCH_X, 128, 256, 1}};
 
 /* The tensor-core tile for N rows -> M outputs, -1: none (fewer than TC_ROWS rows stay on the
  * float32 kernels). The 32 x 32 tile by default: it beat the square 64 and 128 tiles at every
@@ -108,19 +113,6 @@ void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, r
         goff, G.rps, G.gs,   G.ld,  gbuf,  L->w, L->b, (uint32_t)act, (uint32_t)accum, alpha, 0};
     const int xv = xact == ACT_ELU ? PVK_XELU : 0; /* the pipelines' ELU-on-load variants */
     p.v4 = L->in % 4 == 0 && X.off % 4 == 0 && X.gs % 4 == 0 && X.ld % 4 == 0 && L->w % 4 == 0;
-    wspan sp = WSPAN0;
-    vkr_span_add(&sp, L->w, (size_t)L->out * L->in);
-    vkr_span_add(&sp, L->b, L->out);
-    if (gbuf == 1) vkr_span_add(&sp, goff, L->out);
-    const uint32_t wb = vkr_span_base(g, &sp);
-    p.woff = L->w - wb;
-    p.boff = rel(L->b, wb);
-    if (gbuf == 1) {
-        p.goff = rel(goff, wb);
-        p.grps = COMPACT;
-        p.ggs = 0;
-        p.gld = 0;
-    }
     /* with vec4 operands, the register-tiled gemm_tile.glsl kernels where a grid fills the GPU
      * (gemm_pick); else the 64x64-tile gemm once it fills the GPU (>= 256 workgroups); below
      * that, from 16 rows, the register-blocked mgemm (32 outputs x 8 rows a workgroup) when
@@ -130,6 +122,23 @@ void vkr_linear_x(vk_engine *g, VkCommandBuffer cb, const glin *L, uint32_t N, r
     const int tc = tiled ? tc_pick(g, N, L->out) : -1;
     const int gt = tiled && tc < 0 ? gemm_pick(g, N, L->out) : -1;
     const gtile *t = tc >= 0 ? &tc_tiles[tc] : gt >= 0 ? &gemm_tiles[gt] : NULL;
+    /* a float16 tile reads W's float16 copy (rows of in rounded up to 8 halves): vk_weights.c
+     * makes one wherever tc_pick can pick (tensor cores on, in % 4 == 0, out >= 16) */
+    const int f16 = t && t->f16;
+    const uint32_t wo = f16 ? L->f : L->w;
+    wspan sp = WSPAN0;
+    vkr_span_add(&sp, wo, f16 ? (size_t)L->out * ((L->in + 7) / 8) * 4 : (size_t)L->out * L->in);
+    vkr_span_add(&sp, L->b, L->out);
+    if (gbuf == 1) vkr_span_add(&sp, goff, L->out);
+    const uint32_t wb = vkr_span_base(g, &sp);
+    p.woff = wo - wb;
+    p.boff = rel(L->b, wb);
+    if (gbuf == 1) {
+        p.goff = rel(goff, wb);
+        p.grps = COMPACT;
+        p.ggs = 0;
+        p.gld = 0;
+    }
     if (tc >= 0)
         g->tc_n[tc]++;
     else if (gt >= 0)

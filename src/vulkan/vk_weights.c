@@ -2,21 +2,25 @@
  * vk_weights.c - the model's weights in the GPU layout (vk_engine.h): one buffer of float32
  * (bf16 and int8 matrices widened exactly), 64-float aligned, with a packed bf16 copy of each
  * backbone and flow matrix the model stores in bf16 (stepk streams those: half the bytes, the
- * same values). Layouts: linears [out][in] as in the checkpoint; each flow block's adaLN
- * linear and the final one stacked into one [depth 3 fd + 2 fd][fd] matrix (one dispatch);
- * convs [cout][k cin] (weights.h); transposed convs as windowed stride-1 convs (wb_convtr);
- * RoPE frequencies computed as ops.c does. Uploads go through a host-visible staging buffer.
+ * same values) and, when the engine runs tensor cores, a float16 copy of each matrix they may
+ * multiply (glin.f: the values the tiles rounded W to as they loaded it). Layouts: linears
+ * [out][in] as in the checkpoint; each flow block's adaLN linear and the final one stacked
+ * into one [depth 3 fd + 2 fd][fd] matrix (one dispatch); convs [cout][k cin] (weights.h);
+ * transposed convs as windowed stride-1 convs (wb_convtr); RoPE frequencies computed as ops.c
+ * does. Uploads go through a host-visible staging buffer.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
 #include "vk_engine.h"
 
 typedef struct wbuild {
     float *p;
     size_t n, cap;
     int fail;
+    int f16; /* float16 copies (wb_f16) */
 } wbuild;
 
 static uint32_t wb_reserve(wbuild *b, size_t n) {
@@ -64,12 +68,29 @@ static void wb_widen(float *dst, const ptts_lin *L) {
     }
 }
 
+/* The float16 copy of g's float32 matrix (glin.f), where a tensor-core tile may read it: rows
+ * of in values rounded to nearest even (half.h, as the shaders' float16_t() rounds: subnormals
+ * kept, inf past 65504), padded with zeros to a multiple of 8 (16-byte rows). */
+static void wb_f16(wbuild *b, glin *g) {
+    if (!b->f16 || g->in % 4 || g->out < 16) return;
+    const size_t kp = ((size_t)g->in + 7) & ~(size_t)7;
+    const uint32_t off = wb_reserve(b, (size_t)g->out * kp / 2);
+    if (b->fail) return;
+    uint16_t *h = (uint16_t *)(b->p + off);
+    const float *w = b->p + g->w;
+    for (size_t m = 0; m < g->out; m++)
+        for (size_t k = 0; k < kp; k++)
+            h[m * kp + k] = k < g->in ? st_f32_to_f16(w[m * g->in + k]) : 0;
+    g->f = off;
+}
+
 static glin wb_lin(wbuild *b, const ptts_lin *L) {
-    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out, NONE};
+    glin g = {NONE, NONE, (uint32_t)L->in, (uint32_t)L->out, NONE, NONE};
     g.w = wb_reserve(b, (size_t)L->in * L->out);
     if (b->fail) return g;
     wb_widen(b->p + g.w, L);
     g.b = wb_vec(b, L->bias, (size_t)L->out);
+    if (!b->fail) wb_f16(b, &g);
     return g;
 }
 
@@ -82,12 +103,13 @@ static glin wb_lin_cat(wbuild *b, const ptts_lin *const *L, int n) {
         out += (size_t)L[i]->out;
         bias |= L[i]->bias != NULL;
     }
-    glin g = {NONE, NONE, (uint32_t)in, (uint32_t)out, NONE};
+    glin g = {NONE, NONE, (uint32_t)in, (uint32_t)out, NONE, NONE};
     g.w = wb_reserve(b, in * out);
     if (b->fail) return g;
     for (int i = 0, r = 0; i < n; r += L[i]->out, i++)
         wb_widen(b->p + g.w + (size_t)r * in, L[i]);
-    if (!bias) return g;
+    wb_f16(b, &g);
+    if (!bias || b->fail) return g;
     g.b = wb_reserve(b, out);
     if (b->fail) return g;
     for (int i = 0, r = 0; i < n; r += L[i]->out, i++) {
@@ -147,7 +169,7 @@ static gconv wb_conv(wbuild *b, const ptts_conv *cv) {
 static gconv wb_convtr(wbuild *b, const ptts_convtr *ct) {
     const uint32_t cin = (uint32_t)ct->cin, cout = (uint32_t)ct->cout, k = (uint32_t)ct->k,
                    st = (uint32_t)ct->stride, R = (k + st - 1) / st;
-    gconv g = {{NONE, NONE, R * cin, st * cout, NONE}, cin, st * cout, R, 1, st};
+    gconv g = {{NONE, NONE, R * cin, st * cout, NONE, NONE}, cin, st * cout, R, 1, st};
     float *src = malloc((size_t)k * cout * cin * sizeof(float));
     if (!src) {
         b->fail = 1;
@@ -171,6 +193,7 @@ static gconv wb_convtr(wbuild *b, const ptts_convtr *ct) {
             }
     }
     free(src);
+    if (!b->fail) wb_f16(b, &g.w);
     if (ct->bias) {
         g.w.b = wb_reserve(b, (size_t)st * cout);
         if (!b->fail)
@@ -220,7 +243,7 @@ int vkw_upload_weights(vk_engine *g, ptts_error *e) {
     const ptts_weights *w = g->w;
     const ptts_arch *a = &w->arch;
     const ptts_codec_weights *cw = &w->codec;
-    wbuild b = {0};
+    wbuild b = {.f16 = g->tn.tc};
     g->wt.bb = calloc((size_t)a->layers, sizeof *g->wt.bb);
     g->wt.cd = calloc((size_t)cw->dec_tr.layers, sizeof *g->wt.cd);
     g->wt.fb = calloc((size_t)(a->flow_depth > 0 ? a->flow_depth : 1), sizeof *g->wt.fb);
