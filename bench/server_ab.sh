@@ -7,7 +7,9 @@
 # requests waited for a slot and of the first audio as the server saw it.
 # Usage: bench/server_ab.sh POCKET_TTS_A POCKET_TTS_B SLOTS CLIENTS [ROUNDS] [serve options,
 #        e.g. --backend vulkan --precision bf16]
-# Writes the synthetic checkpoint to $TMPDIR (pocket-tts fill) when it is not there yet.
+# Writes the synthetic checkpoint to $TMPDIR (pocket-tts fill) when it is not there yet. With
+# LOGDIR set, each server's log is kept there (A_r1.log, ...; add --log-level debug to the serve
+# options for a line per generation step).
 set -u
 a=$1 b=$2 slots=$3 clients=$4
 rounds=${5:-2}
@@ -50,6 +52,7 @@ if q: print("   server side: queued median %d max %d ms, first audio median %d m
   fi
   kill -TERM $pid 2>/dev/null
   wait $pid 2>/dev/null
+  [ -n "${LOGDIR:-}" ] && cp "$vdir/log" "$LOGDIR/$(echo "$2" | tr ' ' _).log"
 }
 args=("$@")
 for r in $(seq "$rounds"); do

@@ -273,9 +273,10 @@ int ptts_batch_waiting(const ptts_batch *b) {
 }
 
 /* Whether a call of n utterances is held to the call budget (batch_kcap): when it steps more
- * than one and a slot is free for another to join. */
-static int batch_held(const ptts_batch *b, int n) {
-    return n > 1 && ptts_batch_active(b) < b->n_slots;
+ * than one and a slot is free for another to join, or an utterance's first frame is in it
+ * (fresh: one that just joined, whose first audio waits for the call). */
+static int batch_held(const ptts_batch *b, int n, int fresh) {
+    return n > 1 && (fresh || ptts_batch_active(b) < b->n_slots);
 }
 
 /* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
@@ -283,9 +284,9 @@ static int batch_held(const ptts_batch *b, int n) {
 static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
     /* every active utterance takes the same k: the smallest remaining budget, and the ramp
      * (utt_ramp) only while every utterance is in it: one that arrives at an idle batch gets
-     * its first audio after one frame's work; one that joins running streams waits a call of
-     * kmax frames, so that arrivals under load do not hold everyone at small calls */
-    int n = 0, k = b->kmax, ramp = 1;
+     * its first audio after one frame's work; one that joins running streams, a call of the
+     * budget's frames (batch_held) */
+    int n = 0, k = b->kmax, ramp = 1, fresh = 0;
     for (int i = 0; i < b->n_slots; i++) {
         utt *u = &b->u[i];
         if (!u->voice) continue;
@@ -315,10 +316,11 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         }
         k = PTTS_MIN(k, utt_plan(u, b->kmax));
         ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
+        fresh |= u->chunk == 0 && u->step == 0;
         b->active[n++] = i;
     }
     *kout = PTTS_MIN(k, ramp);
-    if (batch_held(b, n)) *kout = PTTS_MIN(*kout, b->kcap);
+    if (batch_held(b, n, fresh)) *kout = PTTS_MIN(*kout, b->kcap);
     return n;
 }
 
@@ -326,7 +328,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
  * of every stepped utterance, and no other utterance waits to join), else 0. */
 static int batch_pair_k(const ptts_batch *b, int n, int k) {
     if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
-    int kn = batch_held(b, n) ? b->kcap : b->kmax;
+    int kn = batch_held(b, n, 0) ? b->kcap : b->kmax;
     for (int j = 0; j < n; j++) {
         int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
         if (kj == 0) return 0;
@@ -364,10 +366,11 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
  * 22 ms (bench/RESULTS.md). So a call takes at most call_budget seconds of frames, the seconds
  * a frame measured between the starts of consecutive calls (the device's time, or the host's
  * when that is longer; averaged over two calls). Small batches keep kmax (a frame of 64
- * streams is ~1.5 ms). Only while a slot is free (batch_held): shorter calls cost device time
- * (1,024 streams on the H200: calls of 2 frames 3254x, of 8 3590x), and a full batch has
- * nobody to let in until a stream ends; one utterance alone is never held either (its calls
- * may be paced by a reader, which is no device time). Same frames whatever k. */
+ * streams is ~1.5 ms). Only while a slot is free or a call carries an utterance's first frame
+ * (batch_held): shorter calls cost device time (1,024 streams on the H200: calls of 2 frames
+ * 3254x, of 8 3590x), and a full batch has nobody to let in until a stream ends; one
+ * utterance alone is never held either (its calls may be paced by a reader, which is no device
+ * time). Same frames whatever k. */
 static void batch_kcap(ptts_batch *b) {
     const double now = ptts_now();
     if (b->k_last > 0) {

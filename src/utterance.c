@@ -310,16 +310,20 @@ int utt_noise(utt *u, int ld, int k, float *noise, ptts_rng *after, ptts_error *
  * kmax (the GPU's 8). The first audio then waits for one frame's work instead of kmax frames'
  * (H200: 3.9 against 7.3 ms in bench_vulkan), and during the ramp no call computes more frames
  * than are buffered ahead of it, so a slow device keeps up with playback. Later chunks start
- * behind audio already handed out and take kmax. Same frames whatever k: the engine steps the
- * same computation. */
+ * behind audio already handed out and take kmax. The ramp counts only when every utterance of
+ * a call is in it (batch_plan): one that joins running streams takes their k, held to the
+ * call budget (generate.c). Same frames whatever k: the engine steps the same computation. */
 int utt_ramp(const utt *u, int kmax) { return u->chunk == 0 ? PTTS_MIN(kmax, u->step + 1) : kmax; }
 
 /* The k of u's next call when it can be computed with this call's decode (step_decode): u
- * emitted all k frames of this call and goes on in its chunk past the ramp (in the ramp the
- * decode runs alone, so that first audio waits for nothing more); else 0. */
+ * emitted all k frames of this call, which was not its first, and goes on in its chunk past
+ * the ramp; else 0. In the ramp, and for the call of an utterance's first frames (one that
+ * joined running streams can leave the ramp in it), the decode runs alone and its frames go
+ * out at once: a paired call's go out after the next call, which first audio would wait for
+ * (on the H200, 1,024 streams joining 341: 535-602 ms). */
 int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
     if (!u->voice || emitted != k || !u->in_chunk || u->step >= u->max_gen ||
-        utt_ramp(u, kmax) != kmax)
+        utt_ramp(u, kmax) != kmax || (u->call_chunk == 0 && u->call_step0 == 0))
         return 0;
     return utt_plan(u, kmax);
 }

@@ -399,6 +399,35 @@ static void call_budget(ptts_model *m) {
     ptts_voice_free(v);
 }
 
+/* An utterance that joins a running stream and fills the batch: the step that takes it in
+ * consumes the running stream's call computed ahead (a pending call is the running slots'),
+ * the next steps its first frames, and those go out in that step: that call is not paired (a
+ * paired call's frames go out one call later) whatever k the running stream gives it. */
+static void join_first_audio(ptts_model *m) {
+    ptts_error e = {0};
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    ptts_gen_options o = ptts_gen_options_default();
+    o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
+    per_step run;
+    memset(&run, 0, sizeof run);
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 2, &e) == 0);
+    CHECK(ptts_batch_start(b, v, "A first sentence, long enough to run a while.", &o, &e) == 0);
+    for (int i = 0; i < 6; i++) /* past its ramp: its calls are paired */
+        CHECK(ptts_batch_step(b, on_frame_step, &run, &e) == 1);
+    CHECK(ptts_batch_start(b, v, "The one that joins.", &o, &e) == 1);
+    int steps = 0;
+    while (run.c.n[1] == 0 && steps < 10 && ptts_batch_step(b, on_frame_step, &run, &e) > 0)
+        steps++;
+    printf("joining a running stream: first audio from the %d-th step after\n", steps);
+    CHECKF(run.c.n[1] > 0 && steps <= 2, "the stream that joined: first audio after %d steps",
+           steps);
+    ptts_batch_free(b);
+    ptts_voice_free(v);
+}
+
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
  * multi-dispatch path their exact float32 widening; the two must agree to rounding order. */
 static void bf16_stepk(void) {
@@ -600,6 +629,7 @@ int main(void) {
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
     pipe_exact(m);
     call_budget(m);
+    join_first_audio(m);
     batch_cancel_restart(m);
     kv_split(m);
     codec_groups(m);
