@@ -9,7 +9,7 @@
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--bandwidth MiB] [--stepk N] [--tc 1|-1]
- *                     [--spin US] [--apart 1] [--tile l|m|s|w|t|wh|th|xh] [--convcopy 1|-1]
+ *                     [--spin US] [--apart 1] [--tile l|m|s|wh|th] [--convcopy 1|-1]
  * --stepk, --apart, --tile, --convcopy: the engine's test hooks (ptts_vk_tuning: stepk
  * workgroups, -1 off; decode and step submitted apart; one tensor-core tile for every gemm that
  * takes one; the codec convs' ELU'd windows through work buffers or ELU on load); --tc,

@@ -94,7 +94,7 @@ typedef struct gconv {
 /* The gemm_tile.glsl tiles and the tensor-core tiles (vk_record.c): gemm_tc.glsl's, then
  * gemm_tch.glsl's (float16 weights, glin.f). */
 enum { GT_L, GT_R64, GT_R32, GT_N };
-enum { TC_L, TC_M, TC_S, TC_W, TC_T, TC_WH, TC_TH, TC_XH, TC_N };
+enum { TC_L, TC_M, TC_S, TC_WH, TC_TH, TC_N };
 
 /* A recorded command buffer and the call it was recorded for. */
 typedef struct cached {

@@ -66,14 +66,13 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     return tile_wgs(&gemm_tiles[big], N, M) >= 2 * g->tn.gemm_units ? big : -1;
 }
 
-/* gemm_tc.glsl's tiles, then gemm_tch.glsl's: the same products from W's float16 copy, for
- * the codec's large gemms (64 x 128 and 128 x 64 as w and t; 128 x 256, every output of a
- * 256-output conv in one tile). Only tc_force picks those for now (bench_vulkan --tile). */
-static const gtile tc_tiles[TC_N] = {
-    {"l", PVK_GEMM_TC_L, 128, 128, 0},  {"m", PVK_GEMM_TC_M, 64, 64, 0},
-    {"s", PVK_GEMM_TC_S, 32, 32, 0},    {"w", PVK_GEMM_TC_W, 64, 128, 0},
-    {"t", PVK_GEMM_TC_T, 128, 64, 0},   {"wh", PVK_GEMM_TCH_W, 64, 128, 1},
-    {"th", PVK_GEMM_TCH_T, 128, 64, 1}, {"xh", PVK_GEMM_TCH_X, 128, 256, 1}};
+/* gemm_tc.glsl's tiles, then gemm_tch.glsl's: the same products from W's float16 copy, wide
+ * (64 x 128) and tall (128 x 64), for the codec's large gemms and the step of 512+ streams. */
+static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128, 0},
+                                     {"m", PVK_GEMM_TC_M, 64, 64, 0},
+                                     {"s", PVK_GEMM_TC_S, 32, 32, 0},
+                                     {"wh", PVK_GEMM_TCH_W, 64, 128, 1},
+                                     {"th", PVK_GEMM_TCH_T, 128, 64, 1}};
 
 /* The tensor-core tile for N rows -> M outputs, -1: none (fewer than TC_ROWS rows stay on the
  * float32 kernels). The 32 x 32 tile by default: it beat the square 64 and 128 tiles at every
@@ -83,11 +82,15 @@ static const gtile tc_tiles[TC_N] = {
  * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). From 512
  * rows (the step of 512+ streams) those tiles too, their grid short of one wave or not (H200,
  * bench_vulkan paired: 512 streams 3329-3341x with 32 x 32 tiles there, 3530-3562x; 1024
- * streams: the step 12.6 -> 11.0 ms with the wide tiles). */
+ * streams: the step 12.6 -> 11.0 ms with the wide tiles). The wide and tall tiles read W's
+ * float16 copy (gemm_tch.glsl): the same products as converting float32 W in the shader, 9-10%
+ * less gemm time at 1,024 streams (every gemm forced on one tile: 484 against 534 ms wide, 434
+ * against 481 tall; the 491,520 x 256 conv 1.29 against 1.51 ms), and their float32-weight
+ * twins are gone (bench/RESULTS.md). */
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (!g->tn.tc || N < TC_ROWS || M < 16) return -1;
     if (g->tn.tc_force >= 0) return g->tn.tc_force;
-    const int t = M >= 128 ? TC_W : M >= 64 ? TC_T : TC_S;
+    const int t = M >= 128 ? TC_WH : M >= 64 ? TC_TH : TC_S;
     if (t != TC_S && (tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units || N >= 512)) return t;
     return TC_S;
 }

@@ -14,8 +14,8 @@
 //      SQ = BK / 8 + 1 uvec4s (16-byte aligned rows, 8 consecutive rows on distinct banks for
 //      the fragment loads); after the K loop the epilogue's float32 patches reuse it, read
 //      back 16 bytes at a time; the bias waits in shared memory, not in 8 FC registers.
-// Fewer registers is the aim (no float32 W, no bias): two 256-invocation workgroups fit an SM
-// at 128 or fewer, where gemm_tc.glsl's wide and tall tiles take 164-199 (one an SM).
+// Fewer registers (no float32 W, no bias): 148 and 157 for the wide and tall tiles on the H200,
+// where gemm_tc.glsl's took 199; 9-10% less gemm time at 1,024 streams (bench/RESULTS.md).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -99,8 +99,7 @@ void main() {
         }
         barrier();
         if (st + 1u < nst) load_step(st + 1u, K4, KW, xa, wa, rx, rw);
-        // 16 halves (2 uvec4s of a row) at a time; one W fragment live at a time (xh's 4 x 4
-        // fragments: 20 operand registers instead of 32)
+        // 16 halves (2 uvec4s of a row) at a time; one W fragment live at a time
         [[unroll]] for (uint kq = 0u; kq < KC; kq += 2u) {
             F16M a[FR];
             [[unroll]] for (uint i = 0u; i < FR; i++)

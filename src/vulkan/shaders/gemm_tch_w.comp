@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// gemm_tch_w.comp - 64 rows x 128 outputs a workgroup, 2 x 4 subgroups, K steps of 64: gemm_tc_w.comp's tile (gemm_tch.glsl: tensor cores, float16 weights)
+// gemm_tch_w.comp - 64 rows x 128 outputs a workgroup, 2 x 4 subgroups, K steps of 64 (gemm_tch.glsl: tensor cores, float16 weights)
 #define BM 64
 #define BN 128
 #define WR 2

@@ -1,9 +1,0 @@
-#version 450
-#extension GL_GOOGLE_include_directive : require
-// gemm_tc_t.comp - 128 rows x 64 outputs a workgroup, 4 x 2 subgroups, K steps of 64 (gemm_tc.glsl: tensor cores, half-precision mode)
-#define BM 128
-#define BN 64
-#define WR 4
-#define WC 2
-#define BK 64
-#include "gemm_tc.glsl"

@@ -1,9 +1,0 @@
-#version 450
-#extension GL_GOOGLE_include_directive : require
-// gemm_tc_w.comp - 64 rows x 128 outputs a workgroup, 2 x 4 subgroups, K steps of 64 (gemm_tc.glsl: tensor cores, half-precision mode)
-#define BM 64
-#define BN 128
-#define WR 2
-#define WC 4
-#define BK 64
-#include "gemm_tc.glsl"
