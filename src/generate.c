@@ -370,7 +370,8 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
  * (batch_held): shorter calls cost device time (1,024 streams on the H200: calls of 2 frames
  * 3254x, of 8 3590x), and a full batch has nobody to let in until a stream ends; one
  * utterance alone is never held either (its calls may be paced by a reader, which is no device
- * time). Same frames whatever k. */
+ * time). The same frames whatever k, up to rounding: the GPU picks kernels by row counts, and
+ * the codec's rows are slots x k x 16. */
 static void batch_kcap(ptts_batch *b) {
     const double now = ptts_now();
     if (b->k_last > 0) {

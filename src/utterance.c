@@ -312,7 +312,8 @@ int utt_noise(utt *u, int ld, int k, float *noise, ptts_rng *after, ptts_error *
  * than are buffered ahead of it, so a slow device keeps up with playback. Later chunks start
  * behind audio already handed out and take kmax. The ramp counts only when every utterance of
  * a call is in it (batch_plan): one that joins running streams takes their k, held to the
- * call budget (generate.c). Same frames whatever k: the engine steps the same computation. */
+ * call budget (generate.c). The same frames whatever k, up to rounding where the engine picks
+ * its kernels by row counts (the GPU's codec): the engine steps the same computation. */
 int utt_ramp(const utt *u, int kmax) { return u->chunk == 0 ? PTTS_MIN(kmax, u->step + 1) : kmax; }
 
 /* The k of u's next call when it can be computed with this call's decode (step_decode): u

@@ -39,7 +39,7 @@ static void replay_gpu(ptts_model *m, const char *cname, const char *voice_file,
 }
 
 /* A batch of streams on one engine vs each stream alone on the CPU engine. */
-#define BATCH_MAX 8
+#define BATCH_MAX 20
 typedef struct {
     float *pcm[BATCH_MAX];
     int n[BATCH_MAX], cap;
@@ -57,14 +57,22 @@ static ptts_vk_counts counts_of(ptts_model *m, int slots, void (*more)(void *eng
                                 void *u);
 
 /* ns streams (<= BATCH_MAX): 3 stay within one codec pass of 8 frames each; 6 make the engine
- * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG). */
+ * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG); 20
+ * arriving together are prompted in backbone passes of more rows than the engine's slots
+ * (RB_ROWS: 80 rows, 4 of each of the 7 slots of one length a pass). */
 static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
     static const char *voices[3] = {"tiny/voice.safetensors", "tiny/voice_short.safetensors",
                                     "tiny/voice.safetensors"};
     ptts_error e = {0};
+    /* a voice object for each of the first 8 streams, then shared (as a server shares one
+     * voice between requests): more voices than the engine keeps on the device (VK_VOICES)
+     * would split the prompts of streams begun together over several submissions */
     ptts_voice *v[BATCH_MAX];
     for (int i = 0; i < ns; i++)
-        REQUIRE(ptts_voice_load(&v[i], m, fixture_path(voices[i % 3]), &e) == 0);
+        if (i < 8)
+            REQUIRE(ptts_voice_load(&v[i], m, fixture_path(voices[i % 3]), &e) == 0);
+        else
+            v[i] = v[i % 6];
     const int cap = 400 * 1920;
     collect gpu = {.cap = cap}, cpu = {.cap = cap};
     for (int i = 0; i < ns; i++) {
@@ -125,7 +133,7 @@ static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
         CHECKF(worst <= TOL, "batch of %d, stream %d: pcm rel err %.3g", ns, i, worst);
         free(gpu.pcm[i]);
         free(cpu.pcm[i]);
-        ptts_voice_free(v[i]);
+        if (i < 8) ptts_voice_free(v[i]);
     }
 }
 
@@ -345,7 +353,9 @@ static int on_frame_step(void *user, int slot, const float *pcm, int n) {
 
 /* The call budget (generate.h): with none, every call of 3 streams in a 4-slot batch computes
  * one frame (a step hands a slot at most two: the late call's before it and its own); with a
- * large one, calls of kmax; the same samples bit for bit either way. A full batch (3 slots) is
+ * large one, calls of kmax; the same samples either way (bit for bit on lavapipe; where the
+ * device has tensor cores the codec's kernels follow its row counts, slots x k x 16, and the
+ * samples agree within the GPU's tolerance). A full batch (3 slots) is
  * not held: nobody can join it. One text for the three, so that no stream runs alone (one
  * utterance is never held to the budget). */
 static void call_budget(ptts_model *m) {
@@ -386,16 +396,23 @@ static void call_budget(ptts_model *m) {
     CHECKF(run[0].most <= 2 && run[1].most > 2 && run[2].most > 2,
            "frames a slot a step: %d with budget 0, %d without, %d with budget 0 and no free slot",
            run[0].most, run[1].most, run[2].most);
+    int same = 0;
     for (int i = 0; i < 3; i++) {
         const int n = run[0].c.n[i];
-        for (int r = 1; r < 3; r++)
-            CHECKF(n > 20 * 1920 && n == run[r].c.n[i] && n <= cap &&
-                       !memcmp(run[0].c.pcm[i], run[r].c.pcm[i], (size_t)n * sizeof(float)),
-                   "call budget, run %d, stream %d: %d vs %d samples, not identical", r, i, n,
-                   run[r].c.n[i]);
+        for (int r = 1; r < 3; r++) {
+            double worst = 0;
+            for (int f = 0; n == run[r].c.n[i] && f + 1920 <= n && n <= cap; f += 1920)
+                worst = fmax(worst, rel_l2(run[0].c.pcm[i] + f, run[r].c.pcm[i] + f, 1920));
+            CHECKF(n > 20 * 1920 && n == run[r].c.n[i] && n <= cap && worst <= TOL,
+                   "call budget, run %d, stream %d: %d vs %d samples, rel err %.3g", r, i, n,
+                   run[r].c.n[i], worst);
+            same += n == run[r].c.n[i] && n <= cap &&
+                    !memcmp(run[0].c.pcm[i], run[r].c.pcm[i], (size_t)n * sizeof(float));
+        }
         for (int r = 0; r < 3; r++)
             free(run[r].c.pcm[i]);
     }
+    printf("call budget: %d of 6 streams bit for bit those of calls of one frame\n", same);
     ptts_voice_free(v);
 }
 
@@ -627,6 +644,7 @@ int main(void) {
     batch_vs_cpu(m);
     batch_vs_cpu_n(m, 4); /* 32 slot-frames: one full codec pass */
     batch_vs_cpu_n(m, 6); /* 48: each call's frames over two passes */
+    batch_vs_cpu_n(m, 20);
     pipe_exact(m);
     call_budget(m);
     join_first_audio(m);
