@@ -163,8 +163,9 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     const size_t C = (size_t)a->C, us = (size_t)cw->upsample_stride;
     /* FG: slot-frames one codec pass may hold (decode_prep keeps nf * kc <= FG) */
     const size_t FG = PTTS_MIN(PTTS_MIN(S * KMAX, PTTS_MAX(S, CODEC_FG)), (size_t)g->tn.codec_fg);
-    const size_t RB1 = S > PBLOCK ? S : PBLOCK, RC2 = FG * us;
+    const size_t RB1 = RB_ROWS(S), RC2 = FG * us;
     g->FG = (int)FG;
+    g->RB = (int)RB1;
     size_t top = 0;
     g->ar.lat = A(&top, S * ld);
     g->ar.steplat_[0] = A(&top, S * KMAX * ld);

@@ -14,7 +14,7 @@
  * vk.h: wbuf (weights), arena (scratch, streaming state, stepk programs), kbuf / vbuf (KV
  * caches), ints (positions and slot lists) and io (host-visible inputs and outputs). Shapes
  * below: S slots, d / ld / fd backbone / latent / flow widths, C codec width, RB rows of a
- * backbone pass (max(S, PBLOCK)), FG slot-frames of a codec pass, RC = FG * 16 codec
+ * backbone pass (S to 4 S: see PASS_ROWS), FG slot-frames of a codec pass, RC = FG * 16 codec
  * transformer rows (a frame is 16 rows after the upsampling).
  */
 #ifndef PTTS_VK_ENGINE_H
@@ -34,6 +34,14 @@
 #define KMAX 8
 #define PBLOCK 64    /* prompt rows per pass */
 #define IDS_MAX 4096 /* prompt ids per submit */
+/* Rows a backbone pass may hold (RB: the scratch rows of the arena): a step's S, and for the
+ * prompts of many streams that arrive together (vk_prompt.c) up to 4 rows of each slot, at most
+ * PASS_ROWS, at least PBLOCK. With RB = S, 544 streams joining 1,024 prompted one row of each
+ * a pass: 30 passes for 30 tokens, each reading every slot's KV cache (175 ms of a wave's first
+ * audio on the H200, bench/RESULTS.md); the scratch costs 40 KB a row (d = 1024). */
+#define PASS_ROWS 4096
+#define RB_ROWS(S)                                                                                 \
+    PTTS_MAX((size_t)(S), PTTS_MAX((size_t)PBLOCK, PTTS_MIN(4 * (size_t)(S), (size_t)PASS_ROWS)))
 /* Staging bytes the voice caches of prompts waiting for one submission may hold (vk_pend); a
  * prompt that does not fit submits the ones before it first. */
 #define PEND_STAGE_MAX ((size_t)256 << 20)
@@ -299,6 +307,7 @@ typedef struct vk_engine {
     int S;     /* slots */
     int steps; /* sampler steps N */
     int FG;    /* slot-frames per codec pass */
+    int RB;    /* rows a backbone pass may hold (RB_ROWS) */
     pvk_ctx c;
     pvk_buffer wbuf, arena, ints, io, stage;
     pvk_buffer kbuf[PVK_KV_SETS], vbuf[PVK_KV_SETS]; /* kv.nwin of them */

@@ -40,7 +40,7 @@ static int pend_submit(vk_engine *g, ptts_error *e) {
 static int pend_prompts(vk_engine *g, ptts_error *e) {
     vk_pend *pd = &g->pend;
     const ptts_arch *a = &g->w->arch;
-    const uint32_t d = (uint32_t)a->d, rb = (uint32_t)(g->S > PBLOCK ? g->S : PBLOCK);
+    const uint32_t d = (uint32_t)a->d, rb = (uint32_t)g->RB;
     uint32_t *iv = g->ints.map;
     for (;;) {
         int G = 0, len = 0;
