@@ -102,12 +102,13 @@ struct ptts_batch {
     unsigned char *dfade;
     unsigned *depoch, *epoch;
     ptts_step_record out; /* the frame being handed out (a stream keeps its record) */
-    /* A call of several utterances computes at most kcap frames (call_budget seconds of the
-     * device's work), so that one that joins waits a short call: see batch_kcap. t_enter: the
-     * last ptts_batch_step's start; k_last: the frames that step advanced when it stepped 2+
-     * utterances (0: the next interval is not measured); frame_s: seconds a frame, averaged. */
+    /* A call of several utterances computes at most batch_kcap frames (call_budget seconds of
+     * the device's work), so that one that joins waits a short call. t_enter: the last
+     * ptts_batch_step's start; k_last, n_last: the frames that step advanced and the
+     * utterances it stepped when they were 2+ (k_last 0: the next interval is not measured);
+     * frame_s: seconds a frame of n_meas utterances, averaged over calls of that many. */
     double call_budget, t_enter, frame_s;
-    int kcap, k_last;
+    int k_last, n_last, n_meas;
 };
 
 int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, ptts_error *e) {
@@ -123,7 +124,6 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
     int rc = ptts_engine_acquire(&m->be, b->ops, max_streams, &b->eng, e);
     if (!rc) {
         b->kmax = b->ops->max_steps_per_call(b->eng);
-        b->kcap = b->kmax;
         b->call_budget = PTTS_CALL_BUDGET_S;
         b->u = calloc((size_t)max_streams, sizeof *b->u);
         b->active = calloc((size_t)max_streams, sizeof *b->active);
@@ -272,6 +272,44 @@ int ptts_batch_waiting(const ptts_batch *b) {
     return n;
 }
 
+/* The most frames a call of several utterances computes. A call's frames are handed out after
+ * it (and an utterance joins between calls), so one that joins a running batch waits for the
+ * call in flight, then its own call, before its first audio: with calls of the GPU's 8 frames
+ * that was 315-620 ms (median) for 1,024 streams on the H200, where a frame of them takes some
+ * 22 ms (bench/RESULTS.md). So a call takes at most call_budget seconds of frames, the seconds
+ * a frame measured between the starts of consecutive calls (the device's time, or the host's
+ * when that is longer; averaged over two calls of as many utterances), scaled by the
+ * utterances when the call has more than the measured ones (a wave of arrivals: 316 joining
+ * 28 got the 28's 8 frames, 147 ms on the H200, before this). Small batches keep kmax (a frame of
+ * 64 streams is ~1.5 ms). Only while a slot is free or a call carries an utterance's first frame
+ * (batch_held): shorter calls cost device time (1,024 streams on the H200: calls of 2 frames
+ * 3254x, of 8 3590x), and a full batch has nobody to let in until a stream ends; one
+ * utterance alone is never held either (its calls may be paced by a reader, which is no device
+ * time). The same frames whatever k, up to rounding: the GPU picks kernels by row counts, and
+ * the codec's rows are slots x k x 16. */
+static int batch_kcap(const ptts_batch *b, int n) {
+    if (b->call_budget <= 0) return 1;
+    if (b->frame_s <= 0) return b->kmax;
+    const double f = n > b->n_meas ? b->frame_s * n / b->n_meas : b->frame_s;
+    const double k = b->call_budget / f;
+    return k >= b->kmax ? b->kmax : k < 1 ? 1 : (int)k;
+}
+
+/* The seconds a frame of the last call took (batch_kcap), at the start of a step. */
+static void batch_measure(ptts_batch *b) {
+    const double now = ptts_now();
+    if (b->k_last > 0) {
+        const double f = (now - b->t_enter) / b->k_last;
+        const int same = b->n_last == b->n_meas && b->frame_s > 0;
+        b->frame_s = same ? 0.5 * (b->frame_s + f) : f;
+        b->n_meas = b->n_last;
+    }
+    b->t_enter = now;
+    b->k_last = 0;
+}
+
+void ptts_batch_set_call_budget(ptts_batch *b, double seconds) { b->call_budget = seconds; }
+
 /* Whether a call of n utterances is held to the call budget (batch_kcap): when it steps more
  * than one and a slot is free for another to join, or an utterance's first frame is in it
  * (fresh: one that just joined, whose first audio waits for the call). */
@@ -320,7 +358,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
         b->active[n++] = i;
     }
     *kout = PTTS_MIN(k, ramp);
-    if (batch_held(b, n, fresh)) *kout = PTTS_MIN(*kout, b->kcap);
+    if (batch_held(b, n, fresh)) *kout = PTTS_MIN(*kout, batch_kcap(b, n));
     return n;
 }
 
@@ -328,7 +366,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
  * of every stepped utterance, and no other utterance waits to join), else 0. */
 static int batch_pair_k(const ptts_batch *b, int n, int k) {
     if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
-    int kn = batch_held(b, n, 0) ? b->kcap : b->kmax;
+    int kn = batch_held(b, n, 0) ? batch_kcap(b, n) : b->kmax;
     for (int j = 0; j < n; j++) {
         int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
         if (kj == 0) return 0;
@@ -359,43 +397,11 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
     }
 }
 
-/* The most frames a call of several utterances computes. A call's frames are handed out after
- * it (and an utterance joins between calls), so one that joins a running batch waits for the
- * call in flight, then its own call, before its first audio: with calls of the GPU's 8 frames
- * that was 315-620 ms (median) for 1,024 streams on the H200, where a frame of them takes some
- * 22 ms (bench/RESULTS.md). So a call takes at most call_budget seconds of frames, the seconds
- * a frame measured between the starts of consecutive calls (the device's time, or the host's
- * when that is longer; averaged over two calls). Small batches keep kmax (a frame of 64
- * streams is ~1.5 ms). Only while a slot is free or a call carries an utterance's first frame
- * (batch_held): shorter calls cost device time (1,024 streams on the H200: calls of 2 frames
- * 3254x, of 8 3590x), and a full batch has nobody to let in until a stream ends; one
- * utterance alone is never held either (its calls may be paced by a reader, which is no device
- * time). The same frames whatever k, up to rounding: the GPU picks kernels by row counts, and
- * the codec's rows are slots x k x 16. */
-static void batch_kcap(ptts_batch *b) {
-    const double now = ptts_now();
-    if (b->k_last > 0) {
-        const double f = (now - b->t_enter) / b->k_last;
-        b->frame_s = b->frame_s > 0 ? 0.5 * (b->frame_s + f) : f;
-        if (b->frame_s > 0) {
-            const double k = b->call_budget / b->frame_s;
-            b->kcap = k >= b->kmax ? b->kmax : k < 1 ? 1 : (int)k;
-        }
-    }
-    b->t_enter = now;
-    b->k_last = 0;
-}
-
-void ptts_batch_set_call_budget(ptts_batch *b, double seconds) {
-    b->call_budget = seconds;
-    b->kcap = seconds > 0 ? b->kmax : 1;
-}
-
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
     const ptts_arch *a = &b->m->w->arch;
     const size_t ld = (size_t)a->ld;
     int n, k, rc, buf;
-    batch_kcap(b);
+    batch_measure(b);
     if (b->ops->sync && (rc = b->ops->sync(b->eng, e))) { /* the call in flight */
         b->failed = 1;
         return rc;
@@ -472,6 +478,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
     b->dk = k;
     b->dbuf = b->q.cur;
     b->k_last = n > 1 ? k : 0;
+    b->n_last = n;
     if (!late) hand_out_late(b, fn, user);
     return ptts_batch_active(b);
 }
