@@ -65,6 +65,7 @@ typedef struct bench_args {
     int backend; /* PTTS_BACKEND_CPU (default), _VULKAN or _VULKAN_CODEC: the loop, ttfa, batch */
     const char *device; /* --device: the Vulkan device (NULL: picked) */
     int frames, reps;
+    int stored_bf16; /* --stored bf16: the synthetic values rounded to bf16 */
     const char *tokenizer, *text;
 } bench_args;
 
@@ -85,7 +86,10 @@ static void usage(FILE *f) {
             "  --reps N           timed runs per figure; the median is printed (default 3)\n"
             "  --tokenizer PATH   SentencePiece model, a path or a URL (default: the english\n"
             "                     model's, downloaded once)\n"
-            "  --text TEXT        the sentence generated (default: a 13-word sentence)\n");
+            "  --text TEXT        the sentence generated (default: a 13-word sentence)\n"
+            "  --stored f32|bf16  the synthetic checkpoint's storage (default f32); bf16 rounds\n"
+            "                     every value to bf16 as the released files hold them, so that\n"
+            "                     float32 mode runs as it does on a released file\n");
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -387,7 +391,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
     ptts_arch_preset(&a, "full");
     ptts_model *m;
     double t0 = ptts_now();
-    if (ptts_model_create_filled(&m, &a, ba->tokenizer, threads, prec, &e)) {
+    if (ptts_model_create_filled_bf16(&m, &a, ba->tokenizer, threads, prec, ba->stored_bf16, &e)) {
         fprintf(stderr, "bench_pipeline: %s\n", e.msg);
         return 1;
     }
@@ -599,6 +603,13 @@ int main(int argc, char **argv) {
             if (!(ba.tokenizer = cli_value(argc, argv, &i))) return 2;
         } else if (cli_is(a, "--text")) {
             if (!(ba.text = cli_value(argc, argv, &i))) return 2;
+        } else if (cli_is(a, "--stored")) {
+            if (!(v = cli_value(argc, argv, &i))) return 2;
+            if (strcmp(v, "f32") && strcmp(v, "bf16")) {
+                fprintf(stderr, "bench_pipeline: --stored takes f32 or bf16, not '%s'\n", v);
+                return 2;
+            }
+            ba.stored_bf16 = !strcmp(v, "bf16");
         } else {
             fprintf(stderr, "bench_pipeline: unknown option '%s' (see --help)\n", a);
             return 2;
@@ -613,9 +624,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     ba.tokenizer = tok;
-    printf("bench_pipeline: full-size model, synthetic weights; %d frames per run, median of "
-           "%d runs\n",
-           ba.frames, ba.reps);
+    printf("bench_pipeline: full-size model, synthetic weights stored as %s; %d frames per run, "
+           "median of %d runs\n",
+           ba.stored_bf16 ? "bf16" : "f32", ba.frames, ba.reps);
     int rc = 0;
     for (int p = 0; p < ba.n_prec && !rc; p++)
         for (int t = 0; t < ba.n_threads && !rc; t++)

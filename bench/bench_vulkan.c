@@ -8,8 +8,11 @@
  * submission (step_decode: on two queues, side by side). Figures only, never assertions.
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
- *                     [--precision f32|bf16] [--bandwidth MiB] [--stepk N] [--tc 1|-1]
- *                     [--spin US] [--apart 1] [--tile l|m|s|wh|th] [--convcopy 1|-1]
+ *                     [--precision f32|bf16] [--stored f32|bf16] [--bandwidth MiB]
+ *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th]
+ *                     [--convcopy 1|-1]
+ * --stored bf16: the synthetic values rounded to bf16, as the released files hold them (float32
+ * mode then keeps the matrices as bf16, weights.c: what a released file runs at).
  * --stepk, --apart, --tile, --convcopy: the engine's test hooks (ptts_vk_tuning: stepk
  * workgroups, -1 off; decode and step submitted apart; one tensor-core tile for every gemm that
  * takes one; the codec convs' ELU'd windows through work buffers or ELU on load); --tc,
@@ -90,7 +93,7 @@ static void die(const char *what, const ptts_error *e) {
 
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
-    int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0;
+    int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0, stored_bf16 = 0;
     ptts_vk_tuning tune = {0};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--arch"))
@@ -103,6 +106,8 @@ int main(int argc, char **argv) {
             kk = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--precision"))
             bf16 = !strcmp(argv[i + 1], "bf16");
+        else if (!strcmp(argv[i], "--stored"))
+            stored_bf16 = !strcmp(argv[i + 1], "bf16");
         else if (!strcmp(argv[i], "--bandwidth"))
             bw = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--stepk"))
@@ -138,6 +143,7 @@ int main(int argc, char **argv) {
     ptts_weights *w;
     ptts_weights_options wo = {0};
     if (bf16) wo.mode = PTTS_WMODE_BF16; /* bf16 backbone/codec storage (stepk streams it) */
+    wo.fill_bf16 = stored_bf16;
     if (ptts_weights_fill(&w, &a, &wo, &e)) die("weights", &e);
     /* the engine needs only the weights */
     const ptts_ctx ctx = {ptts_kernels_ref(), NULL};
@@ -156,10 +162,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_ids; i++)
         ids[i] = (i * 37 + 11) % a.nb;
     printf("device: %s (%s); model: %s (d %d, %d layers, codec C %d), %d frames per stream, "
-           "k = %d steps per call, %s weights\n",
+           "k = %d steps per call, %s weights%s\n",
            dev, discrete ? "discrete" : "not discrete", arch, a.d, a.layers, a.C, frames, kk,
            bf16 ? "bf16 (stored as float32 for the multi-dispatch kernels, bf16 for stepk)"
-                : "float32");
+                : "float32",
+           stored_bf16 ? " (values rounded to bf16: stepk streams the bf16 copies)" : "");
     printf("%8s %10s %10s %10s %12s %12s %10s %10s %10s %10s\n", "streams", "ms/frame", "step ms",
            "codec ms", "RTF/stream", "RTF total", "TTFA ms", "GPU MiB", "paired ms", "paired RTF");
     for (const char *sp = streams; *sp;) {

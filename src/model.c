@@ -243,11 +243,16 @@ fail:
 
 int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
                              int threads, int precision, ptts_error *e) {
+    return ptts_model_create_filled_bf16(out, a, tokenizer_path, threads, precision, 0, e);
+}
+
+int ptts_model_create_filled_bf16(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
+                                  int threads, int precision, int fill_bf16, ptts_error *e) {
     *out = NULL;
     ptts_model *m = calloc(1, sizeof *m);
     if (!m) return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     ptts_config_init(&m->cfg);
-    ptts_weights_options wo = {.mode = wmode_of(precision)};
+    ptts_weights_options wo = {.mode = wmode_of(precision), .fill_bf16 = fill_bf16};
     int rc = ptts_weights_fill(&m->w, a, &wo, e);
     if (!rc) rc = check_frame(&m->w->arch, "filled weights", e);
     if (!rc) rc = ptts_tokenizer_load(&m->tok, tokenizer_path, e);

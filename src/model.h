@@ -37,6 +37,10 @@ struct ptts_voice {
  * full size without a checkpoint file). */
 int ptts_model_create_filled(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
                              int threads, int precision, ptts_error *e);
+/* The same with every value rounded to bf16 when fill_bf16 (ptts_weights_options.fill_bf16: the
+ * storage of the released files, so float32 mode keeps the matrices as bf16, weights.c). */
+int ptts_model_create_filled_bf16(ptts_model **out, const ptts_arch *a, const char *tokenizer_path,
+                                  int threads, int precision, int fill_bf16, ptts_error *e);
 
 /* Test entries (internal): ptts_backend_set_vk_tuning and ptts_backend_set_overlap of the
  * model's backend (see backend.h). */

@@ -29,6 +29,7 @@ typedef struct binder {
     const st_file *st;
     ptts_weights *w;
     ptts_wmode mode;
+    int fill_bf16; /* SRC_FILL: values rounded to bf16 (ptts_weights_options.fill_bf16) */
     ptts_tensor_fn list_fn;
     void *list_user;
     /* problems found in SRC_FILE mode, reported together */
@@ -121,6 +122,8 @@ static float *tensor(binder *b, int optional, const char *name, int ndim, int64_
         out = hold(b, numel * sizeof(float));
         if (!out) goto nomem;
         ptts_fill_tensor(name, ndim, shape, out);
+        for (size_t i = 0; b->fill_bf16 && i < numel; i++)
+            out[i] = st_bf16_to_f32(st_f32_to_bf16(out[i]));
         return out;
     }
     const st_tensor *t = st_find(b->st, name);
@@ -153,9 +156,25 @@ nomem:
     return NULL;
 }
 
-/* Store a [out, in] float32 matrix in the kernel's format for `type`. */
+/* Whether every one of the n values is a bf16 (its low 16 bits zero): a BF16 checkpoint's, as
+ * the released files are. Stops at the first that is not (a float32 checkpoint's first row). */
+static int bf16_exact(const float *w, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &w[i], 4);
+        if (u & 0xffffu) return 0;
+    }
+    return 1;
+}
+
+/* Store a [out, in] float32 matrix in the kernel's format for `type`. A float32 matrix whose
+ * values are all bf16 is stored as bf16: the same values in half the bytes, which the one-row
+ * steps stream (bandwidth-bound: the backbone of a released file in float32 mode), computed in
+ * float32 by the same widening kernels (kernels.h: sums in another order at most, as between
+ * ISAs); the GPU's one-dispatch step streams the bf16 copy (vk_weights.c). */
 static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int out, int in,
                      ptts_wtype type) {
+    if (type == PTTS_W_F32 && w && bf16_exact(w, (size_t)out * (size_t)in)) type = PTTS_W_BF16;
     memset(L, 0, sizeof *L);
     L->out = out;
     L->in = in;
@@ -778,7 +797,8 @@ int ptts_weights_fill(ptts_weights **out, const ptts_arch *arch, const ptts_weig
     *out = NULL;
     ptts_arch a = *arch;
     fill_derived(&a);
-    binder b = {.src = SRC_FILL, .mode = o ? o->mode : PTTS_WMODE_F32};
+    binder b = {
+        .src = SRC_FILL, .mode = o ? o->mode : PTTS_WMODE_F32, .fill_bf16 = o ? o->fill_bf16 : 0};
     b.w = calloc(1, sizeof *b.w);
     if (!b.w) return ptts_fail(e, PTTS_E_NOMEM, "pocket-fill-v1: out of memory");
     int rc = bind_model(&b, &a);

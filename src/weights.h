@@ -149,14 +149,19 @@ typedef struct ptts_weights {
 
 /* How the backbone's matrices (attention and feed-forward) are stored. The codec and the flow
  * head stay float32 in every mode except bf16, where the codec's big convolutions become bf16.
- * In bf16 and int8 the codec's transformer and SEANet matrices also run from bf16 panels with
- * X rounded to bf16 (ptts_lin.wp16, gemm_bf16_panel), the same arithmetic on every CPU. */
+ * In bf16 and int8 the codec's transformer and SEANet matrices also run from bf16 panels with X
+ * rounded to bf16 (ptts_lin.wp16, gemm_bf16_panel), the same arithmetic on every CPU. Wherever a
+ * mode asks for float32, a matrix whose values are all bf16 (a BF16 file's, as the released
+ * checkpoints are) is stored as bf16 instead: the same values, computed in float32 (weights.c). */
 typedef enum { PTTS_WMODE_F32 = 0, PTTS_WMODE_BF16 = 1, PTTS_WMODE_INT8 = 2 } ptts_wmode;
 
 typedef struct ptts_weights_options {
     ptts_wmode mode;
     int heads;       /* backbone heads; 0: from d (d / 64) */
     int codec_heads; /* codec heads; 0: from C (C / 64) */
+    /* ptts_weights_fill: every value rounded to bf16 (nearest even), as a BF16 checkpoint (the
+     * released files) holds them; 0: the float32 values */
+    int fill_bf16;
 } ptts_weights_options;
 
 /* Load and bind a checkpoint (F32/BF16/F16 tensors). Errors name the file and tensor. */
