@@ -110,24 +110,30 @@ static void write_f32_copy(const char *path, const char *nudged) {
     st_close(f);
 }
 
+/* The matrices of w32 (float32 values) and wb (the same rounded to bf16): float32 storage in
+ * the one, bf16 in the other, the values rounded to nearest even, and the same linear layers. */
+static void compare(const ptts_weights *w32, const ptts_weights *wb, const char *what) {
+    for (int i = 0; i < NLIN; i++) {
+        const ptts_lin *a = lins(w32, i), *b = lins(wb, i);
+        CHECKF(a->type == PTTS_W_F32 && a->w, "%s, float32 matrix %d: type %d", what, i, a->type);
+        CHECKF(b->type == PTTS_W_BF16 && b->wh && !b->w, "%s, bf16 matrix %d: type %d", what, i,
+               b->type);
+        if (b->type != PTTS_W_BF16 || a->type != PTTS_W_F32) continue;
+        size_t n = (size_t)a->out * a->in, bad = 0;
+        for (size_t k = 0; k < n; k++)
+            bad += b->wh[k] != st_f32_to_bf16(a->w[k]);
+        CHECKF(bad == 0, "%s, matrix %d: %zu values are not the rounded ones", what, i, bad);
+        same_linear(b, what);
+    }
+}
+
 int main(void) {
     ptts_error e = {0};
     ptts_weights_options o = {.heads = 4, .codec_heads = 4};
     ptts_weights *w32 = NULL, *wb = NULL;
     REQUIRE(ptts_weights_load(&w32, fixture_path("tiny/model.safetensors"), &o, &e) == 0);
     REQUIRE(ptts_weights_load(&wb, fixture_path("tiny/model.bf16.safetensors"), &o, &e) == 0);
-    for (int i = 0; i < NLIN; i++) {
-        const ptts_lin *a = lins(w32, i), *b = lins(wb, i);
-        CHECKF(a->type == PTTS_W_F32 && a->w, "F32 file, matrix %d: type %d", i, a->type);
-        CHECKF(b->type == PTTS_W_BF16 && b->wh && !b->w, "BF16 file, matrix %d: type %d", i,
-               b->type);
-        if (b->type != PTTS_W_BF16 || a->type != PTTS_W_F32) continue;
-        size_t n = (size_t)a->out * a->in, bad = 0;
-        for (size_t k = 0; k < n; k++)
-            bad += b->wh[k] != st_f32_to_bf16(a->w[k]);
-        CHECKF(bad == 0, "BF16 file, matrix %d: %zu values are not the file's", i, bad);
-        same_linear(b, "BF16 file");
-    }
+    compare(w32, wb, "BF16 file");
     /* the codec's panel matrix keeps its float32 panels, of the bf16 values */
     const ptts_lin *c = lins(wb, 4);
     CHECK(c->wp != NULL && c->wp[0] == st_bf16_to_f32(c->wh[0]));
@@ -154,17 +160,7 @@ int main(void) {
     REQUIRE(ptts_weights_fill(&f32, &a, &fo, &e) == 0);
     fo.fill_bf16 = 1;
     REQUIRE(ptts_weights_fill(&fb, &a, &fo, &e) == 0);
-    for (int i = 0; i < NLIN; i++) {
-        const ptts_lin *x = lins(f32, i), *y = lins(fb, i);
-        CHECKF(x->type == PTTS_W_F32, "fill, matrix %d: type %d", i, x->type);
-        CHECKF(y->type == PTTS_W_BF16, "fill_bf16, matrix %d: type %d", i, y->type);
-        if (x->type != PTTS_W_F32 || y->type != PTTS_W_BF16) continue;
-        size_t n = (size_t)x->out * x->in, bad = 0;
-        for (size_t k = 0; k < n; k++)
-            bad += y->wh[k] != st_f32_to_bf16(x->w[k]);
-        CHECKF(bad == 0, "fill_bf16, matrix %d: %zu values", i, bad);
-        same_linear(y, "fill_bf16");
-    }
+    compare(f32, fb, "fill_bf16");
     ptts_weights_free(f32);
     ptts_weights_free(fb);
     return test_summary();
