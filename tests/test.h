@@ -7,6 +7,7 @@
 #define PTTS_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,23 @@ static inline double rel_l2(const float *a, const float *b, size_t n) {
     }
     if (!(num == num)) return INFINITY; /* NaN */
     return sqrt(num) / (den > 1e-30 ? sqrt(den) : 1e-15);
+}
+
+/* Reproducible test inputs: splitmix64 (test_rnd, 32 bits) and a float in [lo, hi) with 24
+ * random bits (test_frand); test_rng_seed restarts the sequence. */
+static inline uint64_t *test_rng_state_(void) {
+    static uint64_t s = 0x9E3779B97F4A7C15ull;
+    return &s;
+}
+static inline void test_rng_seed(uint64_t seed) { *test_rng_state_() = seed; }
+static inline uint32_t test_rnd(void) {
+    uint64_t z = (*test_rng_state_() += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+static inline float test_frand(float lo, float hi) {
+    return lo + (hi - lo) * (float)(test_rnd() >> 8) / 16777216.f;
 }
 
 static inline const char *fixture_path(const char *rel) {

@@ -46,15 +46,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd(void) {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
-}
-static float frand(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() >> 8) / 16777216.f; }
-
 static const uint32_t POISON = 0x7fc0dead; /* a NaN no kernel produces */
 static float poison_f(void) {
     float f;
@@ -146,21 +137,21 @@ static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_po
     void *W = wbuf + wsize;
     float *X = xbuf + 1;
     for (size_t i = 0; i < nx; i++)
-        X[i] = frand(-1.f, 1.f);
+        X[i] = test_frand(-1.f, 1.f);
     if (c->wt == T_Q8Q && N > 1) /* an all-zero row (step 0) */
         for (int kk = 0; kk < K; kk++)
             X[(size_t)c->ldx + kk] = 0.f;
     for (size_t i = 0; i < nw; i++) {
         if (c->wt == T_F32)
-            ((float *)W)[i] = frand(-1.f, 1.f);
+            ((float *)W)[i] = test_frand(-1.f, 1.f);
         else if (c->wt == T_BF16)
-            ((uint16_t *)W)[i] = f32_to_bf16_trunc(frand(-1.f, 1.f));
+            ((uint16_t *)W)[i] = f32_to_bf16_trunc(test_frand(-1.f, 1.f));
         else
-            ((int8_t *)W)[i] = (int8_t)(int)(rnd() % 256 - 128);
+            ((int8_t *)W)[i] = (int8_t)(int)(test_rnd() % 256 - 128);
     }
     for (int m = 0; m < M; m++) {
-        scale[m] = c->wt >= T_Q8 ? frand(0.001f, 0.02f) : 1.f;
-        bias[m] = frand(-2.f, 2.f);
+        scale[m] = c->wt >= T_Q8 ? test_frand(0.001f, 0.02f) : 1.f;
+        bias[m] = test_frand(-2.f, 2.f);
     }
     const float *b = c->bias ? bias : NULL;
     for (size_t i = 0; i < ny + 1; i++)
@@ -231,7 +222,7 @@ static void test_gemm(const ptts_kernels *k, int vi, ptts_pool *pool) {
         for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++)
             for (size_t ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++) {
                 int K = Ks[ki], N = Ns[ni];
-                int M = 13 + (int)(rnd() % 8); /* 13 .. 20 */
+                int M = 13 + (int)(test_rnd() % 8); /* 13 .. 20 */
                 gcase c = {N, K, M,  K + (int)(ni % 3) * 3, M + 1 + (int)(ki % 4),
                            0, M, wt, (int)((ki + ni) & 1)};
                 /* m ranges: all; odd start and end; a single row; 4-aligned start, odd end;
@@ -275,10 +266,10 @@ static float specials[] = {
 /* Fill n values: random in [-r, r] with some specials mixed in when `spec`. */
 static void fill(float *x, int n, float r, int spec) {
     for (int i = 0; i < n; i++)
-        x[i] = frand(-r, r);
+        x[i] = test_frand(-r, r);
     if (spec)
         for (int i = 0; i < n; i += 3)
-            x[i] = specials[rnd() % NSPECIAL];
+            x[i] = specials[test_rnd() % NSPECIAL];
 }
 
 /* Same class: both NaN, or equal infinities, or both finite. */
@@ -307,7 +298,7 @@ static void test_elementwise(const ptts_kernels *k) {
                 if (e == E_SOFTMAX && spec) range = 1000.f; /* softmax with inf / NaN: skip */
                 fill(in, n, range, spec && e != E_SOFTMAX);
                 fill(y0, n, 3.f, 0);
-                float a = frand(-2.f, 2.f);
+                float a = test_frand(-2.f, 2.f);
                 for (int i = 0; i < n + 2 * margin + 1; i++)
                     out[i] = poison_f();
                 float *y = out + 1 + margin; /* misaligned */
@@ -383,7 +374,7 @@ static void test_softmax_rows(const ptts_kernels *k) {
     k->softmax(v, 1);
     CHECKF(v[0] == 1.f, "%s softmax single element: %g", k->isa, v[0]);
     for (int i = 0; i < 70; i++)
-        v[i] = r[i] = (i % 5 == 0) ? -INFINITY : frand(-500.f, 500.f);
+        v[i] = r[i] = (i % 5 == 0) ? -INFINITY : test_frand(-500.f, 500.f);
     ptts_kernels_ref()->softmax(r, 70);
     k->softmax(v, 70);
     bad = 0;
@@ -408,11 +399,11 @@ static void test_layernorm(const ptts_kernels *k) {
             float *out = malloc(((size_t)n + 11) * sizeof(float));
             float *ref = malloc(((size_t)n + 1) * sizeof(float));
             REQUIRE(x && w && b && out && ref);
-            float offset = frand(-5.f, 5.f);
+            float offset = test_frand(-5.f, 5.f);
             for (int i = 0; i < n; i++) {
-                x[i + 1] = offset + frand(-3.f, 3.f);
-                w[i + 1] = frand(0.5f, 2.f);
-                b[i + 1] = frand(-1.f, 1.f);
+                x[i + 1] = offset + test_frand(-3.f, 3.f);
+                w[i + 1] = test_frand(0.5f, 2.f);
+                b[i + 1] = test_frand(-1.f, 1.f);
             }
             const float *wp = affine >= 1 ? w + 1 : NULL, *bp = affine == 2 ? b + 1 : NULL;
             for (int i = 0; i < n + 11; i++)
@@ -458,8 +449,8 @@ static void test_dot(const ptts_kernels *k) {
         REQUIRE(a && b);
         double mag = 1e-30;
         for (int i = 0; i < n; i++) {
-            a[i + 1] = frand(-1.f, 1.f);
-            b[i + 1] = frand(-1.f, 1.f);
+            a[i + 1] = test_frand(-1.f, 1.f);
+            b[i + 1] = test_frand(-1.f, 1.f);
             mag += fabs((double)a[i + 1] * b[i + 1]);
         }
         float d = k->dot(a + 1, b + 1, n), r = ptts_kernels_ref()->dot(a + 1, b + 1, n);
@@ -484,13 +475,13 @@ static void test_rows(const ptts_kernels *k) {
             float *y1 = malloc((size_t)n * sizeof(float)), *y2 = malloc((size_t)n * sizeof(float));
             REQUIRE(q && K && p && o1 && o2 && y1 && y2);
             for (int i = 0; i < n; i++)
-                q[i] = frand(-1.f, 1.f);
+                q[i] = test_frand(-1.f, 1.f);
             for (int i = 0; i < rows * ld; i++)
-                K[i] = frand(-1.f, 1.f);
+                K[i] = test_frand(-1.f, 1.f);
             for (int r = 0; r < rows; r++)
-                p[r] = frand(0.f, 1.f);
+                p[r] = test_frand(0.f, 1.f);
             for (int i = 0; i < n; i++)
-                y1[i] = y2[i] = frand(-1.f, 1.f);
+                y1[i] = y2[i] = test_frand(-1.f, 1.f);
             k->dot_rows(q, K, ld, rows, n, 0.125f, o1);
             for (int r = 0; r < rows; r++)
                 o2[r] = k->dot(q, K + (size_t)r * ld, n) * 0.125f;
@@ -579,7 +570,7 @@ static void test_pool(void) {
         c.nthreads = nth;
         int regions = 3000, wrong = 0;
         for (int r = 0; r < regions; r++) {
-            int n = r % 50 == 0 ? 0 : (int)(rnd() % (r % 10 == 0 ? MAXN : 17)) + 1;
+            int n = r % 50 == 0 ? 0 : (int)(test_rnd() % (r % 10 == 0 ? MAXN : 17)) + 1;
             for (int i = 0; i < MAXN; i++)
                 atomic_store(&count[i], 0);
             ptts_pool_run(p, n, pool_task, &c);
@@ -689,11 +680,11 @@ static void test_panel(const ptts_kernels *k) {
                 float *R = malloc((size_t)N * ldy * sizeof(float));
                 REQUIRE(X && W && Wp && b && Y && R);
                 for (int i = 0; i < N * ldx; i++)
-                    X[i] = frand(-1.f, 1.f);
+                    X[i] = test_frand(-1.f, 1.f);
                 for (int i = 0; i < M * K; i++)
-                    W[i] = frand(-1.f, 1.f);
+                    W[i] = test_frand(-1.f, 1.f);
                 for (int i = 0; i < M; i++)
-                    b[i] = frand(-1.f, 1.f);
+                    b[i] = test_frand(-1.f, 1.f);
                 for (int m = 0; m < M; m++)
                     for (int kk = 0; kk < K; kk++)
                         Wp[((size_t)(m / PTTS_PANEL) * K + kk) * PTTS_PANEL + m % PTTS_PANEL] =
@@ -788,17 +779,17 @@ static void test_bf16_panel(const ptts_kernels *k) {
         float *YR = malloc(ny * sizeof(float));
         REQUIRE(X && W && Wp && b && Y && YR);
         for (size_t i = 0; i < nx; i++) {
-            uint32_t r = rnd() % 64;
-            X[i] = r == 0   ? 1.f + 0x1p-8f * (float)(1 + 2 * (int)(rnd() % 4)) /* ties */
-                   : r == 1 ? 1e-40f                                            /* subnormal */
+            uint32_t r = test_rnd() % 64;
+            X[i] = r == 0   ? 1.f + 0x1p-8f * (float)(1 + 2 * (int)(test_rnd() % 4)) /* ties */
+                   : r == 1 ? 1e-40f                                                 /* subnormal */
                    : r == 2 ? -0.f
-                            : frand(-2.f, 2.f);
+                            : test_frand(-2.f, 2.f);
             if (tiny) X[i] *= 0x1p-64f;
         }
         for (int i = 0; i < M * K; i++)
-            W[i] = rnd() % 97 == 0 ? -1e-39f : frand(-1.f, 1.f) * (tiny ? 0x1p-64f : 1.f);
+            W[i] = test_rnd() % 97 == 0 ? -1e-39f : test_frand(-1.f, 1.f) * (tiny ? 0x1p-64f : 1.f);
         for (int i = 0; i < M; i++)
-            b[i] = frand(-1.f, 1.f);
+            b[i] = test_frand(-1.f, 1.f);
         ptts_bf16_panel_pack(W, M, K, Wp);
         const float *bias = ci % 2 && !tiny ? b : NULL;
         int n0 = N > 2 ? 1 : 0, p0 = np > 1 ? 1 : 0;
