@@ -26,6 +26,8 @@ void ptts_log(int level, const char *fmt, ...) PTTS_PRINTF(2, 3);
 
 /* 64-byte aligned, zero-filled allocation; NULL on failure or when n overflows. */
 void *ptts_calloc_aligned(size_t n);
+/* The same without zeroing: for buffers written whole before they are read. */
+void *ptts_malloc_aligned(size_t n);
 void ptts_free_aligned(void *p);
 /* n * m with overflow check: returns 0 and sets *out, or -1. */
 int ptts_mul_size(size_t n, size_t m, size_t *out);

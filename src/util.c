@@ -81,12 +81,15 @@ int ptts_mul_size(size_t n, size_t m, size_t *out) {
     return 0;
 }
 
-void *ptts_calloc_aligned(size_t n) {
+void *ptts_malloc_aligned(size_t n) {
     if (n == 0) n = 1;
     if (n > SIZE_MAX - 64) return NULL;
-    size_t r = (n + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, r);
-    if (p) memset(p, 0, r);
+    return aligned_alloc(64, (n + 63) & ~(size_t)63);
+}
+
+void *ptts_calloc_aligned(size_t n) {
+    void *p = ptts_malloc_aligned(n);
+    if (p) memset(p, 0, (n ? n + 63 : 64) & ~(size_t)63);
     return p;
 }
 

@@ -56,7 +56,9 @@ static void problem(binder *b, const char *fmt, ...) {
     b->n_problems++;
 }
 
-static void *hold(binder *b, size_t bytes) {
+/* A new block of the weights (zero-filled, or with `raw` left as it is: for a block the caller
+ * writes whole), freed with them; NULL when out of memory. */
+static void *hold_block(binder *b, size_t bytes, int raw) {
     ptts_weights *w = b->w;
     if (w->n_blocks == w->cap_blocks) {
         int cap = w->cap_blocks ? 2 * w->cap_blocks : 256;
@@ -65,12 +67,15 @@ static void *hold(binder *b, size_t bytes) {
         w->blocks = nb;
         w->cap_blocks = cap;
     }
-    void *p = ptts_calloc_aligned(bytes);
+    void *p = raw ? ptts_malloc_aligned(bytes) : ptts_calloc_aligned(bytes);
     if (!p) return NULL;
     w->blocks[w->n_blocks++] = p;
     w->bytes += bytes;
     return p;
 }
+
+static void *hold(binder *b, size_t bytes) { return hold_block(b, bytes, 0); }
+static void *hold_raw(binder *b, size_t bytes) { return hold_block(b, bytes, 1); }
 
 /* Frees block p (of `bytes` bytes) when it is one of the held blocks: a source tensor nothing
  * points at any more (a conv's [cout, cin, k] original once packed, the float32 original of a
@@ -119,7 +124,7 @@ static float *tensor(binder *b, int optional, const char *name, int ndim, int64_
     }
     float *out = NULL;
     if (b->src == SRC_FILL) {
-        out = hold(b, numel * sizeof(float));
+        out = hold_raw(b, numel * sizeof(float));
         if (!out) goto nomem;
         ptts_fill_tensor(name, ndim, shape, out);
         for (size_t i = 0; b->fill_bf16 && i < numel; i++)
@@ -141,7 +146,7 @@ static float *tensor(binder *b, int optional, const char *name, int ndim, int64_
         problem(b, "tensor %s has shape %s, expected %s", name, got, want);
         return NULL;
     }
-    out = hold(b, numel * sizeof(float));
+    out = hold_raw(b, numel * sizeof(float)); /* st_to_f32 writes every value */
     if (!out) goto nomem;
     ptts_error e = {0};
     if (st_to_f32(b->st, t, out, &e) != 0) {
@@ -174,7 +179,8 @@ static int bf16_exact(const float *w, size_t n) {
  * ISAs); the GPU's one-dispatch step streams the bf16 copy (vk_weights.c). */
 static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int out, int in,
                      ptts_wtype type) {
-    if (type == PTTS_W_F32 && w && bf16_exact(w, (size_t)out * (size_t)in)) type = PTTS_W_BF16;
+    const int exact = type == PTTS_W_F32 && w && bf16_exact(w, (size_t)out * (size_t)in);
+    if (exact) type = PTTS_W_BF16;
     memset(L, 0, sizeof *L);
     L->out = out;
     L->in = in;
@@ -193,14 +199,14 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
         /* panels of PTTS_PANEL outputs, k major: wp[p][k][j] = w[p*PANEL + j][k], zero-padded;
          * a bf16 matrix gets its bf16 values (widened exactly), so results keep its rounding */
         size_t np = (size_t)(out + PTTS_PANEL - 1) / PTTS_PANEL;
-        float *wp = hold(b, np * (size_t)in * PTTS_PANEL * sizeof(float));
+        float *wp = hold_raw(b, np * (size_t)in * PTTS_PANEL * sizeof(float));
         if (!wp) goto nomem;
         for (size_t p = 0; p < np; p++)
             for (int k = 0; k < in; k++)
                 for (int j = 0; j < PTTS_PANEL; j++) {
                     size_t m = p * PTTS_PANEL + (size_t)j;
                     float v = m < (size_t)out ? w[m * (size_t)in + (size_t)k] : 0.f;
-                    if (type == PTTS_W_BF16) v = st_bf16_to_f32(st_f32_to_bf16(v));
+                    if (type == PTTS_W_BF16 && !exact) v = st_bf16_to_f32(st_f32_to_bf16(v));
                     wp[(p * (size_t)in + (size_t)k) * PTTS_PANEL + (size_t)j] = v;
                 }
         L->wp = wp;
@@ -208,18 +214,26 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
     if (!w || type == PTTS_W_F32) return;
     size_t n = (size_t)out * (size_t)in;
     if (type == PTTS_W_BF16) {
-        uint16_t *h = hold(b, n * sizeof(uint16_t));
+        uint16_t *h = hold_raw(b, n * sizeof(uint16_t));
         if (!h) goto nomem;
-        for (size_t i = 0; i < n; i++)
-            h[i] = st_f32_to_bf16(w[i]);
+        if (exact) { /* the high halves, as they are */
+            for (size_t i = 0; i < n; i++) {
+                uint32_t u;
+                memcpy(&u, &w[i], 4);
+                h[i] = (uint16_t)(u >> 16);
+            }
+        } else {
+            for (size_t i = 0; i < n; i++)
+                h[i] = st_f32_to_bf16(w[i]);
+        }
         L->type = PTTS_W_BF16;
         L->wh = h;
         L->w = NULL;
         release(b, w, n * sizeof(float)); /* readers use wh / wp (src/vulkan widens wh) */
     } else if (type == PTTS_W_Q8) {
         /* symmetric per-row int8: scale = max|w| / 127, q = round(w / scale) */
-        int8_t *q = hold(b, n);
-        float *scale = hold(b, (size_t)out * sizeof(float));
+        int8_t *q = hold_raw(b, n);
+        float *scale = hold_raw(b, (size_t)out * sizeof(float));
         if (!q || !scale) goto nomem;
         for (int m = 0; m < out; m++) {
             const float *row = w + (size_t)m * in;
@@ -245,17 +259,41 @@ nomem:
     b->fatal_code = PTTS_E_NOMEM;
 }
 
+/* A [out, in] BF16 matrix of the file as it is (a new block), or NULL where that does not
+ * apply: another source or dtype, or a tensor absent or mis-shaped (tensor() then reports it). */
+static uint16_t *file_bf16(binder *b, const char *name, int out, int in) {
+    const st_tensor *t = b->src == SRC_FILE ? st_find(b->st, name) : NULL;
+    if (!t || t->dtype != ST_BF16 || t->ndim != 2 || t->shape[0] != out || t->shape[1] != in)
+        return NULL;
+    uint16_t *h = hold_raw(b, (size_t)t->numel * sizeof(uint16_t));
+    if (!h) {
+        b->fatal = 1;
+        b->fatal_code = PTTS_E_NOMEM;
+        problem(b, "out of memory loading %s", name);
+        return NULL;
+    }
+    for (size_t i = 0; i < (size_t)t->numel; i++) /* little-endian in the file */
+        h[i] = (uint16_t)(t->data[2 * i] | t->data[2 * i + 1] << 8);
+    return h;
+}
+
 static void linear(binder *b, ptts_lin *L, const char *name, int out, int in, int has_bias,
                    ptts_wtype type) {
     char nm[256];
     snprintf(nm, sizeof nm, "%.200s.weight", name);
-    float *w = tensor(b, 0, nm, 2, out, in, 0);
+    /* float32 asked of a BF16 matrix with no panel copy: its values as they are, not widened
+     * and narrowed again (what make_lin would store; a faster load of the released files) */
+    uint16_t *h = type == PTTS_W_F32 && b->pack == PACK_NONE ? file_bf16(b, nm, out, in) : NULL;
+    float *w = h ? NULL : tensor(b, 0, nm, 2, out, in, 0);
     float *bias = NULL;
     if (has_bias) {
         snprintf(nm, sizeof nm, "%.200s.bias", name);
         bias = tensor(b, 0, nm, 1, out, 0, 0);
     }
-    make_lin(b, L, w, bias, out, in, type);
+    if (h)
+        *L = (ptts_lin){.out = out, .in = in, .type = PTTS_W_BF16, .wh = h, .bias = bias};
+    else
+        make_lin(b, L, w, bias, out, in, type);
 }
 
 static const float *vec(binder *b, int optional, const char *fmt_name, int n) {
