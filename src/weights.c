@@ -161,6 +161,19 @@ nomem:
     return NULL;
 }
 
+/* roundf(x) (half away from zero) clamped to [-127, 127], without the library calls (the
+ * int8 load's quantisation was mostly roundf and fmaxf calls): the truncation's remainder is
+ * exact below 2^23 and |x| < 127.5 here. A NaN (a hostile checkpoint's) gives 0. */
+static int8_t quant8(float x) {
+    if (!(x == x)) return 0;
+    if (x >= 127.5f) return 127;
+    if (x <= -127.5f) return -127;
+    int i = (int)x;
+    const float f = x - (float)i;
+    i += (f >= 0.5f) - (f <= -0.5f); /* no branch: the remainders are random */
+    return (int8_t)i;
+}
+
 /* Whether every one of the n values is a bf16 (its low 16 bits zero): a BF16 checkpoint's, as
  * the released files are. Stops at the first that is not (a float32 checkpoint's first row). */
 static int bf16_exact(const float *w, size_t n) {
@@ -238,14 +251,14 @@ static void make_lin(binder *b, ptts_lin *L, float *w, const float *bias, int ou
         for (int m = 0; m < out; m++) {
             const float *row = w + (size_t)m * in;
             float mx = 0.f;
-            for (int k = 0; k < in; k++)
-                mx = fmaxf(mx, fabsf(row[k]));
+            for (int k = 0; k < in; k++) { /* fmaxf's result (a NaN is passed over), inline */
+                const float a = fabsf(row[k]);
+                mx = a > mx ? a : mx;
+            }
             float s = mx > 0.f ? mx / 127.f : 1.f;
             scale[m] = s;
-            for (int k = 0; k < in; k++) {
-                float v = roundf(row[k] / s);
-                q[(size_t)m * in + k] = (int8_t)(v > 127.f ? 127.f : v < -127.f ? -127.f : v);
-            }
+            for (int k = 0; k < in; k++)
+                q[(size_t)m * in + k] = quant8(row[k] / s);
         }
         L->type = PTTS_W_Q8;
         L->wq = q;

@@ -5,6 +5,7 @@
  * weights without the codec encoder accepted (no voice cloning), and a config whose numbers
  * contradict the weights refused with the key named.
  */
+#include <math.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -102,6 +103,35 @@ int main(void) {
     CHECK(a->ratios[0] == 6 && a->ratios[1] == 5 && a->ratios[2] == 4 && a->frame_samples == 1920);
     CHECK(a->has_encoder);
     ptts_weights_free(w);
+
+    /* int8: each row's scale max|w| / 127 and q = roundf(w / scale) clamped to +-127, the
+     * rule weights.c computes without the library calls */
+    ptts_weights *w32 = NULL;
+    o.mode = PTTS_WMODE_INT8;
+    REQUIRE(ptts_weights_load(&w, fixture_path("tiny/model.safetensors"), &o, &e) == 0);
+    o.mode = PTTS_WMODE_F32;
+    REQUIRE(ptts_weights_load(&w32, fixture_path("tiny/model.safetensors"), &o, &e) == 0);
+    long bad = 0, n8 = 0;
+    for (int l = 0; l < w->arch.layers; l++) {
+        const ptts_lin *q = &w->backbone.layer[l].linear1, *f = &w32->backbone.layer[l].linear1;
+        CHECK(q->type == PTTS_W_Q8 && f->type == PTTS_W_F32);
+        if (q->type != PTTS_W_Q8 || f->type != PTTS_W_F32) continue;
+        for (int m = 0; m < q->out; m++) {
+            float mx = 0.f;
+            for (int k = 0; k < q->in; k++)
+                mx = fmaxf(mx, fabsf(f->w[(size_t)m * q->in + k]));
+            const float sc = mx > 0.f ? mx / 127.f : 1.f;
+            bad += q->scale[m] != sc;
+            for (int k = 0; k < q->in; k++, n8++) {
+                float v = roundf(f->w[(size_t)m * q->in + k] / sc);
+                v = v > 127.f ? 127.f : v < -127.f ? -127.f : v;
+                bad += q->wq[(size_t)m * q->in + k] != (int8_t)v;
+            }
+        }
+    }
+    CHECKF(bad == 0 && n8 > 0, "int8 rows: %ld of %ld values differ from roundf's", bad, n8);
+    ptts_weights_free(w);
+    ptts_weights_free(w32);
 
     /* every problem by name, in one message */
     const char *drop[] = {"flow_lm.out_norm.weight", "mimi.decoder.model.0.conv.bias", NULL};
