@@ -1,7 +1,8 @@
 // ctest-label: unit
 /*
  * test_weights.c - binding a checkpoint: the architecture derived from shapes (tiny fixture),
- * every missing or mis-shaped tensor reported by name in one message, a wrong dtype refused,
+ * the int8 mode's rows (scale max|w| / 127, values roundf(w / scale) clamped to +-127), every
+ * missing or mis-shaped tensor reported by name in one message, a wrong dtype refused,
  * weights without the codec encoder accepted (no voice cloning), and a config whose numbers
  * contradict the weights refused with the key named.
  */
