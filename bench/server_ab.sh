@@ -21,7 +21,10 @@ w="$tmp/ptts_full_synthetic.safetensors"
 [ -s "$w" ] || "$a" fill --arch full "$w" || exit 1
 vdir=$(mktemp -d)
 cp "$fx/full/voice.safetensors" "$vdir/full.safetensors"
-procs=$((clients >= 256 ? 16 : clients >= 16 ? 4 : 1))
+# one client process per 8 clients, at most 128: with 16 processes of 64 threads the 1,024-client
+# wave's first audio read 141-208 ms at the clients against 106-126 ms in the server's log; with
+# 128, 122-127 against 111-119 (bench/RESULTS.md, 2026-12-02)
+procs=$(((clients + 7) / 8 > 128 ? 128 : (clients + 7) / 8))
 serve() { # binary, label
   "$1" serve --config "$fx/full/manifest.json" --weights "$w" --voices-dir "$vdir" \
     --voice full --host 127.0.0.1 --port 0 --eos-threshold 1e9 --max-concurrent "$slots" \
