@@ -197,6 +197,14 @@ int ptts_arch_preset(ptts_arch *a, const char *name);
  * sizes, sampler type and BOS rule), for synthetic weights of that config. PTTS_E_MODEL naming
  * the key when a size is missing or out of range. */
 int ptts_arch_from_config(ptts_arch *a, const struct ptts_config *c, ptts_error *e);
+/* arch.c: the architecture of checkpoint f from its tensor shapes (o: the heads, which shapes
+ * do not give), derived numbers filled; PTTS_E_MODEL naming what is missing or inconsistent. */
+struct st_file;
+int ptts_arch_derive(const struct st_file *f, const ptts_weights_options *o, ptts_arch *a,
+                     ptts_error *e);
+/* The sizes a left at 0 get their defaults (ffn, heads, windows, ratios), K follows the flow
+ * type and the frame size the ratios. */
+void ptts_arch_fill_derived(ptts_arch *a);
 /* Call fn for each tensor of architecture `a`, in checkpoint order (name, ndim, shape). */
 typedef int (*ptts_tensor_fn)(void *user, const char *name, int ndim, const int64_t *shape);
 int ptts_arch_tensors(const ptts_arch *a, ptts_tensor_fn fn, void *user, ptts_error *e);
