@@ -45,9 +45,40 @@ int ptts_sres_init(ptts_bufs *b, ptts_sres *r, const ptts_resnet *rw, int max) {
     return ptts_sconv_init(b, &r->c1, &rw->c1, max);
 }
 
+/* Rows r0 .. r1 of a residual block once ELU(x) is in c1's input: conv_k3, ELU, conv1x1 and
+ * the residual add, each row through the same kernels as the stage-by-stage path. */
+typedef struct {
+    const ptts_ctx *c;
+    ptts_sres *r;
+    float *x;
+} sres_job;
+
+static void sres_rows(void *ctx, int r0, int r1) {
+    const sres_job *j = ctx;
+    const ptts_ctx *c = j->c;
+    ptts_sres *r = j->r;
+    const int m = r->c1.cv->cin, half = r->c1.cv->cout;
+    ptts_linear_rows(c, &r->c1.cv->w, r->c1.buf, m, r0, r1, r->h, half);
+    c->k->elu(r->h + (size_t)r0 * half, r->h + (size_t)r0 * half, (r1 - r0) * half);
+    ptts_linear_rows(c, &r->c2->w, r->h, half, r0, r1, r->t, m);
+    c->k->axpy(j->x + (size_t)r0 * m, 1.f, r->t + (size_t)r0 * m, (r1 - r0) * m);
+}
+
+/* Two pool regions: ELU(x) into c1's input (every row, since conv_k3 reads the rows before
+ * its own), then per row chunk the rest of the block (sres_rows). Each value is the kernels'
+ * as computed stage by stage, whatever the split (tests/test_overlap*, test_codec_batch). */
 void ptts_sres_run(const ptts_ctx *c, ptts_sres *r, float *x, int T) {
     const int m = r->c1.cv->cin, half = r->c1.cv->cout;
-    c->k->elu(ptts_sconv_in(&r->c1), x, T * m);
+    ptts_elu_par(c, ptts_sconv_in(&r->c1), x, T * m);
+    /* with few rows ptts_linear splits the panels instead (each thread reads part of W) */
+    if (T >= 64 && r->c1.cv->stride == 1 && ptts_linear_rows_ok(&r->c1.cv->w, T) &&
+        ptts_linear_rows_ok(&r->c2->w, T)) {
+        sres_job j = {c, r, x};
+        const double work = 2.0 * T * ((double)r->c1.cv->w.in * half + (double)half * m);
+        ptts_rows_par(c, T, 8, work, sres_rows, &j);
+        memmove(r->c1.buf, r->c1.buf + (size_t)T * m, (size_t)r->c1.hist * m * sizeof(float));
+        return;
+    }
     ptts_sconv_run(c, &r->c1, T, r->h);
     c->k->elu(r->h, r->h, T * half);
     ptts_linear(c, &r->c2->w, r->h, T, r->t);

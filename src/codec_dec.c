@@ -52,26 +52,81 @@ static int sconvtr_init(ptts_codec_dec *d, sconvtr *s, const ptts_convtr *ct, in
     return s->y && s->acc && s->partial ? 0 : -1;
 }
 
+/* Output rows r0 .. r1 of the overlap-add of s->y [T, k*cout] into s->acc: the carried tail or
+ * zeros, then the contribution of every input row t covering the row (t*stride <= r <
+ * t*stride + k) in increasing t, then the bias (rows below T*stride): per value the additions
+ * of one axpy per t over the whole run, in the same order, so any split of the rows gives the
+ * same bits. */
+typedef struct {
+    const ptts_ctx *c;
+    sconvtr *s;
+    int T;
+} convtr_job;
+
+static void sconvtr_add_rows(void *ctx, int r0, int r1) {
+    const convtr_job *j = ctx;
+    const ptts_convtr *ct = j->s->ct;
+    const ptts_kernels *k = j->c->k;
+    const int co = ct->cout, st = ct->stride, kk = ct->k, T = j->T, tail = kk - st;
+    float *acc = j->s->acc;
+    for (int r = r0; r < r1; r++) {
+        float *row = acc + (size_t)r * co;
+        if (r < tail)
+            memcpy(row, j->s->partial + (size_t)r * co, (size_t)co * sizeof(float));
+        else
+            memset(row, 0, (size_t)co * sizeof(float));
+        /* t from the first input row whose k outputs reach r, to the last that starts by r */
+        const int t0 = r >= kk ? (r - kk) / st + 1 : 0, t1 = PTTS_MIN(T - 1, r / st);
+        for (int t = t0; t <= t1; t++)
+            k->axpy(row, 1.f, j->s->y + (size_t)t * kk * co + (size_t)(r - t * st) * co, co);
+        if (ct->bias && r < T * st) k->axpy(row, 1.f, ct->bias, co);
+    }
+}
+
 /* s->y [T, k*cout] (the matrix product, already done) -> s->acc rows [0, T*stride) of cout:
- * overlap-add with the carried tail, bias. */
+ * overlap-add with the carried tail, bias; rows spread over the pool, then the new tail. */
 static void sconvtr_add(const ptts_ctx *c, sconvtr *s, int T) {
     const ptts_convtr *ct = s->ct;
-    const int co = ct->cout, st = ct->stride, k = ct->k;
-    const size_t tail = (size_t)(k - st) * co, body = (size_t)T * st * co;
-    memcpy(s->acc, s->partial, tail * sizeof(float));
-    memset(s->acc + tail, 0, body * sizeof(float));
-    /* input row t covers output rows t*s .. t*s + k - 1: one contiguous run of k*cout floats */
-    for (int t = 0; t < T; t++)
-        c->k->axpy(s->acc + (size_t)t * st * co, 1.f, s->y + (size_t)t * k * co, k * co);
-    memcpy(s->partial, s->acc + body, tail * sizeof(float));
-    if (ct->bias)
-        for (int r = 0; r < T * st; r++)
-            c->k->axpy(s->acc + (size_t)r * co, 1.f, ct->bias, co);
+    const int co = ct->cout, st = ct->stride, rows = T * st + ct->k - st;
+    convtr_job j = {c, s, T};
+    /* memory-bound additions: weighed as 4 flops each against the pool's threshold */
+    ptts_rows_par(c, rows, 8, 4.0 * T * ct->k * co, sconvtr_add_rows, &j);
+    memcpy(s->partial, s->acc + (size_t)T * st * co, (size_t)(ct->k - st) * co * sizeof(float));
+}
+
+/* Input rows r0 .. r1 of an upsampling stage: ELU in place, then their rows of the matrix
+ * product (each row alone: ptts_linear_rows). */
+typedef struct {
+    const ptts_ctx *c;
+    sconvtr *s;
+    float *x;
+    int T;
+} up_job;
+
+static void up_rows(void *ctx, int r0, int r1) {
+    const up_job *j = ctx;
+    const ptts_lin *L = &j->s->ct->w;
+    j->c->k->elu(j->x + (size_t)r0 * L->in, j->x + (size_t)r0 * L->in, (r1 - r0) * L->in);
+    ptts_linear_rows(j->c, L, j->x, L->in, r0, r1, j->s->y, L->out);
 }
 
 /* x [T, cin] -> s->acc rows [0, T*stride) of cout. */
 static void sconvtr_run(const ptts_ctx *c, sconvtr *s, const float *x, int T) {
     ptts_linear(c, &s->ct->w, x, T, s->y);
+    sconvtr_add(c, s, T);
+}
+
+/* ELU(x) in place, x [T, cin] -> s->acc rows [0, T*stride) of cout: as ELU then sconvtr_run, in
+ * one pool region for the ELU and the product. */
+static void sconvtr_run_elu(const ptts_ctx *c, sconvtr *s, float *x, int T) {
+    const ptts_lin *L = &s->ct->w;
+    if (T < 64 || !ptts_linear_rows_ok(L, T)) { /* few rows: ptts_linear splits the panels */
+        c->k->elu(x, x, T * L->in);
+        sconvtr_run(c, s, x, T);
+        return;
+    }
+    up_job j = {c, s, x, T};
+    ptts_rows_par(c, T, 8, 2.0 * T * L->in * L->out, up_rows, &j);
     sconvtr_add(c, s, T);
 }
 
@@ -193,15 +248,14 @@ static void dec_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm) {
     ptts_sres_run(c, &d->res[0], d->up[0].acc, rows);
     const float *cur = d->up[0].acc;
     for (int s = 1; s < 3; s++) {
-        float *curw = d->up[s - 1].acc;
-        c->k->elu(curw, cur, rows * width);
-        sconvtr_run(c, &d->up[s], curw, rows);
+        float *curw = d->up[s - 1].acc; /* cur: ELU in place */
+        sconvtr_run_elu(c, &d->up[s], curw, rows);
         rows *= d->up[s].ct->stride;
         width = d->up[s].ct->cout;
         ptts_sres_run(c, &d->res[s], d->up[s].acc, rows);
         cur = d->up[s].acc;
     }
-    c->k->elu(ptts_sconv_in(&d->out), cur, rows * width);
+    ptts_elu_par(c, ptts_sconv_in(&d->out), cur, rows * width);
     ptts_sconv_run(c, &d->out, rows, pcm);
 }
 
@@ -217,7 +271,7 @@ void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *lat
 
     /* SEANet decoder: dec_in, ELU, up[0] (the low-rate stages, as batched below), then the rest */
     ptts_sconv_run(c, &d->in, us, d->h0);
-    c->k->elu(d->h0, d->h0, us * d->in.cv->cout);
+    ptts_elu_par(c, d->h0, d->h0, us * d->in.cv->cout);
     sconvtr_run(c, &d->up[0], d->h0, us);
     dec_high(d, c, pcm);
 }

@@ -46,6 +46,16 @@ static void lin_task(void *ctx, int task, int tid) {
     if (m0 < m1) lin_rows(j->c, j->L, j->X, j->ldx, j->N, j->Y, j->ldy, m0, m1);
 }
 
+/* lin_job's chunk as rows of X (every output) */
+static void lin_rows_task(void *ctx, int task, int tid) {
+    (void)tid;
+    lin_job *j = ctx;
+    int n0 = task * j->chunk, n1 = PTTS_MIN(j->N, n0 + j->chunk);
+    if (n0 < n1)
+        lin_rows(j->c, j->L, j->X + (size_t)n0 * j->ldx, j->ldx, n1 - n0, j->Y + (size_t)n0 * j->ldy,
+                 j->ldy, 0, j->L->out);
+}
+
 /* The panel kernels (ptts_lin.wp16 with gemm_bf16_panel, else ptts_lin.wp with
  * gemm_f32_panel): tasks over row blocks when rows dominate, else over panels. Which of the two
  * a matrix has is decided at load by the precision mode alone (weights.c), so every CPU
@@ -109,6 +119,15 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
         } else {
             ptts_pool_run(c->pool, tasks, panel_task, &j);
         }
+        return;
+    }
+    if (threads > 1 && work >= 65536.0 && L->out < 32 && N >= 64) {
+        /* few outputs, many rows (the codec's last conv: 1 output, 1920 rows a frame): chunks
+         * of rows, 16-row aligned as every kernel tiles rows, so each row's arithmetic is that
+         * of the whole call */
+        int chunk = ((N + 2 * threads - 1) / (2 * threads) + 15) & ~15;
+        lin_job j = {c, L, X, ldx, N, Y, ldy, chunk};
+        ptts_pool_run(c->pool, (N + chunk - 1) / chunk, lin_rows_task, &j);
         return;
     }
     if (threads <= 1 || work < 65536.0 || L->out < 32) {
@@ -181,6 +200,65 @@ void ptts_linear(const ptts_ctx *c, const ptts_lin *L, const float *X, int N, fl
     ptts_linear_strided(c, L, X, L->in, N, Y, L->out);
 }
 
+int ptts_linear_rows_ok(const ptts_lin *L, int N) { return (L->wp16 || L->wp) && N >= 4; }
+
+void ptts_linear_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int n0, int n1,
+                      float *Y, int ldy) {
+    const int np = (L->out + PTTS_PANEL - 1) / PTTS_PANEL;
+    if (n0 >= n1) return;
+    if (L->wp16)
+        c->k->gemm_bf16_panel(L->in, X, ldx, L->wp16, L->bias, Y, ldy, L->out, n0, n1, 0, np);
+    else
+        c->k->gemm_f32_panel(L->in, X, ldx, L->wp, L->bias, Y, ldy, L->out, n0, n1, 0, np);
+}
+
+/* ---- row-parallel regions and element-wise maps -------------------------------------------- */
+
+typedef struct {
+    ptts_rows_fn fn;
+    void *ctx;
+    int N, chunk;
+} rows_job;
+
+static void rows_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const rows_job *j = ctx;
+    const int r0 = task * j->chunk;
+    j->fn(j->ctx, r0, PTTS_MIN(j->N, r0 + j->chunk));
+}
+
+void ptts_rows_par(const ptts_ctx *c, int N, int align, double work, ptts_rows_fn fn, void *ctx) {
+    const int threads = ptts_pool_threads(c->pool);
+    if (N <= 0) return;
+    if (threads <= 1 || work < 65536.0 || N < 2 * align) {
+        fn(ctx, 0, N);
+        return;
+    }
+    /* two chunks a thread, as ptts_linear's row split */
+    int chunk = (N + 2 * threads - 1) / (2 * threads);
+    chunk = (chunk + align - 1) / align * align;
+    rows_job j = {fn, ctx, N, chunk};
+    ptts_pool_run(c->pool, (N + chunk - 1) / chunk, rows_task, &j);
+}
+
+typedef struct {
+    const ptts_ctx *c;
+    float *y;
+    const float *x;
+} elu_job;
+
+static void elu_rows(void *ctx, int r0, int r1) {
+    const elu_job *j = ctx;
+    j->c->k->elu(j->y + r0, j->x + r0, r1 - r0);
+}
+
+void ptts_elu_par(const ptts_ctx *c, float *y, const float *x, int n) {
+    elu_job j = {c, y, x};
+    /* ~10 flops a value; chunks of whole cache lines (the kernel's per-value result does not
+     * depend on where a chunk starts) */
+    ptts_rows_par(c, n, 64, 10.0 * n, elu_rows, &j);
+}
+
 /* ---- KV cache ----------------------------------------------------------------------------- */
 
 int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap) {
@@ -229,7 +307,7 @@ int ptts_kv_copy(ptts_kv *dst, const ptts_kv *src) {
 
 /* Mirrors the reference's float32 arithmetic: freqs_i = exp(i * (-ln(max_period) * 2 / Dh))
  * with the constant rounded to float, angle = (float)pos * freqs_i, cos/sin in float. */
-void ptts_rope(float *x, int heads, int dh, int pos) {
+void ptts_rope(float *x, float *y, int heads, int dh, int pos) {
     const float c = (float)(-log(10000.0) * 2.0 / dh);
     const float t = (float)pos;
     for (int i = 0; i < dh / 2; i++) {
@@ -239,6 +317,11 @@ void ptts_rope(float *x, int heads, int dh, int pos) {
         for (int h = 0; h < heads; h++) {
             float *p = x + (size_t)h * dh + 2 * i;
             float r = p[0], m = p[1];
+            p[0] = r * cs - m * sn;
+            p[1] = r * sn + m * cs;
+            if (!y) continue;
+            p = y + (size_t)h * dh + 2 * i;
+            r = p[0], m = p[1];
             p[0] = r * cs - m * sn;
             p[1] = r * sn + m * cs;
         }
@@ -303,6 +386,41 @@ static void att_task(void *ctx, int task, int tid) {
              j->scores + (size_t)task * j->scap);
 }
 
+/* Rows r0 .. r1 of a layer's qkv [n, 3d]: RoPE on q and k at the row's position, k and v
+ * appended to the row's cache (rows are independent: any split). */
+typedef struct {
+    const ptts_transformer *t;
+    ptts_kv *const *kv;
+    int rpg, layer;
+    float *qkv;
+} rope_job;
+
+static void rope_rows(void *ctx, int r0, int r1) {
+    const rope_job *j = ctx;
+    const int d = j->t->d, dh = d / j->t->heads;
+    for (int i = r0; i < r1; i++) {
+        const ptts_kv *kc = j->kv[i / j->rpg];
+        const int pos = kc->len + i % j->rpg, row = pos % kc->cap;
+        float *q = j->qkv + (size_t)i * 3 * d;
+        ptts_rope(q, q + d, j->t->heads, dh, pos);
+        memcpy(kc->k + ((size_t)j->layer * kc->cap + row) * d, q + d, (size_t)d * sizeof(float));
+        memcpy(kc->v + ((size_t)j->layer * kc->cap + row) * d, q + 2 * d,
+               (size_t)d * sizeof(float));
+    }
+}
+
+/* GELU over rows r0 .. r1 of ff [n, ffn] (element-wise: any split gives the kernel's values). */
+typedef struct {
+    const ptts_ctx *c;
+    float *ff;
+    int ffn;
+} gelu_job;
+
+static void gelu_rows(void *ctx, int r0, int r1) {
+    const gelu_job *j = ctx;
+    j->c->k->gelu(j->ff + (size_t)r0 * j->ffn, (r1 - r0) * j->ffn);
+}
+
 /* The layers over x [n, d], n = nkv * rpg: group g (rows g*rpg ..) continues kv[g] (see
  * att_job). Row results do not depend on the grouping or the batch size. */
 static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_kv *const *kv,
@@ -324,16 +442,8 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
         for (int i = 0; i < n; i++)
             k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm1_w, L->norm1_b, d, 1e-5f);
         ptts_linear(c, &L->in_proj, h, n, qkv);
-        for (int i = 0; i < n; i++) {
-            const ptts_kv *kc = kv[i / rpg];
-            int pos = kc->len + i % rpg;
-            float *q = qkv + (size_t)i * 3 * d;
-            ptts_rope(q, t->heads, dh, pos);
-            ptts_rope(q + d, t->heads, dh, pos);
-            int row = pos % kc->cap;
-            memcpy(kc->k + ((size_t)l * kc->cap + row) * d, q + d, (size_t)d * sizeof(float));
-            memcpy(kc->v + ((size_t)l * kc->cap + row) * d, q + 2 * d, (size_t)d * sizeof(float));
-        }
+        rope_job rj = {t, kv, rpg, l, qkv};
+        ptts_rows_par(c, n, 1, 2000.0 * dh * n, rope_rows, &rj); /* ~1 us of expf/sincosf a row */
         att_job aj = {c, t, kv, nkv, rpg, l, qkv, att, scores, scap};
         int tasks = nkv * t->heads;
         if (work >= 64)
@@ -354,7 +464,8 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
         for (int i = 0; i < n; i++)
             k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm2_w, L->norm2_b, d, 1e-5f);
         ptts_linear(c, &L->linear1, h, n, ff);
-        k->gelu(ff, n * ffn);
+        gelu_job gj = {c, ff, ffn};
+        ptts_rows_par(c, n, 1, 20.0 * n * ffn, gelu_rows, &gj);
         ptts_linear(c, &L->linear2, ff, n, tmp);
         for (int i = 0; i < n; i++) {
             float *xi = x + (size_t)i * d, *ti = tmp + (size_t)i * d;

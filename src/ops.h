@@ -29,6 +29,24 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
 void ptts_linear_groups(const ptts_ctx *c, const ptts_lin *L, const float *const *X, int ldx, int N,
                         float *const *Y, int ldy, int G);
 
+/* Whether ptts_linear_rows may stand in for ptts_linear_strided over N rows: panel weights
+ * (the codec's) at N >= 4, where every output row is computed alone, the same whatever the rows
+ * around it or the split. */
+int ptts_linear_rows_ok(const ptts_lin *L, int N);
+/* Rows n0 .. n1 of ptts_linear_strided(X, ldx, N, Y, ldy) on the calling thread, bit for bit
+ * (X and Y are the whole matrices' starts); only where ptts_linear_rows_ok(L, N). Lets a task
+ * chain a row range through several stages without a pool region between them. */
+void ptts_linear_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int n0, int n1,
+                      float *Y, int ldy);
+
+/* fn(ctx, r0, r1) over [0, N) in chunks of a multiple of `align` rows, two chunks a thread of
+ * the pool; inline (one call) with one thread, under 65536 flops of `work` or fewer than
+ * 2 align rows. The chunks run in any order and at once: fn must touch only its rows. */
+typedef void (*ptts_rows_fn)(void *ctx, int r0, int r1);
+void ptts_rows_par(const ptts_ctx *c, int N, int align, double work, ptts_rows_fn fn, void *ctx);
+/* y = ELU(x) over n values (y may be x), spread over the pool: the kernel's values, any split. */
+void ptts_elu_par(const ptts_ctx *c, float *y, const float *x, int n);
+
 /* --- KV cache --------------------------------------------------------------------------------
  * Keys (after RoPE) and values per layer, [cap, d] each. Position p is stored at row p % cap:
  * with window w and at most n rows per call, cap = w + n - 1 keeps every key a query needs
@@ -75,7 +93,8 @@ void ptts_transformer_forward_groups(const ptts_ctx *c, const ptts_transformer *
                                      ptts_kv *const *kv, int groups, float *x, int rows,
                                      float *scratch, int cap);
 
-/* RoPE (interleaved pairs, max_period 10000) on one row of `heads` heads of width dh. */
-void ptts_rope(float *x, int heads, int dh, int pos);
+/* RoPE (interleaved pairs, max_period 10000) on one row of `heads` heads of width dh: x, and
+ * y too unless NULL (a row's q and k: the angles computed once for both). */
+void ptts_rope(float *x, float *y, int heads, int dh, int pos);
 
 #endif
