@@ -142,7 +142,10 @@ int main(int argc, char **argv) {
         if (nt > 1 && !pool) return 1;
         ptts_ctx c = {k, pool};
         double cpu_ms;
+        long reg0, sl0, reg1, sl1;
+        ptts_pool_counts(pool, &reg0, &sl0);
         double ms = bench_decoder(d, &c, lat, ld, frames, pcm, &cpu_ms);
+        ptts_pool_counts(pool, &reg1, &sl1);
         double t0 = ptts_now();
         float *latents = NULL;
         int T = 0;
@@ -155,6 +158,9 @@ int main(int argc, char **argv) {
         printf("threads %d: decoder %.2f ms/frame wall (%.1fx real time), calling thread CPU "
                "%.2f ms/frame; encoder %.2f s for 10 s of audio (%.1fx real time)\n",
                nt, ms, 80.0 / ms, cpu_ms, enc_s, 10.0 / enc_s);
+        if (pool) /* the warm-up frames included: (frames + 5) decoded between the counts */
+            printf("  pool: %.1f regions, %.2f worker sleeps a frame\n",
+                   (double)(reg1 - reg0) / (frames + 5), (double)(sl1 - sl0) / (frames + 5));
         ptts_pool_free(pool);
     }
     ptts_codec_dec_free(d);
