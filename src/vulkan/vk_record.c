@@ -86,7 +86,9 @@ static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128, 0},
  * float16 copy (gemm_tch.glsl): the same products as converting float32 W in the shader, 9-10%
  * less gemm time at 1,024 streams (every gemm forced on one tile: 484 against 534 ms wide, 434
  * against 481 tall; the 491,520 x 256 conv 1.29 against 1.51 ms), and their float32-weight
- * twins are gone (bench/RESULTS.md). */
+ * twins are gone. Their K steps are 32: 102-106 registers, two workgroups an SM (forced on
+ * every gemm: 378 against 482 ms wide, 343 against 435 tall; 64 x 64 tiles of 4 subgroups and
+ * 64 x 128 / 128 x 128 tiles with 64 x 32 outputs a subgroup were slower, bench/RESULTS.md). */
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (!g->tn.tc || N < TC_ROWS || M < 16) return -1;
     if (g->tn.tc_force >= 0) return g->tn.tc_force;

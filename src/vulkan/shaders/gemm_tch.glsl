@@ -14,8 +14,11 @@
 //      SQ = BK / 8 + 1 uvec4s (16-byte aligned rows, 8 consecutive rows on distinct banks for
 //      the fragment loads); after the K loop the epilogue's float32 patches reuse it, read
 //      back 16 bytes at a time; the bias waits in shared memory, not in 8 FC registers.
-// Fewer registers (no float32 W, no bias): 148 and 157 for the wide and tall tiles on the H200,
-// where gemm_tc.glsl's took 199; 9-10% less gemm time at 1,024 streams (bench/RESULTS.md).
+// Fewer registers (no float32 W, no bias): 148 and 157 for the wide and tall tiles on the H200
+// with K steps of 64, where gemm_tc.glsl's took 199; 9-10% less gemm time at 1,024 streams.
+// With K steps of 32 (the tiles now) 102 and 106: two workgroups an SM, so one's K loop and
+// epilogue hide the other's load latency (the codec's convs have few K steps: K 256 is 4 of
+// 64): 21-22% less gemm time, the engine 12-14% faster at 256-1,024 streams (bench/RESULTS.md).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
