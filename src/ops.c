@@ -52,8 +52,8 @@ static void lin_rows_task(void *ctx, int task, int tid) {
     lin_job *j = ctx;
     int n0 = task * j->chunk, n1 = PTTS_MIN(j->N, n0 + j->chunk);
     if (n0 < n1)
-        lin_rows(j->c, j->L, j->X + (size_t)n0 * j->ldx, j->ldx, n1 - n0, j->Y + (size_t)n0 * j->ldy,
-                 j->ldy, 0, j->L->out);
+        lin_rows(j->c, j->L, j->X + (size_t)n0 * j->ldx, j->ldx, n1 - n0,
+                 j->Y + (size_t)n0 * j->ldy, j->ldy, 0, j->L->out);
 }
 
 /* The panel kernels (ptts_lin.wp16 with gemm_bf16_panel, else ptts_lin.wp with
