@@ -67,7 +67,7 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t M) {
 }
 
 /* gemm_tc.glsl's tiles, then gemm_tch.glsl's: the same products from W's float16 copy, wide
- * (64 x 128) and tall (128 x 64), for the codec's large gemms and the step of 512+ streams. */
+ * (64 x 128) and tall (128 x 64), for the codec's large gemms and the step of 256+ streams. */
 static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128, 0},
                                      {"m", PVK_GEMM_TC_M, 64, 64, 0},
                                      {"s", PVK_GEMM_TC_S, 32, 32, 0},
@@ -79,21 +79,28 @@ static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128, 0},
  * stream count on the H200 (the step's few-row gemms are bound by K-step latency, and the most
  * workgroups in flight win). Where a wide (64 x 128) or tall (128 x 64) tile fits the outputs
  * and its grid fills the GPU twice (the codec's large gemms), that tile: each reads its X rows
- * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). From 512
- * rows (the step of 512+ streams) those tiles too, their grid short of one wave or not (H200,
- * bench_vulkan paired: 512 streams 3329-3341x with 32 x 32 tiles there, 3530-3562x; 1024
- * streams: the step 12.6 -> 11.0 ms with the wide tiles). The wide and tall tiles read W's
- * float16 copy (gemm_tch.glsl): the same products as converting float32 W in the shader, 9-10%
- * less gemm time at 1,024 streams (every gemm forced on one tile: 484 against 534 ms wide, 434
- * against 481 tall; the 491,520 x 256 conv 1.29 against 1.51 ms), and their float32-weight
+ * and W outputs 2-4x fewer times from L2 than 32 x 32 tiles do (bench/RESULTS.md). From
+ * STEP_WIDE_ROWS rows (the step of that many streams) those tiles too, their grid short of one
+ * wave or not (H200, bench_vulkan paired: 512 streams 3329-3341x with 32 x 32 tiles there,
+ * 3530-3562x; 1024 streams: the step 12.6 -> 11.0 ms with the wide tiles). The wide and tall tiles
+ * read W's float16 copy (gemm_tch.glsl): the same products as converting float32 W in the shader,
+ * 9-10% less gemm time at 1,024 streams (every gemm forced on one tile: 484 against 534 ms wide,
+ * 434 against 481 tall; the 491,520 x 256 conv 1.29 against 1.51 ms), and their float32-weight
  * twins are gone. Their K steps are 32: 102-106 registers, two workgroups an SM (forced on
  * every gemm: 378 against 482 ms wide, 343 against 435 tall; 64 x 64 tiles of 4 subgroups and
- * 64 x 128 / 128 x 128 tiles with 64 x 32 outputs a subgroup were slower, bench/RESULTS.md). */
+ * 64 x 128 / 128 x 128 tiles with 64 x 32 outputs a subgroup were slower, bench/RESULTS.md). With
+ * those, STEP_WIDE_ROWS came down from 512 to 256: the step's gemms on them at 256-511 rows are
+ * slower alone (256 streams: the step 3.8 -> 4.5 ms) but leave more of the GPU to the codec
+ * beside them (paired: 256 streams 3979-3986x -> 4334-4354x, 384: 3950-3963x -> 4453-4464x);
+ * from 128 rows they lost (128 streams 3585-3593x -> 3289-3296x). */
+#define STEP_WIDE_ROWS 256
+
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     if (!g->tn.tc || N < TC_ROWS || M < 16) return -1;
     if (g->tn.tc_force >= 0) return g->tn.tc_force;
     const int t = M >= 128 ? TC_WH : M >= 64 ? TC_TH : TC_S;
-    if (t != TC_S && (tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units || N >= 512)) return t;
+    if (t != TC_S && (tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units || N >= STEP_WIDE_ROWS))
+        return t;
     return TC_S;
 }
 
