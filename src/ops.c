@@ -6,6 +6,11 @@
  *   x = x + ls1 * out_proj(attn(rope(q), rope(k), v)),  q|k|v = in_proj(LN1(x))  [n, 3d]
  *   x = x + ls2 * linear2(gelu(linear1(LN2(x))))                                 [n, ffn]
  * Attention is per head (Dh = d / heads), scores scaled by 1/sqrt(Dh), keys cached after RoPE.
+ *
+ * Threads: a linear splits output rows (or, with panel weights and many rows, X rows); RoPE with
+ * the cache append, GELU and attention run per row or (row group, head) on the pool too, and
+ * ptts_rows_par / ptts_elu_par / ptts_linear_rows let the codec chain its element-wise stages
+ * into the same regions. No split changes a value: each is computed as on one thread.
  */
 #include "ops.h"
 
