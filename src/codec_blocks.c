@@ -27,10 +27,16 @@ int ptts_sconv_init(ptts_bufs *b, ptts_sconv *s, const ptts_conv *cv, int max_in
     return s->buf ? 0 : -1;
 }
 
+/* After T new rows are consumed: the last hist input rows to the front for the next call. */
+static void sconv_keep_hist(ptts_sconv *s, int T) {
+    const int cin = s->cv->cin;
+    memmove(s->buf, s->buf + (size_t)T * cin, (size_t)s->hist * cin * sizeof(float));
+}
+
 void ptts_sconv_run(const ptts_ctx *c, ptts_sconv *s, int T, float *y) {
     const int cin = s->cv->cin, st = s->cv->stride;
     ptts_linear_strided(c, &s->cv->w, s->buf, st * cin, T / st, y, s->cv->cout);
-    memmove(s->buf, s->buf + (size_t)T * cin, (size_t)s->hist * cin * sizeof(float));
+    sconv_keep_hist(s, T);
 }
 
 void ptts_sconv_reset(ptts_sconv *s) {
@@ -76,7 +82,7 @@ void ptts_sres_run(const ptts_ctx *c, ptts_sres *r, float *x, int T) {
         sres_job j = {c, r, x};
         const double work = 2.0 * T * ((double)r->c1.cv->w.in * half + (double)half * m);
         ptts_rows_par(c, T, 8, work, sres_rows, &j);
-        memmove(r->c1.buf, r->c1.buf + (size_t)T * m, (size_t)r->c1.hist * m * sizeof(float));
+        sconv_keep_hist(&r->c1, T);
         return;
     }
     ptts_sconv_run(c, &r->c1, T, r->h);

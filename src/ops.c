@@ -51,14 +51,11 @@ static void lin_task(void *ctx, int task, int tid) {
     if (m0 < m1) lin_rows(j->c, j->L, j->X, j->ldx, j->N, j->Y, j->ldy, m0, m1);
 }
 
-/* lin_job's chunk as rows of X (every output) */
-static void lin_rows_task(void *ctx, int task, int tid) {
-    (void)tid;
-    lin_job *j = ctx;
-    int n0 = task * j->chunk, n1 = PTTS_MIN(j->N, n0 + j->chunk);
-    if (n0 < n1)
-        lin_rows(j->c, j->L, j->X + (size_t)n0 * j->ldx, j->ldx, n1 - n0,
-                 j->Y + (size_t)n0 * j->ldy, j->ldy, 0, j->L->out);
+/* Rows n0 .. n1 of X against every output (ptts_rows_par over lin_job) */
+static void lin_xrows(void *ctx, int n0, int n1) {
+    const lin_job *j = ctx;
+    lin_rows(j->c, j->L, j->X + (size_t)n0 * j->ldx, j->ldx, n1 - n0, j->Y + (size_t)n0 * j->ldy,
+             j->ldy, 0, j->L->out);
 }
 
 /* The panel kernels (ptts_lin.wp16 with gemm_bf16_panel, else ptts_lin.wp with
@@ -130,9 +127,8 @@ void ptts_linear_strided(const ptts_ctx *c, const ptts_lin *L, const float *X, i
         /* few outputs, many rows (the codec's last conv: 1 output, 1920 rows a frame): chunks
          * of rows, 16-row aligned as every kernel tiles rows, so each row's arithmetic is that
          * of the whole call */
-        int chunk = ((N + 2 * threads - 1) / (2 * threads) + 15) & ~15;
-        lin_job j = {c, L, X, ldx, N, Y, ldy, chunk};
-        ptts_pool_run(c->pool, (N + chunk - 1) / chunk, lin_rows_task, &j);
+        lin_job j = {c, L, X, ldx, N, Y, ldy, 0};
+        ptts_rows_par(c, N, 16, work, lin_xrows, &j);
         return;
     }
     if (threads <= 1 || work < 65536.0 || L->out < 32) {
