@@ -9,7 +9,7 @@
  *
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--stored f32|bf16] [--bandwidth MiB]
- *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th]
+ *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th|tq]
  *                     [--convcopy 1|-1]
  * --stored bf16: the synthetic values rounded to bf16, as the released files hold them (float32
  * mode then keeps the matrices as bf16, weights.c: what a released file runs at).

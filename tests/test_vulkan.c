@@ -508,7 +508,8 @@ static void check_forced(ptts_model *m, int tc, const char *const *names, int n,
 
 /* Every tensor-core tile sums the same float16 products in the same K order (the float16
  * weight copies hold what the others round W to): a seeded stream's samples with each of the n
- * tiles forced, bit for bit those of the first; conv_copy: the hook's value (-1: ELU on load). */
+ * tiles forced, bit for bit those of the first; conv_copy: the hook's value (1: windows copied,
+ * else ELU on load, the default). */
 static void tc_same(ptts_model *m, const char *const *names, int n, int conv_copy) {
     float *ref = NULL;
     int nref = 0, differ = 0;
@@ -530,7 +531,7 @@ static void tc_same(ptts_model *m, const char *const *names, int n, int conv_cop
         free(pcm);
     }
     printf("tensor-core tiles, %s: %d samples with each of %d forced, %d differ from tile %s's\n",
-           conv_copy < 0 ? "ELU on load" : "windows copied", nref, n, differ, names[0]);
+           conv_copy > 0 ? "windows copied" : "ELU on load", nref, n, differ, names[0]);
     free(ref);
     ptts_model_set_vk_tuning(m, NULL);
 }
@@ -689,8 +690,8 @@ int main(void) {
         CHECKF(rc == PTTS_E_INVALID && strstr(e.msg, "s16"), "unknown gemm tile: rc %d (%s)", rc,
                e.msg);
     }
-    /* the SEANet convs with their ELU'd windows copied into work buffers (the tensor-core
-     * mode's default) instead of ELU on load */
+    /* the SEANet convs with their ELU'd windows copied into work buffers (a hook: the default
+     * is ELU on load) */
     const ptts_vk_tuning copy = {.conv_copy = 1};
     ptts_model_set_vk_tuning(m, &copy);
     printf("codec convs through work buffers:\n");
@@ -722,24 +723,26 @@ int main(void) {
         const int tc = ptts_vulkan_engine_tc(eng);
         ptts_engine_release(&m->be, ops, 1, eng, 0);
         if (!tc) printf("tensor-core gemms: the device has no cooperative matrices, skipped\n");
-        static const char *const tct[] = {"l", "m", "s", "wh", "th"};
-        for (int i = 0; tc && i < 5; i++) {
+        static const char *const tct[] = {"l", "m", "s", "wh", "th", "tq"};
+        const int ntc = (int)(sizeof tct / sizeof *tct);
+        for (int i = 0; tc && i < ntc; i++) {
             const ptts_vk_tuning force = {.tc_force = tct[i]};
             ptts_model_set_vk_tuning(m, &force);
             printf("tensor-core gemm tile %s everywhere:\n", tct[i]);
             replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
             replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-            check_forced(m, 1, tct, 5, i);
+            check_forced(m, 1, tct, ntc, i);
             batch_vs_cpu(m);
         }
         if (tc) {
-            tc_same(m, tct, 5, 0);
-            /* the convs' ELU on load (the tiles' PVK_XELU variants) instead of copied windows */
-            const ptts_vk_tuning elu = {.tc_force = tct[0], .conv_copy = -1};
-            ptts_model_set_vk_tuning(m, &elu);
-            printf("tensor-core gemm tile %s everywhere, ELU on load:\n", tct[0]);
+            tc_same(m, tct, ntc, 0);
+            /* the convs' windows ELU'd into work buffers (the hook) instead of ELU on load (the
+             * tiles' PVK_XELU variants, the default) */
+            const ptts_vk_tuning copied = {.tc_force = tct[0], .conv_copy = 1};
+            ptts_model_set_vk_tuning(m, &copied);
+            printf("tensor-core gemm tile %s everywhere, windows copied:\n", tct[0]);
             replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
-            tc_same(m, tct, 5, -1);
+            tc_same(m, tct, ntc, 1);
         }
     }
     ptts_model_free(m);

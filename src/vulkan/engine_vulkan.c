@@ -285,7 +285,7 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
      * weights: the CPU path rounds the codec's operands to bf16 there too) */
     const int half = g->w->backbone.layer[0].in_proj.type != PTTS_W_F32;
     g->tn.tc = g->c.coop && (a->tensor_cores ? a->tensor_cores > 0 : half);
-    g->tn.conv_copy = t->conv_copy ? t->conv_copy > 0 : g->tn.tc;
+    g->tn.conv_copy = t->conv_copy > 0; /* ELU on load unless a test asks (vk_engine.h) */
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA), less STEPK_SPARE for the codec beside it on a second queue;
      * elsewhere off unless the hook asks for N workgroups (the tests run 1 on lavapipe) */

@@ -245,7 +245,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
-        const int tc = i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TCH_T;
+        const int tc = i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TCH_Q;
         if (tc && !c->coop) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
                         c->props.limits.maxComputeWorkGroupInvocations < wgs ||

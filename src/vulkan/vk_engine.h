@@ -102,7 +102,7 @@ typedef struct gconv {
 /* The gemm_tile.glsl tiles and the tensor-core tiles (vk_record.c): gemm_tc.glsl's, then
  * gemm_tch.glsl's (float16 weights, glin.f). */
 enum { GT_L, GT_R64, GT_R32, GT_N };
-enum { TC_L, TC_M, TC_S, TC_WH, TC_TH, TC_N };
+enum { TC_L, TC_M, TC_S, TC_WH, TC_TH, TC_TQ, TC_N };
 
 /* A recorded command buffer and the call it was recorded for. */
 typedef struct cached {
@@ -243,8 +243,10 @@ typedef struct vk_tune {
     int tc;              /* tensor-core gemms (the device has them, the options ask) */
     uint32_t gemm_units; /* compute units a grid should fill (the SM count, else 8) */
     /* the convs after dec_in ELU their window into work buffers and the gemm reads them,
-     * instead of ELU on load: on with the tensor-core gemms, where it measured faster; off
-     * for float32, where ELU on load did (bench/RESULTS.md, the H200 codec) */
+     * instead of ELU on load: off by default (tests turn it on). It won with the tensor-core
+     * tiles of K steps of 64 (one workgroup an SM); with K steps of 32 ELU on load is faster
+     * at 256 and 1,024 streams and saves the buffers (1,024 streams: 19706 -> 18035 MiB),
+     * and float32 always did better without (bench/RESULTS.md, the H200 codec) */
     int conv_copy;
     int pipe; /* vk_step_decode submits both at once (0: one after the other) */
     /* bytes one cache buffer may hold (vk_kv): the storage buffer range, less for tests */
