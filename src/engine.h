@@ -33,7 +33,7 @@ typedef struct ptts_vk_tuning {
     int stepk;              /* persistent one-dispatch step: 0 auto, -1 off, N > 0 N workgroups */
     const char *gemm_force; /* a gemm tile name used for every linear, NULL: the tile picker */
     const char *tc_force;   /* a tensor-core tile name, NULL: the picker */
-    int conv_copy;          /* ELU'd conv windows through work buffers: 0 auto (off), 1 on, -1 off */
+    int conv_copy;          /* ELU'd conv windows through work buffers: 1 on, else off */
     int pipe;               /* decode beside the next step: 0 auto (on), -1 apart */
     size_t kv_range; /* bytes a KV cache buffer may hold (split beyond), 0: the binding range */
     int codec_fg;    /* slot-frames a codec pass may hold (fewer: passes of slot groups), 0: 1024 */

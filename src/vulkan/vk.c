@@ -764,6 +764,24 @@ static void barrier(VkCommandBuffer cb) {
 
 void pvk_skip_barrier(pvk_ctx *c) { c->skip_barrier = 1; }
 
+int pvk_make_xelu(pvk_ctx *c, int tc, ptts_error *e) {
+    static const int lin[] = {PVK_LINEAR, PVK_GEMM,     PVK_MGEMM,   PVK_SKINNY,
+                              PVK_GEMM_L, PVK_GEMM_R64, PVK_GEMM_R32};
+    const int nlin = (int)(sizeof lin / sizeof *lin);
+    for (int j = 0; j < nlin + (PVK_GEMM_TCH_Q - PVK_GEMM_TC_L + 1); j++) {
+        const int i = j < nlin ? lin[j] : PVK_GEMM_TC_L + (j - nlin);
+        if (j >= nlin && !tc) break;
+        if (!c->pipe[i] || c->pipe_x[i]) continue; /* a tile the device lacks; made already */
+        if (make_pipe(c, i, 3u, &c->pipe_x[i]) != VK_SUCCESS) {
+            c->pipe_x[i] = VK_NULL_HANDLE;
+            return ptts_fail(e, PTTS_E_BACKEND,
+                             "Vulkan: a pipeline variant could not be made on %s",
+                             c->props.deviceName);
+        }
+    }
+    return 0;
+}
+
 void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                   uint32_t gx, uint32_t gy, uint32_t gz) {
     if (gx == 0 || gy == 0 || gz == 0) return;

@@ -98,7 +98,7 @@ typedef struct pvk_ctx {
     VkDescriptorSet set[PVK_KV_SETS];
     int kvset, bound_kvset; /* the set the next dispatch binds, the one bound */
     VkPipeline pipe[PVK_N_PIPELINES];
-    VkPipeline pipe_x[PVK_N_PIPELINES]; /* PVK_XELU variants, made on first use */
+    VkPipeline pipe_x[PVK_N_PIPELINES]; /* PVK_XELU variants: pvk_make_xelu, else on first use */
     int xfail;                          /* one could not be made */
     int skip_barrier;                   /* the next pvk_dispatch records no barrier after itself */
     /* The weights binding is a dynamic storage buffer: a window of wrange bytes (the device's
@@ -180,6 +180,9 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
 /* The next dispatch is independent of the one after it (neither reads what the other writes):
  * it gets no barrier of its own (the following one's barrier covers both). */
 void pvk_skip_barrier(pvk_ctx *c);
+/* The PVK_XELU variants of the linear kernels (and of the tensor-core tiles when tc) made now,
+ * instead of on first use inside a recording. */
+int pvk_make_xelu(pvk_ctx *c, int tc, ptts_error *e);
 /* Dispatch `items` invocations of a 256-wide 1-D shader as a 2-D grid (shaders flatten it). */
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                        uint64_t items);

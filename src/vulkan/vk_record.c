@@ -69,12 +69,10 @@ static int gemm_pick(const vk_engine *g, uint32_t N, uint32_t M) {
 /* gemm_tc.glsl's tiles, then gemm_tch.glsl's: the same products from W's float16 copy, wide
  * (64 x 128) and tall (128 x 64, 128 x 32), for the codec's large gemms and the step of 256+
  * streams. */
-static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128, 0},
-                                     {"m", PVK_GEMM_TC_M, 64, 64, 0},
-                                     {"s", PVK_GEMM_TC_S, 32, 32, 0},
-                                     {"wh", PVK_GEMM_TCH_W, 64, 128, 1},
-                                     {"th", PVK_GEMM_TCH_T, 128, 64, 1},
-                                     {"tq", PVK_GEMM_TCH_Q, 128, 32, 1}};
+static const gtile tc_tiles[TC_N] = {
+    {"l", PVK_GEMM_TC_L, 128, 128, 0},  {"m", PVK_GEMM_TC_M, 64, 64, 0},
+    {"s", PVK_GEMM_TC_S, 32, 32, 0},    {"wh", PVK_GEMM_TCH_W, 64, 128, 1},
+    {"th", PVK_GEMM_TCH_T, 128, 64, 1}, {"tq", PVK_GEMM_TCH_Q, 128, 32, 1}};
 
 /* The tensor-core tile for N rows -> M outputs, -1: none (fewer than TC_ROWS rows stay on the
  * float32 kernels). The 32 x 32 tile by default: it beat the square 64 and 128 tiles at every
@@ -95,10 +93,11 @@ static const gtile tc_tiles[TC_N] = {{"l", PVK_GEMM_TC_L, 128, 128, 0},
  * slower alone (256 streams: the step 3.8 -> 4.5 ms) but leave more of the GPU to the codec
  * beside them (paired: 256 streams 3979-3986x -> 4334-4354x, 384: 3950-3963x -> 4453-4464x);
  * from 128 rows they lost (128 streams 3585-3593x -> 3289-3296x). The 32-63-output gemms whose
- * grid fills the GPU twice take the tall 128 x 32 tile (the codec's last residual conv, 64 -> 32
- * channels over 1920 rows a frame): the 32 x 32 tile converted W to float16 in each of its
- * 61,440 workgroups at 1,024 streams and took 1216 us a dispatch, 128 x 32 takes 602
- * (engine 4690-4725x -> 4884-4922x paired at 1,024 streams, bench/RESULTS.md). */
+ * grid fills the GPU four times take the tall 128 x 32 tile (the codec's last residual conv, 64
+ * -> 32 channels over 1920 rows a frame): the 32 x 32 tile converted W to float16 in each of its
+ * 61,440 workgroups at 1,024 streams and took 1216 us a dispatch, 128 x 32 takes 602 (engine
+ * 4690-4725x -> 4884-4922x paired at 1,024 streams); at 32 streams its 480 workgroups (1.8
+ * waves of two an SM) lost 2.4% to the 32 x 32 tile's 1920 (bench/RESULTS.md). */
 #define STEP_WIDE_ROWS 256
 
 static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
@@ -107,7 +106,7 @@ static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     const int t = M >= 128 ? TC_WH : M >= 64 ? TC_TH : TC_S;
     if (t != TC_S && (tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units || N >= STEP_WIDE_ROWS))
         return t;
-    if (M >= 32 && tile_wgs(&tc_tiles[TC_TQ], N, M) >= 2 * g->tn.gemm_units) return TC_TQ;
+    if (M >= 32 && tile_wgs(&tc_tiles[TC_TQ], N, M) >= 4 * g->tn.gemm_units) return TC_TQ;
     return TC_S;
 }
 
