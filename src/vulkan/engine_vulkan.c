@@ -351,11 +351,12 @@ static int vk_create(void **out, const ptts_engine_args *args, int slots, ptts_e
                  : 0;
     if (!rc) rc = pvk_create(&g->c, args->device, e);
     if (!rc) rc = choose_paths(g, args, e);
-    /* the convs ELU their inputs on load: those variants now, not inside a call's recording.
-     * On the H200 a fresh server's first wave of 1,024 clients once queued ~1.9 s, the next
-     * server's not; a driver compile of lazily made variants on an empty shader cache is the
-     * suspect, not measured (bench/RESULTS.md) */
-    if (!rc && !g->tn.conv_copy) rc = pvk_make_xelu(&g->c, g->tn.tc, e);
+    /* with tensor cores the convs now ELU their inputs on load (they copied ELU'd windows
+     * before f2ac768): those variants now, not inside a call's recording. On the H200 a fresh
+     * server's first wave of 1,024 clients once queued ~1.9 s, the next server's not; a driver
+     * compile of lazily made variants on an empty shader cache is the suspect, not measured
+     * (bench/RESULTS.md). float32 keeps making its variants on first use, as it always has. */
+    if (!rc && g->tn.tc && !g->tn.conv_copy) rc = pvk_make_xelu(&g->c, e);
     if (!rc) rc = vkw_upload_weights(g, e);
     if (!rc) rc = layout_arena(g, e);
     if (!rc) rc = vk_set_sampler_steps(g, 1, e);

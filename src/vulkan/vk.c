@@ -204,6 +204,9 @@ static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
     return r;
 }
 
+/* The tensor-core tiles (they need pvk_ctx.coop). */
+static int is_tc(int i) { return i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TCH_Q; }
+
 static int make_pipelines(pvk_ctx *c, ptts_error *e) {
     VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
     for (int i = 0; i < PVK_N_BINDINGS; i++)
@@ -245,8 +248,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
-        const int tc = i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TCH_Q;
-        if (tc && !c->coop) continue;
+        if (is_tc(i) && !c->coop) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
                         c->props.limits.maxComputeWorkGroupInvocations < wgs ||
                         c->props.limits.maxComputeWorkGroupSize[0] < wgs))
@@ -764,14 +766,12 @@ static void barrier(VkCommandBuffer cb) {
 
 void pvk_skip_barrier(pvk_ctx *c) { c->skip_barrier = 1; }
 
-int pvk_make_xelu(pvk_ctx *c, int tc, ptts_error *e) {
-    static const int lin[] = {PVK_LINEAR, PVK_GEMM,     PVK_MGEMM,   PVK_SKINNY,
-                              PVK_GEMM_L, PVK_GEMM_R64, PVK_GEMM_R32};
-    const int nlin = (int)(sizeof lin / sizeof *lin);
-    for (int j = 0; j < nlin + (PVK_GEMM_TCH_Q - PVK_GEMM_TC_L + 1); j++) {
-        const int i = j < nlin ? lin[j] : PVK_GEMM_TC_L + (j - nlin);
-        if (j >= nlin && !tc) break;
-        if (!c->pipe[i] || c->pipe_x[i]) continue; /* a tile the device lacks; made already */
+int pvk_make_xelu(pvk_ctx *c, ptts_error *e) {
+    for (int i = 0; i < PVK_N_PIPELINES; i++) {
+        const int lin = is_tc(i) || i == PVK_LINEAR || i == PVK_GEMM || i == PVK_MGEMM ||
+                        i == PVK_SKINNY || i == PVK_GEMM_L || i == PVK_GEMM_R64 ||
+                        i == PVK_GEMM_R32;
+        if (!lin || !c->pipe[i] || c->pipe_x[i]) continue; /* a tile the device lacks */
         if (make_pipe(c, i, 3u, &c->pipe_x[i]) != VK_SUCCESS) {
             c->pipe_x[i] = VK_NULL_HANDLE;
             return ptts_fail(e, PTTS_E_BACKEND,

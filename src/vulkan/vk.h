@@ -180,9 +180,9 @@ void pvk_dispatch(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint
 /* The next dispatch is independent of the one after it (neither reads what the other writes):
  * it gets no barrier of its own (the following one's barrier covers both). */
 void pvk_skip_barrier(pvk_ctx *c);
-/* The PVK_XELU variants of the linear kernels (and of the tensor-core tiles when tc) made now,
+/* The PVK_XELU variants of the linear kernels (the tensor-core tiles among them) made now,
  * instead of on first use inside a recording. */
-int pvk_make_xelu(pvk_ctx *c, int tc, ptts_error *e);
+int pvk_make_xelu(pvk_ctx *c, ptts_error *e);
 /* Dispatch `items` invocations of a 256-wide 1-D shader as a 2-D grid (shaders flatten it). */
 void pvk_dispatch_flat(pvk_ctx *c, VkCommandBuffer cb, int pipe, const void *pc, uint32_t bytes,
                        uint64_t items);

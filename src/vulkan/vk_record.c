@@ -106,7 +106,8 @@ static int tc_pick(const vk_engine *g, uint32_t N, uint32_t M) {
     const int t = M >= 128 ? TC_WH : M >= 64 ? TC_TH : TC_S;
     if (t != TC_S && (tile_wgs(&tc_tiles[t], N, M) >= 2 * g->tn.gemm_units || N >= STEP_WIDE_ROWS))
         return t;
-    if (M >= 32 && tile_wgs(&tc_tiles[TC_TQ], N, M) >= 4 * g->tn.gemm_units) return TC_TQ;
+    if (t == TC_S && M >= 32 && tile_wgs(&tc_tiles[TC_TQ], N, M) >= 4 * g->tn.gemm_units)
+        return TC_TQ;
     return TC_S;
 }
 
