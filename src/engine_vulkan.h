@@ -35,6 +35,7 @@ typedef struct ptts_vk_counts {
     unsigned long long prompt_submits; /* submissions that ran them (several chunks each) */
     unsigned long long kv_pairs;       /* KV cache buffer pairs now (1, or per layer + 1) */
     unsigned long long codec_groups;   /* codec passes recorded for a later group of slots */
+    unsigned long long kv_half;        /* 1: the backbone's KV caches hold float16 pairs */
 } ptts_vk_counts;
 void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out);
 /* Dispatches recorded with the gemm tile `name` (tc: of the tensor-core tiles, else of the

@@ -445,6 +445,57 @@ static void join_first_audio(ptts_model *m) {
     ptts_voice_free(v);
 }
 
+/* The backbone's KV caches in float16 pairs (the default of bf16 / int8 weights, forced here
+ * on the float32 tiny model): the replays within KV16_TOL (float16 keys and values: the tiny
+ * model's 218-frame replay reads ~9e-4, the 1e-3 of float32 caches is not the contract here;
+ * bf16 weights alone cost ~3e-3 at full size, bench/RESULTS.md), on the multi-dispatch step and
+ * on stepk (one workgroup); and caches that grow at a chunk's start from one buffer pair into
+ * a pair per layer (the float16 rows copied as they are): the same samples bit for bit as the
+ * caches that never split. */
+#define KV16_TOL 3e-3
+static void kv_half(ptts_model *m) {
+    const ptts_vk_tuning h = {.kv16 = 1, .stepk = -1}, hk = {.kv16 = 1, .stepk = 1};
+    ptts_model_set_vk_tuning(m, &h);
+    errs er = {0};
+    replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, KV16_TOL, &er);
+    printf("float16 KV caches, generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n",
+           er.max_lat, er.max_eos, er.max_pcm);
+    replay(m, "tiny", "generate_short", "voice_short.safetensors", eos_case_threshold(), 16,
+           KV16_TOL, &er);
+    ptts_vk_counts c = counts_of(m, 1, NULL, NULL);
+    CHECKF(c.kv_half == 1 && c.stepk_frames == 0, "kv16 hook: kv_half %llu, stepk frames %llu",
+           c.kv_half, c.stepk_frames);
+    /* a grown chunk: one pair (158 KiB: 2 layers of 32 KiB, the 94 KiB codec ring) in 160 KiB
+     * bindings at 256 positions, split past them */
+    static const char grow[] =
+        "This one sentence goes on and on without a single stop so that its chunk alone needs "
+        "more positions than the caches begin with";
+    float *one, *split;
+    const int n1 = gen_pcm(m, grow, &one);
+    const ptts_vk_tuning hs = {.kv16 = 1, .stepk = -1, .kv_range = 160 << 10};
+    ptts_model_set_vk_tuning(m, &hs);
+    CHECKF(counts_of(m, 1, NULL, NULL).kv_pairs == 1, "kv16, 160 KiB: %llu pairs at the start",
+           counts_of(m, 1, NULL, NULL).kv_pairs);
+    const int n2 = gen_pcm(m, grow, &split);
+    c = counts_of(m, 1, NULL, NULL);
+    CHECKF(c.kv_half == 1 && c.kv_pairs == (unsigned long long)m->w->arch.layers + 1,
+           "kv16, grown: kv_half %llu, %llu cache pairs", c.kv_half, c.kv_pairs);
+    CHECKF(n1 == n2 && n1 > 0 && one && split && !memcmp(one, split, (size_t)n1 * sizeof(float)),
+           "kv16: grown into split caches, %d samples vs %d unsplit, not the same", n2, n1);
+    printf("float16 KV caches grown into split pairs: %d samples, the same as unsplit\n", n2);
+    free(one);
+    free(split);
+    ptts_model_set_vk_tuning(m, &hk);
+    replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, KV16_TOL, &er);
+    printf("float16 KV caches, stepk: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
+           er.max_eos, er.max_pcm);
+    c = counts_of(m, 1, NULL, NULL);
+    CHECKF(c.kv_half == 1 && c.stepk_frames > 0, "kv16 + stepk: kv_half %llu, stepk frames %llu",
+           c.kv_half, c.stepk_frames);
+    ptts_model_set_vk_tuning(m, NULL);
+    CHECK(counts_of(m, 1, NULL, NULL).kv_half == 0); /* float32 weights: float32 caches */
+}
+
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
  * multi-dispatch path their exact float32 widening; the two must agree to rounding order. */
 static void bf16_stepk(void) {
@@ -464,6 +515,7 @@ static void bf16_stepk(void) {
     ptts_model_set_vk_tuning(m, &off);
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
     CHECK(counts_of(m, 1, NULL, NULL).stepk_frames == 0);
+    CHECK(counts_of(m, 1, NULL, NULL).kv_half == 1); /* bf16 weights: float16 caches */
     ptts_model_set_vk_tuning(m, &one);
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
     CHECK(counts_of(m, 1, NULL, NULL).stepk_frames > 0);
@@ -651,6 +703,7 @@ int main(void) {
     join_first_audio(m);
     batch_cancel_restart(m);
     kv_split(m);
+    kv_half(m);
     codec_groups(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */

@@ -4,10 +4,13 @@
  * test_vulkan_full.c - the Vulkan engine at full size (english_2026-04 architecture, synthetic
  * pocket-fill-v1 weights) against full/generate.safetensors: 80 frames replayed with the
  * recorded noise through a stream on the GPU engine (8 steps per call, so several codec frames
- * per pass), every latent, EOS logit and PCM frame within the GPU tolerance 1e-3 relative L2.
+ * per pass), every latent, EOS logit and PCM frame within the GPU tolerance 1e-3 relative L2;
+ * again with the backbone's KV caches in float16 (the default of bf16 / int8 weights, forced
+ * here on float32 weights: what float16 caches cost at full size).
  * Runs on Mesa's lavapipe in CI. Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP)
  * only when the build has no Vulkan backend or no Vulkan device exists.
  */
+#include "backend.h"
 #include "engine_vulkan.h"
 #include "replay.h"
 
@@ -33,6 +36,13 @@ int main(void) {
     replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &er);
     printf("vulkan full generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
            er.max_eos, er.max_pcm);
+    const ptts_vk_tuning h = {.kv16 = 1};
+    ptts_model_set_vk_tuning(m, &h);
+    errs eh = {0};
+    replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &eh);
+    printf("vulkan full generate, float16 KV caches: max rel err latents %.3g, eos %.3g, pcm "
+           "%.3g\n",
+           eh.max_lat, eh.max_eos, eh.max_pcm);
     ptts_model_free(m);
     return test_summary();
 }

@@ -4,8 +4,9 @@
  * engine's resources and operations:
  *  - the arena layout (layout_arena: every scratch region, the SEANet's fronted buffers and
  *    per-slot streaming state, the stepk programs), the ints and io buffers, and the KV caches
- *    (kv_alloc: [slot][layer][cap][d] for the backbone, grown at chunk start when a chunk needs
- *    more positions; the codec's ring [slot][layer][window + a pass's rows][C] after them;
+ *    (kv_alloc: [slot][layer][cap][d] for the backbone, float16 in the reduced-precision modes,
+ *    grown at chunk start when a chunk needs more positions; the codec's ring
+ *    [slot][layer][window + a pass's rows][C] after them;
  *    split into a buffer pair per layer where that is more than one binding holds, vk_kv);
  *  - create (the paths chosen from the device, the options and the test hooks) and destroy;
  *  - step(k): one command buffer per (slots, k, parity), recorded once and replayed, runs k
@@ -56,12 +57,12 @@ static void kv_free(vk_engine *g, pvk_buffer *k, pvk_buffer *v, int n) {
  * ptts_vk_tuning.kv_range), else a pair per backbone layer and one for the codec rings. */
 static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
     const ptts_arch *a = &g->w->arch;
-    const size_t d = (size_t)a->d, S = (size_t)g->S;
+    const size_t rw = vk_kv_rw(&g->kv, a->d), S = (size_t)g->S; /* words a backbone row */
     const size_t range = g->tn.kv_range;
     vk_kv nkv = g->kv;
     nkv.cap = cap;
-    nkv.bb_slot = (size_t)a->layers * cap * d;
-    const size_t cd_total = S * g->kv.cd_slot, layer = S * cap * d;
+    nkv.bb_slot = (size_t)a->layers * cap * rw;
+    const size_t cd_total = S * g->kv.cd_slot, layer = S * cap * rw;
     size_t sizes[PVK_KV_SETS];
     if ((S * nkv.bb_slot + cd_total) * 4 <= range) {
         nkv.nwin = 1;
@@ -86,7 +87,7 @@ static int kv_alloc(vk_engine *g, int cap, ptts_error *e) {
     if (!rc && g->kv.nwin) { /* the old contents: every slot's layers, then the codec rings */
         VkCommandBuffer cb = pvk_cmd_begin(&g->c, e);
         if (!cb) rc = PTTS_E_BACKEND;
-        const size_t bytes = (size_t)g->kv.cap * d * 4;
+        const size_t bytes = (size_t)g->kv.cap * rw * 4;
         for (int s = 0; !rc && s < g->S; s++)
             for (int l = 0; l < a->layers; l++) {
                 int wo, wn;
@@ -286,6 +287,10 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
     const int half = g->w->backbone.layer[0].in_proj.type != PTTS_W_F32;
     g->tn.tc = g->c.coop && (a->tensor_cores ? a->tensor_cores > 0 : half);
     g->tn.conv_copy = t->conv_copy > 0; /* ELU on load unless a test asks (vk_engine.h) */
+    /* the backbone's caches in float16 where the weights are reduced precision (vk_kv), or
+     * as a test asks; rows of 8-channel multiples (16-byte loads of a head's keys) */
+    const int dh = g->w->arch.d / g->w->arch.heads;
+    g->kv.h16 = (t->kv16 ? t->kv16 > 0 : half) && g->w->arch.d % 8 == 0 && dh % 8 == 0;
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA), less STEPK_SPARE for the codec beside it on a second queue;
      * elsewhere off unless the hook asks for N workgroups (the tests run 1 on lavapipe) */
@@ -667,6 +672,7 @@ void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) {
     const vk_engine *g = p;
     *out = g->counts;
     out->kv_pairs = (unsigned long long)g->kv.nwin;
+    out->kv_half = (unsigned long long)g->kv.h16;
 }
 
 long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {

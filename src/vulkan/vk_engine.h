@@ -197,28 +197,38 @@ typedef struct vk_io {
 } vk_io;
 
 /* The KV caches, in one pair of buffers (kbuf[0] / vbuf[0]) while they fit in one binding:
- * every slot's backbone cache [S][layers][cap][d], then every slot's codec ring
+ * every slot's backbone cache [S][layers][cap][rw], then every slot's codec ring
  * [S][codec layers][ccap][C] (the window plus the rows of one pass). Larger (many streams,
- * long caches: 512 streams of the full model need 7.6 GiB a buffer), they are split by layer:
- * pair l < layers holds backbone layer l of every slot [S][cap][d], the last pair the codec
- * rings; a dispatch binds the pair of the layer it reads (pvk_kv_window). nwin pairs. */
+ * long caches: 512 streams of the full model need 7.6 GiB a buffer in float32), they are split
+ * by layer: pair l < layers holds backbone layer l of every slot [S][cap][rw], the last pair
+ * the codec rings; a dispatch binds the pair of the layer it reads (pvk_kv_window). nwin pairs.
+ * Offsets and sizes are in 32-bit words. A backbone row is rw = d words of float32, or with h16
+ * d / 2 words of float16 pairs (kv.glsl): the default where the weights are bf16 or int8, since
+ * the backbone's attention at many streams is bound by these reads (bench/RESULTS.md). The
+ * codec rings stay float32 (the codec is float32 in every mode). */
 typedef struct vk_kv {
     int cap, ccap;
+    int h16;                 /* backbone rows of float16 pairs */
     int nwin;                /* 1: one pair; layers + 1: split by layer */
-    size_t bb_slot, cd_slot; /* floats per slot: all its backbone layers, its codec ring */
+    size_t bb_slot, cd_slot; /* words per slot: all its backbone layers, its codec ring */
 } vk_kv;
 
-/* Where slot s's rows of backbone layer l lie: the buffer pair (*win) and a float offset in it
- * (cap * d floats from there, the ring of positions % cap). */
+/* Words of a backbone cache row of d channels. */
+static inline size_t vk_kv_rw(const vk_kv *kv, int d) {
+    return kv->h16 ? (size_t)d / 2 : (size_t)d;
+}
+
+/* Where slot s's rows of backbone layer l lie: the buffer pair (*win) and a word offset in it
+ * (cap rows of vk_kv_rw words from there, the ring of positions % cap). */
 static inline size_t vk_kv_bb(const vk_kv *kv, int d, int s, int l, int *win) {
     if (kv->nwin == 1) {
         *win = 0;
-        return (size_t)s * kv->bb_slot + (size_t)l * kv->cap * d;
+        return (size_t)s * kv->bb_slot + (size_t)l * kv->cap * vk_kv_rw(kv, d);
     }
     *win = l;
-    return (size_t)s * kv->cap * d;
+    return (size_t)s * kv->cap * vk_kv_rw(kv, d);
 }
-/* Where slot s's codec ring lies (cd_slot floats), as vk_kv_bb; S: the engine's slots. */
+/* Where slot s's codec ring lies (cd_slot words), as vk_kv_bb; S: the engine's slots. */
 static inline size_t vk_kv_cd(const vk_kv *kv, int S, int s, int *win) {
     *win = kv->nwin - 1;
     return (kv->nwin == 1 ? (size_t)S * kv->bb_slot : 0) + (size_t)s * kv->cd_slot;
@@ -367,11 +377,12 @@ void vkr_span_add(wspan *s, uint32_t off, size_t n);
 uint32_t vkr_span_base(vk_engine *g, const wspan *s);
 
 /* A transformer pass: layers of L over the rows at x (h, qkv, att, ff scratch), slots
- * through the ints list `list`, positions at `len`, caches at kvbase (kvslot floats a slot,
+ * through the ints list `list`, positions at `len`, caches at kvbase (kvslot words a slot,
  * layer l at l * kvlstride in cache pair win0 + l * winstep). */
 typedef struct tspec {
     const gtl *L;
     int layers, d, heads, ffn, window;
+    int kvh; /* cache rows of float16 pairs (vk_kv.h16) */
     uint32_t list, len, kvbase, cap, freq;
     size_t kvslot, kvlstride;
     int win0, winstep;

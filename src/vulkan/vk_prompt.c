@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
 #include "vk_engine.h"
 
 /* The open command buffer of the pending prompts (begun when none is open). */
@@ -103,12 +104,25 @@ int vkp_flush(vk_engine *g, ptts_error *e) {
     return rc;
 }
 
-/* The device copy of voice v ([2][layers][P][d] floats): a kept one, else uploaded into the
- * least recently used place (the pending prompts run first when their copies read that one,
- * or when they hold staged voices: the upload goes through the staging buffer). NULL when v
- * has no id (the caller stages it) or on an error (*rc set). */
-static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v, size_t per,
-                                         int *rc, ptts_error *e) {
+/* n voice values (floats) in the caches' format at out: as they are (n words), or with
+ * vk_kv.h16 as float16 pairs (n / 2 words; n even: d is). */
+static void kv_format(const vk_engine *g, const float *x, size_t n, void *out) {
+    if (!g->kv.h16) {
+        memcpy(out, x, n * sizeof(float));
+        return;
+    }
+    uint32_t *o = out;
+    for (size_t i = 0; i + 1 < n; i += 2)
+        o[i / 2] = (uint32_t)st_f32_to_f16(x[i]) | (uint32_t)st_f32_to_f16(x[i + 1]) << 16;
+}
+
+/* The device copy of voice v ([2][layers][P][rw] words, per words each: kv_format's format): a
+ * kept one, else uploaded into the least recently used place (the pending prompts run first
+ * when their copies read that one, or when they hold staged voices: the upload goes through
+ * the staging buffer). NULL when v has no id (the caller stages it) or on an error (*rc set).
+ * pf: floats of v->k (and of v->v). */
+static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v, size_t pf,
+                                         size_t per, int *rc, ptts_error *e) {
     *rc = 0;
     if (!v->id) return NULL;
     vk_voice_cache *c = NULL;
@@ -120,14 +134,24 @@ static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v
             if (g->vc[i].used < c->used) c = &g->vc[i];
         if ((c->pend || g->pend.stage_used) && (*rc = vkp_flush(g, e))) return NULL;
         c->id = 0;
-        if (c->buf.size < 2 * per * sizeof(float)) {
+        if (c->buf.size < 2 * per * 4) {
             pvk_buffer_destroy(&g->c, &c->buf);
-            if ((*rc = pvk_buffer_create(&g->c, &c->buf, 2 * per * sizeof(float), 0, e)))
-                return NULL;
+            if ((*rc = pvk_buffer_create(&g->c, &c->buf, 2 * per * 4, 0, e))) return NULL;
         }
-        if ((*rc = vkw_upload(g, &c->buf, 0, v->k, per * sizeof(float), e)) ||
-            (*rc = vkw_upload(g, &c->buf, per * sizeof(float), v->v, per * sizeof(float), e)))
+        uint32_t *h = NULL; /* the float16 pairs, converted once per upload */
+        if (g->kv.h16 && !(h = malloc(2 * per * 4))) {
+            *rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
             return NULL;
+        }
+        if (h) {
+            kv_format(g, v->k, pf, h);
+            kv_format(g, v->v, pf, h + per);
+        }
+        *rc = vkw_upload(g, &c->buf, 0, h ? (const void *)h : v->k, per * 4, e);
+        if (!*rc)
+            *rc = vkw_upload(g, &c->buf, per * 4, h ? (const void *)(h + per) : v->v, per * 4, e);
+        free(h);
+        if (*rc) return NULL;
         c->id = v->id;
         c->positions = v->positions;
     }
@@ -140,11 +164,12 @@ int vkp_record(vk_engine *g, int slot, const ptts_voice_state *v, const int *ids
                ptts_error *e) {
     vk_pend *pd = &g->pend;
     const ptts_arch *a = &g->w->arch;
-    const size_t d = (size_t)a->d, P = (size_t)v->positions, per = (size_t)a->layers * P * d;
+    const size_t P = (size_t)v->positions, pf = (size_t)a->layers * P * (size_t)a->d;
+    const size_t rw = vk_kv_rw(&g->kv, a->d), per = (size_t)a->layers * P * rw; /* words */
     int rc = 0;
-    const pvk_buffer *src = per ? voice_on_device(g, v, per, &rc, e) : NULL;
+    const pvk_buffer *src = per ? voice_on_device(g, v, pf, per, &rc, e) : NULL;
     if (rc) return rc;
-    const size_t vbytes = per && !src ? 2 * per * sizeof(float) : 0; /* staged: no id */
+    const size_t vbytes = per && !src ? 2 * per * 4 : 0; /* staged: no id */
     /* what the pending prompts hold must stay where they put it: a slot begun twice or a
      * staging buffer with no room left run them first */
     if (pd->in[slot] || pd->stage_used + vbytes > g->stage.size)
@@ -170,16 +195,16 @@ int vkp_record(vk_engine *g, int slot, const ptts_voice_state *v, const int *ids
     size_t so = 0;
     if (vbytes) {
         so = pd->stage_used;
-        memcpy((char *)g->stage.map + so, v->k, per * sizeof(float));
-        memcpy((char *)g->stage.map + so + per * sizeof(float), v->v, per * sizeof(float));
+        kv_format(g, v->k, pf, (char *)g->stage.map + so);
+        kv_format(g, v->v, pf, (char *)g->stage.map + so + per * 4);
         pd->stage_used += vbytes;
         src = &g->stage;
     }
     for (int l = 0; per && l < a->layers; l++) {
         int win;
         size_t dst = vk_kv_bb(&g->kv, a->d, slot, l, &win) * 4;
-        pvk_copy(cb, src, so + (size_t)l * P * d * 4, &g->kbuf[win], dst, P * d * 4);
-        pvk_copy(cb, src, so + (per + (size_t)l * P * d) * 4, &g->vbuf[win], dst, P * d * 4);
+        pvk_copy(cb, src, so + (size_t)l * P * rw * 4, &g->kbuf[win], dst, P * rw * 4);
+        pvk_copy(cb, src, so + (per + (size_t)l * P * rw) * 4, &g->vbuf[win], dst, P * rw * 4);
     }
     vkc_reset(g, cb, slot);
     pvk_copy(cb, &g->wbuf, (size_t)g->wt.bos * 4, &g->arena,

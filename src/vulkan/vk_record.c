@@ -225,18 +225,21 @@ static void rec_ln(vk_engine *g, VkCommandBuffer cb, uint32_t n, uint32_t d, uin
     if (n) pvk_dispatch(&g->c, cb, PVK_LAYERNORM, &p, sizeof p, gx, gy, 1);
 }
 
+/* Cache offsets in words; kvh: rows of float16 pairs (kv.glsl). */
 typedef struct pc_rope {
-    uint32_t rows, rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, freq, qoff;
+    uint32_t rows, rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, freq, qoff, kvh;
 } pc_rope;
 typedef struct pc_att {
     uint32_t rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
     float scale;
-    uint32_t v4; /* d, dh and every cache offset multiples of 4: vec4 key loads */
+    uint32_t v4; /* a row's and a head's words and every cache offset multiples of 4: 16-byte
+                  * key loads */
+    uint32_t kvh;
 } pc_att;
 typedef struct pc_attg {
     uint32_t rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
     float scale;
-    uint32_t nqb;
+    uint32_t nqb, kvh;
 } pc_attg;
 typedef struct pc_adv {
     uint32_t groups, list, len, inc;
@@ -269,7 +272,8 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
                       kvlayer,
                       t->cap,
                       t->freq - vkr_span_base(g, &sp),
-                      t->qkv};
+                      t->qkv,
+                      (uint32_t)t->kvh};
         pvk_kv_window(&g->c, t->win0 + l * t->winstep); /* the layer's cache pair */
         pvk_dispatch_flat(&g->c, cb, PVK_ROPE_KV, &pr, sizeof pr, (uint64_t)n * d / 2);
         pc_att pa = {rps,
@@ -285,8 +289,10 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
                      t->qkv,
                      t->att,
                      1.0f / sqrtf((float)dh),
-                     0};
-        pa.v4 = d % 4 == 0 && dh % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
+                     0,
+                     (uint32_t)t->kvh};
+        const uint32_t rw = t->kvh ? d / 2 : d, hw = t->kvh ? dh / 2 : dh; /* words */
+        pa.v4 = rw % 4 == 0 && hw % 4 == 0 && t->kvbase % 4 == 0 && t->kvslot % 4 == 0 &&
                 kvlayer % 4 == 0;
         if (rps > 1 && dh <= 64 && pa.v4) {
             /* groups of rows of one slot: keys and values read once per 16 query rows */
@@ -303,7 +309,8 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
                           t->qkv,
                           t->att,
                           pa.scale,
-                          (rps + 15) / 16};
+                          (rps + 15) / 16,
+                          (uint32_t)t->kvh};
             pvk_dispatch(&g->c, cb, PVK_ATTN_GROUP, &pg, sizeof pg, n / rps * pg.nqb,
                          (uint32_t)t->heads, 1);
         } else {
@@ -322,10 +329,11 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
 tspec vkr_bb_spec(vk_engine *g, uint32_t list) {
     const ptts_weights *w = g->w;
     const int one = g->kv.nwin == 1; /* one cache pair, else a pair per layer (vk_kv) */
-    const size_t layer = (size_t)g->kv.cap * w->arch.d;
+    const size_t layer = (size_t)g->kv.cap * vk_kv_rw(&g->kv, w->arch.d);
     tspec t = {.L = g->wt.bb,
                .layers = w->arch.layers,
                .d = w->arch.d,
+               .kvh = g->kv.h16,
                .heads = w->arch.heads,
                .ffn = w->arch.ffn,
                .window = w->backbone.window,

@@ -121,12 +121,13 @@ uint32_t vks_program(const vk_engine *g, uint32_t k, uint32_t *P) {
             q[AT_OUT] = g->ar.batt;
             q[AT_KVBASE] = 0; /* the backbone's caches come first */
             q[AT_KVSLOT] = (uint32_t)g->kv.bb_slot;
-            q[AT_KVLAYER] = (uint32_t)l * (uint32_t)g->kv.cap * d;
+            q[AT_KVLAYER] = (uint32_t)((size_t)l * g->kv.cap * vk_kv_rw(&g->kv, (int)d));
             q[AT_CAP] = (uint32_t)g->kv.cap;
             q[AT_WINDOW] = (uint32_t)w->backbone.window;
             q[AT_FREQ] = g->wt.bb_freq;
             q[AT_FRAME] = j;
             q[AT_SCALE] = fbits(1.0f / sqrtf((float)dh));
+            q[AT_KVH] = (uint32_t)g->kv.h16;
             q = ph_mv(NEXT, &L->out, PHB_ARENA, g->ar.batt, d, g->ar.bx, d, ACT_NONE, 1, 1.f);
             if (L->ls1 != NONE) ph_gate(q, L->ls1, 1, 0);
             q = ph_mv(NEXT, &L->l1, PHB_ARENA, g->ar.bx, d, g->ar.bff, ffn, ACT_GELU, 0, 1.f);

@@ -4,15 +4,17 @@
 // (the codec's 16 rows a frame, prompt blocks): one workgroup per (group, block of 16 query
 // rows, head). The block's keys and values go through shared memory in tiles of 32, read once
 // for the 16 queries (attention.comp reads them once per query row), with an online softmax per
-// query. Same arithmetic as attention.comp up to summation order. Needs dh <= 64, dh % 4 == 0.
+// query. Same arithmetic as attention.comp up to summation order. Needs dh <= 64, dh % 4 == 0
+// and cache rows of 16 bytes (float32) or 8 (float16 pairs, p.kvh: kv.glsl).
 #include "common.glsl"
-layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
-layout(std430, set = 0, binding = 3) readonly buffer VCache4 { vec4 vc4[]; };
+#define KV_NO_DOT // kv_key4 / kv_val4 only
+#include "kv.glsl"
 layout(local_size_x = 256) in;
 layout(push_constant) uniform P {
     uint rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;
     float scale;
     uint nqb; // query blocks per group: ceil(rps / 16)
+    uint kvh;
 } p;
 const uint QB = 16u, KT = 32u;
 shared vec4 qs[QB][16];  // queries [16][dh <= 64]
@@ -26,7 +28,9 @@ void main() {
     uint slot = iv[p.list + g];
     uint q0 = qb * QB, nq = min(QB, p.rps - q0); // rows of this block within the group
     uint pos0 = iv[p.len + slot] + q0;           // position of the block's first row
-    uint base = p.kvbase + slot * p.kvslot + p.kvlayer + h * p.dh;
+    bool hf = p.kvh != 0u;
+    uint rs = kv_words(p.d, hf); // words a cache row
+    uint base = p.kvbase + slot * p.kvslot + p.kvlayer + h * kv_words(p.dh, hf);
     // queries in (already rotated by rope_kv)
     for (uint i = t; i < QB * 16u; i += 256u) {
         uint qi = i >> 4, c4 = i & 15u;
@@ -53,9 +57,9 @@ void main() {
             uint kj = i >> 4, c4 = i & 15u, kk = k0 + kj;
             vec4 kv = vec4(0.0), vv = vec4(0.0);
             if (kk <= last && c4 < dh4) {
-                uint row = (base + (kk % p.cap) * p.d) >> 2;
-                kv = kc4[row + c4];
-                vv = vc4[row + c4];
+                uint row = base + (kk % p.cap) * rs;
+                kv = kv_key4(row, c4, hf);
+                vv = kv_val4(row, c4, hf);
             }
             ks[kj][c4] = kv;
             vs[kj][c4] = vv;

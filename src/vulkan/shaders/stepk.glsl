@@ -34,7 +34,6 @@ layout(std430, set = 0, binding = 1) coherent buffer ArenaU { uint au[]; };
 // item % G, so a workgroup only reads keys and values written before the dispatch or by itself
 // (coherent loads are not pipelined: they made a one-stream frame markedly slower).
 layout(std430, set = 0, binding = 2) buffer KCache { float kc[]; };
-layout(std430, set = 0, binding = 2) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, set = 0, binding = 3) buffer VCache { float vc[]; };
 layout(std430, set = 0, binding = 4) coherent buffer Ints { uint iv[]; };
 layout(std430, set = 0, binding = 5) coherent buffer Io { float io[]; };
@@ -54,8 +53,9 @@ const uint XS4 = 1536u; // staged input: n * K <= 6144 floats (24 KiB: lavapipe 
 shared vec4 xs4[XS4];
 shared float red[WGS];
 shared float sc[WGS];
-shared float part[WGS];
+shared float part[2u * WGS]; // attention: [ng][dh] partial sums, ng dh <= 2 WGS
 shared vec4 qs4[64];
+#include "kv.glsl" // the cache rows: float32 or float16 pairs (AT_KVH)
 shared uint phb[2][PH_WORDS]; // the phase's words (stepk_abi.h), double-buffered: the next's are
                          // loaded while this one runs and stored before its grid barrier
 uint pb_ = 0u;
@@ -308,15 +308,18 @@ void attn() {
     uint d = phb[pb_][AT_D], dh = phb[pb_][AT_DH], heads = phb[pb_][AT_HEADS];
     uint qoff = phb[pb_][AT_QKV], ooff = phb[pb_][AT_OUT];
     uint cap = phb[pb_][AT_CAP], window = phb[pb_][AT_WINDOW];
-    bool v4 = (d & 3u) == 0u && (dh & 3u) == 0u && (phb[pb_][AT_KVBASE] & 3u) == 0u &&
-              (phb[pb_][AT_KVSLOT] & 3u) == 0u &&
+    bool hf = phb[pb_][AT_KVH] != 0u;
+    uint rs = kv_words(d, hf); // words a cache row
+    bool v4 = (rs & 3u) == 0u && (kv_words(dh, hf) & 3u) == 0u &&
+              (phb[pb_][AT_KVBASE] & 3u) == 0u && (phb[pb_][AT_KVSLOT] & 3u) == 0u &&
               (phb[pb_][AT_KVLAYER] & 3u) == 0u;
     float scale = uintBitsToFloat(phb[pb_][AT_SCALE]);
     for (uint item = gl_WorkGroupID.x; item < p.n * heads; item += gl_NumWorkGroups.x) {
         uint r = item / heads, h = item % heads;
         uint slot = slot_[r], pos = len_[r] + phb[pb_][AT_FRAME];
         uint base =
-            phb[pb_][AT_KVBASE] + slot * phb[pb_][AT_KVSLOT] + phb[pb_][AT_KVLAYER] + h * dh;
+            phb[pb_][AT_KVBASE] + slot * phb[pb_][AT_KVSLOT] + phb[pb_][AT_KVLAYER] +
+            h * kv_words(dh, hf);
         uint qb = qoff + r * 3u * d + h * dh;
         if (t_ < 64u) qs4[t_] = vec4(0.0);
         barrier();
@@ -329,41 +332,23 @@ void attn() {
             qs4[(2u * t_) >> 2][(2u * t_) & 3u] = q0 * cs - q1 * sn;
             qs4[(2u * t_ + 1u) >> 2][(2u * t_ + 1u) & 3u] = q0 * sn + q1 * cs;
             float k0 = ar[qb + d + 2u * t_], k1 = ar[qb + d + 2u * t_ + 1u];
-            uint row = base + (pos % cap) * d;
-            kc[row + 2u * t_] = k0 * cs - k1 * sn;
-            kc[row + 2u * t_ + 1u] = k0 * sn + k1 * cs;
-            vc[row + 2u * t_] = ar[qb + 2u * d + 2u * t_];
-            vc[row + 2u * t_ + 1u] = ar[qb + 2u * d + 2u * t_ + 1u];
+            kv_put(base + (pos % cap) * rs, t_, vec2(k0 * cs - k1 * sn, k0 * sn + k1 * cs),
+                   vec2(ar[qb + 2u * d + 2u * t_], ar[qb + 2u * d + 2u * t_ + 1u]), hf);
         }
         memoryBarrierBuffer();
         barrier();
         uint first = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
         uint nk = pos - first + 1u;
-        uint ng = WGS / dh, grp = t_ / dh, c = t_ % dh;
+        uint lw = hf ? dh >> 1 : dh; // a group's lanes (attention.comp)
+        uint ng = WGS / lw, grp = t_ / lw, c = t_ % lw;
         bool cw = grp < ng;
         float o = 0.0, lpart = 0.0, mx = -1e30;
+        vec2 oh = vec2(0.0);
         for (uint k0 = 0u; k0 < nk; k0 += WGS) {
             uint kk = k0 + t_;
             float s = -1e30;
             if (kk < nk) {
-                uint row = base + ((first + kk) % cap) * d;
-                s = 0.0;
-                if (v4) { // four 16-byte loads in flight
-                    uint row4 = row >> 2, i = 0u, dh4 = dh >> 2;
-                    float s1 = 0.0, s2 = 0.0, s3 = 0.0;
-                    for (; i + 3u < dh4; i += 4u) {
-                        vec4 k0 = kc4[row4 + i], k1 = kc4[row4 + i + 1u], k2 = kc4[row4 + i + 2u],
-                             k3 = kc4[row4 + i + 3u];
-                        s += dot(qs4[i], k0);
-                        s1 += dot(qs4[i + 1u], k1);
-                        s2 += dot(qs4[i + 2u], k2);
-                        s3 += dot(qs4[i + 3u], k3);
-                    }
-                    for (; i < dh4; i++) s += dot(qs4[i], kc4[row4 + i]);
-                    s += (s1 + s2) + s3;
-                } else {
-                    for (uint i = 0u; i < dh; i++) s += qs4[i >> 2][i & 3u] * kc[row + i];
-                }
+                s = kv_dot(base + ((first + kk) % cap) * rs, dh, v4, hf);
                 s *= scale;
             }
             float tm = max(mx, block_max(s));
@@ -372,29 +357,38 @@ void attn() {
             sc[t_] = e;
             lpart = lpart * corr + e;
             o *= corr;
+            oh *= corr;
             mx = tm;
             barrier();
             uint cnt = min(WGS, nk - k0);
-            if (cw) { // four value loads in flight
+            if (cw && hf) {
+                oh += kv_vsum_h(base, rs, first + k0, cap, grp, ng, c, cnt);
+            } else if (cw) { // four value loads in flight
                 uint i = grp;
                 float o1 = 0.0, o2 = 0.0, o3 = 0.0;
                 for (; i + 3u * ng < cnt; i += 4u * ng) {
                     uint q0 = first + k0 + i;
-                    float v0 = vc[base + (q0 % cap) * d + c];
-                    float v1 = vc[base + ((q0 + ng) % cap) * d + c];
-                    float v2 = vc[base + ((q0 + 2u * ng) % cap) * d + c];
-                    float v3 = vc[base + ((q0 + 3u * ng) % cap) * d + c];
+                    float v0 = vc[base + (q0 % cap) * rs + c];
+                    float v1 = vc[base + ((q0 + ng) % cap) * rs + c];
+                    float v2 = vc[base + ((q0 + 2u * ng) % cap) * rs + c];
+                    float v3 = vc[base + ((q0 + 3u * ng) % cap) * rs + c];
                     o += sc[i] * v0;
                     o1 += sc[i + ng] * v1;
                     o2 += sc[i + 2u * ng] * v2;
                     o3 += sc[i + 3u * ng] * v3;
                 }
-                for (; i < cnt; i += ng) o += sc[i] * vc[base + ((first + k0 + i) % cap) * d + c];
+                for (; i < cnt; i += ng)
+                    o += sc[i] * vc[base + ((first + k0 + i) % cap) * rs + c];
                 o += (o1 + o2) + o3;
             }
             barrier();
         }
-        part[t_] = cw ? o : 0.0;
+        if (hf) {
+            part[2u * t_] = oh.x;
+            part[2u * t_ + 1u] = oh.y;
+        } else {
+            part[t_] = o;
+        }
         float l = block_sum(lpart); // ends with a barrier: part[] is complete
         if (t_ < dh) {
             float s = 0.0;

@@ -48,7 +48,7 @@
 #define AT_HEADS 3u
 #define AT_QKV 4u    /* arena rows [n][3 D]: q | k | v */
 #define AT_OUT 5u    /* arena rows [n][D] */
-#define AT_KVBASE 6u /* cache floats: KVBASE + slot KVSLOT + KVLAYER + pos D */
+#define AT_KVBASE 6u /* cache words: KVBASE + slot KVSLOT + KVLAYER + pos (D or D / 2, KVH) */
 #define AT_KVSLOT 7u
 #define AT_KVLAYER 8u
 #define AT_CAP 9u
@@ -56,6 +56,7 @@
 #define AT_FREQ 11u  /* RoPE frequencies [DH / 2] (weights offset) */
 #define AT_FRAME 12u /* the frame of the call (positions advance at the end) */
 #define AT_SCALE 13u /* float bits */
+#define AT_KVH 14u   /* 1: cache rows of float16 pairs (kv.glsl), 0: float32 */
 
 /* Any kind: positions advance by this many at the end of the phase (0: none) */
 #define PH_ADVANCE 31u
