@@ -21,7 +21,7 @@ shared vec4 qs[QB][16];  // queries [16][dh <= 64]
 shared vec4 ks[KT][16];  // key tile
 shared vec4 vs[KT][16];  // value tile
 shared float ps[QB][KT]; // scores -> probabilities
-shared float corr[QB], mx[QB], lsum[QB];
+shared float mx[QB], lsum[QB];
 void main() {
     uint g = gl_WorkGroupID.x / p.nqb, qb = gl_WorkGroupID.x % p.nqb, h = gl_WorkGroupID.y;
     uint t = gl_LocalInvocationID.x, dh4 = p.dh >> 2;
@@ -78,22 +78,26 @@ void main() {
             ps[sq][kj] = s;
         }
         barrier();
-        if (t < QB) { // per query: the tile's max, the rescale, probabilities
-            float m = mx[t];
-            for (uint j = 0u; j < KT; j++) m = max(m, ps[t][j]);
-            float c = exp(mx[t] - m), l = lsum[t] * c;
-            for (uint j = 0u; j < KT; j++) {
-                float e = ps[t][j] > -1e29 ? exp(ps[t][j] - m) : 0.0;
-                ps[t][j] = e;
-                l += e;
-            }
-            mx[t] = m;
-            lsum[t] = l;
-            corr[t] = c;
-        }
+        // per query, all 16 of its invocations: the tile's max (each reads the query's row), the
+        // rescale, and each its two keys' probabilities. One invocation a query used to
+        // exponentiate all 32 in a row while the other 240 waited at the barrier.
+        float m = mx[sq];
+        for (uint j = 0u; j < KT; j++) m = max(m, ps[sq][j]);
+        float c = exp(mx[sq] - m);
+        float s0 = ps[sq][sk], s1 = ps[sq][sk + 16u];
+        float e0 = s0 > -1e29 ? exp(s0 - m) : 0.0, e1 = s1 > -1e29 ? exp(s1 - m) : 0.0;
+        barrier(); // every read of the scores and of mx done
+        ps[sq][sk] = e0;
+        ps[sq][sk + 16u] = e1;
+        if (sk == 0u) mx[sq] = m;
         barrier();
+        if (sk == 0u) { // the sum in key order, as before
+            float l = lsum[sq] * c;
+            for (uint j = 0u; j < KT; j++) l += ps[sq][j];
+            lsum[sq] = l;
+        }
         if (sk < dh4) {
-            o *= corr[sq];
+            o *= c;
             for (uint j = 0u; j < KT; j++) o += ps[sq][j] * vs[j][sk];
         }
         barrier();
