@@ -138,19 +138,15 @@ static const pvk_buffer *voice_on_device(vk_engine *g, const ptts_voice_state *v
             pvk_buffer_destroy(&g->c, &c->buf);
             if ((*rc = pvk_buffer_create(&g->c, &c->buf, 2 * per * 4, 0, e))) return NULL;
         }
-        uint32_t *h = NULL; /* the float16 pairs, converted once per upload */
-        if (g->kv.h16 && !(h = malloc(2 * per * 4))) {
+        uint32_t *kv = malloc(2 * per * 4); /* keys then values in the caches' format */
+        if (!kv) {
             *rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
             return NULL;
         }
-        if (h) {
-            kv_format(g, v->k, pf, h);
-            kv_format(g, v->v, pf, h + per);
-        }
-        *rc = vkw_upload(g, &c->buf, 0, h ? (const void *)h : v->k, per * 4, e);
-        if (!*rc)
-            *rc = vkw_upload(g, &c->buf, per * 4, h ? (const void *)(h + per) : v->v, per * 4, e);
-        free(h);
+        kv_format(g, v->k, pf, kv);
+        kv_format(g, v->v, pf, kv + per);
+        *rc = vkw_upload(g, &c->buf, 0, kv, 2 * per * 4, e);
+        free(kv);
         if (*rc) return NULL;
         c->id = v->id;
         c->positions = v->positions;

@@ -68,22 +68,8 @@ void main() {
         uint cnt = min(256u, nk - k0);
         if (cw && hf) {
             oh += kv_vsum_h(base, rs, first + k0, p.cap, grp, ng, c, cnt);
-        } else if (cw) { // four keys (four loads in flight) per step
-            uint i = grp;
-            float o1 = 0.0, o2 = 0.0, o3 = 0.0;
-            for (; i + 3u * ng < cnt; i += 4u * ng) {
-                uint q0 = first + k0 + i;
-                float v0 = vc[base + (q0 % p.cap) * rs + c];
-                float v1 = vc[base + ((q0 + ng) % p.cap) * rs + c];
-                float v2 = vc[base + ((q0 + 2u * ng) % p.cap) * rs + c];
-                float v3 = vc[base + ((q0 + 3u * ng) % p.cap) * rs + c];
-                o += sc[i] * v0;
-                o1 += sc[i + ng] * v1;
-                o2 += sc[i + 2u * ng] * v2;
-                o3 += sc[i + 3u * ng] * v3;
-            }
-            for (; i < cnt; i += ng) o += sc[i] * vc[base + ((first + k0 + i) % p.cap) * rs + c];
-            o += (o1 + o2) + o3;
+        } else if (cw) { // four value loads in flight
+            o = kv_vsum_f(o, base, rs, first + k0, p.cap, grp, ng, c, cnt);
         }
         barrier();
     }

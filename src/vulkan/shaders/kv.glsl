@@ -96,7 +96,29 @@ float kv_dot(uint row, uint dh, bool v4, bool h) {
     return s;
 }
 
-// float16 values: sum over the keys i = i0, i0 + ng, ... < cnt of a tile (sc[i]: their
+// float32 values: o plus the sum over the keys i = i0, i0 + ng, ... < cnt of a tile (sc[i]:
+// their probabilities, the includer's shared array) of channel c of the value at word
+// base + ((q0 + i) % cap) rs: four loads in flight
+float kv_vsum_f(float o, uint base, uint rs, uint q0, uint cap, uint i0, uint ng, uint c,
+                uint cnt) {
+    uint i = i0;
+    float o1 = 0.0, o2 = 0.0, o3 = 0.0;
+    for (; i + 3u * ng < cnt; i += 4u * ng) {
+        uint a = q0 + i;
+        float v0 = vc[base + (a % cap) * rs + c];
+        float v1 = vc[base + ((a + ng) % cap) * rs + c];
+        float v2 = vc[base + ((a + 2u * ng) % cap) * rs + c];
+        float v3 = vc[base + ((a + 3u * ng) % cap) * rs + c];
+        o += sc[i] * v0;
+        o1 += sc[i + ng] * v1;
+        o2 += sc[i + 2u * ng] * v2;
+        o3 += sc[i + 3u * ng] * v3;
+    }
+    for (; i < cnt; i += ng) o += sc[i] * vc[base + ((q0 + i) % cap) * rs + c];
+    return o + ((o1 + o2) + o3);
+}
+
+// float16 values: the sum over the keys i = i0, i0 + ng, ... < cnt of a tile (sc[i]: their
 // probabilities, the includer's shared array) of channels 2c and 2c + 1 of the value at word
 // base + ((q0 + i) % cap) rs: one word a load, eight in flight
 vec2 kv_vsum_h(uint base, uint rs, uint q0, uint cap, uint i0, uint ng, uint c, uint cnt) {
@@ -123,5 +145,9 @@ vec2 kv_vsum_h(uint base, uint rs, uint q0, uint cap, uint i0, uint ng, uint c, 
 
 // channels 4 c4 .. 4 c4 + 3 of the key / value at word `row` (row a multiple of 4 words; of 2
 // when h)
-vec4 kv_key4(uint row, uint c4, bool h) { return h ? kv_h4(ku2[(row >> 1) + c4]) : kc4[(row >> 2) + c4]; }
-vec4 kv_val4(uint row, uint c4, bool h) { return h ? kv_h4(vu2[(row >> 1) + c4]) : vc4[(row >> 2) + c4]; }
+vec4 kv_key4(uint row, uint c4, bool h) {
+    return h ? kv_h4(ku2[(row >> 1) + c4]) : kc4[(row >> 2) + c4];
+}
+vec4 kv_val4(uint row, uint c4, bool h) {
+    return h ? kv_h4(vu2[(row >> 1) + c4]) : vc4[(row >> 2) + c4];
+}
