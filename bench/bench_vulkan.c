@@ -10,13 +10,14 @@
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--stored f32|bf16] [--bandwidth MiB]
  *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th|tq]
- *                     [--convcopy 1|-1] [--kv16 1|-1]
+ *                     [--convcopy 1|-1] [--kv16 1|-1] [--attntc 1|-1]
  * --stored bf16: the synthetic values rounded to bf16, as the released files hold them (float32
  * mode then keeps the matrices as bf16, weights.c: what a released file runs at).
- * --stepk, --apart, --tile, --convcopy, --kv16: the engine's test hooks (ptts_vk_tuning: stepk
- * workgroups, -1 off; decode and step submitted apart; one tensor-core tile for every gemm that
- * takes one; the codec convs' ELU'd windows through work buffers or ELU on load; the backbone's
- * KV caches in float16 or float32, by default float16 with bf16 weights); --tc,
+ * --stepk, --apart, --tile, --convcopy, --kv16, --attntc: the engine's test hooks
+ * (ptts_vk_tuning: stepk workgroups, -1 off; decode and step submitted apart; one tensor-core
+ * tile for every gemm that takes one; the codec convs' ELU'd windows through work buffers or ELU
+ * on load; the KV caches in float16 or float32, by default float16 with bf16 weights; the
+ * grouped attention on tensor cores or not, by default with the gemms'); --tc,
  * --spin: ptts_engine_args.tensor_cores / fence_spin_us (the model options). PTTS_VK_PROFILE /
  * PTTS_VK_PIPE_STATS reports go to stderr.
  * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
@@ -125,6 +126,8 @@ int main(int argc, char **argv) {
             tune.conv_copy = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kv16"))
             tune.kv16 = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--attntc"))
+            tune.attn_tc = atoi(argv[i + 1]);
     }
     ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};

@@ -37,7 +37,8 @@ typedef struct ptts_vk_tuning {
     int pipe;               /* decode beside the next step: 0 auto (on), -1 apart */
     size_t kv_range; /* bytes a KV cache buffer may hold (split beyond), 0: the binding range */
     int codec_fg;    /* slot-frames a codec pass may hold (fewer: passes of slot groups), 0: 1024 */
-    int kv16;        /* backbone KV caches in float16: 0 auto (bf16 / int8 weights), 1 on, -1 off */
+    int kv16;    /* KV caches (backbone, codec rings) in float16: 0 auto (bf16 / int8), 1, -1 off */
+    int attn_tc; /* grouped attention on tensor cores (float16 rows): 0 auto (the gemms'), 1, -1 */
 } ptts_vk_tuning;
 
 /* What an engine computes with. Engines never see the ptts_model (backend.c builds this). */

@@ -445,9 +445,9 @@ static void join_first_audio(ptts_model *m) {
     ptts_voice_free(v);
 }
 
-/* The backbone's KV caches in float16 pairs (the default of bf16 / int8 weights, forced here
- * on the float32 tiny model): the replays within KV16_TOL (float16 keys and values: the tiny
- * model's 218-frame replay reads ~9e-4, the 1e-3 of float32 caches is not the contract here;
+/* The KV caches (backbone and codec rings) in float16 pairs (the default of bf16 / int8 weights,
+ * forced here on the float32 tiny model): the replays within KV16_TOL (float16 keys and values: the
+ * tiny model's 218-frame replay reads ~9e-4, the 1e-3 of float32 caches is not the contract here;
  * bf16 weights alone cost ~3e-3 at full size, bench/RESULTS.md), on the multi-dispatch step and
  * on stepk (one workgroup); and caches that grow at a chunk's start from one buffer pair into
  * a pair per layer (the float16 rows copied as they are): the same samples bit for bit as the
@@ -463,18 +463,19 @@ static void kv_half(ptts_model *m) {
     replay(m, "tiny", "generate_short", "voice_short.safetensors", eos_case_threshold(), 16,
            KV16_TOL, &er);
     ptts_vk_counts c = counts_of(m, 1, NULL, NULL);
-    CHECKF(c.kv_half == 1 && c.stepk_frames == 0, "kv16 hook: kv_half %llu, stepk frames %llu",
-           c.kv_half, c.stepk_frames);
-    /* a grown chunk: one pair (158 KiB: 2 layers of 32 KiB, the 94 KiB codec ring) in 160 KiB
+    CHECKF(c.kv_half == 1 && c.ring_half == 1 && c.stepk_frames == 0,
+           "kv16 hook: kv_half %llu, ring_half %llu, stepk frames %llu", c.kv_half, c.ring_half,
+           c.stepk_frames);
+    /* a grown chunk: one pair (111 KiB: 2 layers of 32 KiB, the 47 KiB codec ring) in 120 KiB
      * bindings at 256 positions, split past them */
     static const char grow[] =
         "This one sentence goes on and on without a single stop so that its chunk alone needs "
         "more positions than the caches begin with";
     float *one, *split;
     const int n1 = gen_pcm(m, grow, &one);
-    const ptts_vk_tuning hs = {.kv16 = 1, .stepk = -1, .kv_range = 160 << 10};
+    const ptts_vk_tuning hs = {.kv16 = 1, .stepk = -1, .kv_range = 120 << 10};
     ptts_model_set_vk_tuning(m, &hs);
-    CHECKF(counts_of(m, 1, NULL, NULL).kv_pairs == 1, "kv16, 160 KiB: %llu pairs at the start",
+    CHECKF(counts_of(m, 1, NULL, NULL).kv_pairs == 1, "kv16, 120 KiB: %llu pairs at the start",
            counts_of(m, 1, NULL, NULL).kv_pairs);
     const int n2 = gen_pcm(m, grow, &split);
     c = counts_of(m, 1, NULL, NULL);
@@ -493,7 +494,9 @@ static void kv_half(ptts_model *m) {
     CHECKF(c.kv_half == 1 && c.stepk_frames > 0, "kv16 + stepk: kv_half %llu, stepk frames %llu",
            c.kv_half, c.stepk_frames);
     ptts_model_set_vk_tuning(m, NULL);
-    CHECK(counts_of(m, 1, NULL, NULL).kv_half == 0); /* float32 weights: float32 caches */
+    c = counts_of(m, 1, NULL, NULL); /* float32 weights: float32 caches */
+    CHECKF(c.kv_half == 0 && c.ring_half == 0, "float32: kv_half %llu, ring_half %llu", c.kv_half,
+           c.ring_half);
 }
 
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
@@ -516,6 +519,7 @@ static void bf16_stepk(void) {
     int na = gen_pcm(m, "Hello there, one more sentence.", &a);
     CHECK(counts_of(m, 1, NULL, NULL).stepk_frames == 0);
     CHECK(counts_of(m, 1, NULL, NULL).kv_half == 1); /* bf16 weights: float16 caches */
+    CHECK(counts_of(m, 1, NULL, NULL).ring_half == 1);
     ptts_model_set_vk_tuning(m, &one);
     int nb = gen_pcm(m, "Hello there, one more sentence.", &b);
     CHECK(counts_of(m, 1, NULL, NULL).stepk_frames > 0);
@@ -585,6 +589,31 @@ static void tc_same(ptts_model *m, const char *const *names, int n, int conv_cop
     printf("tensor-core tiles, %s: %d samples with each of %d forced, %d differ from tile %s's\n",
            conv_copy > 0 ? "windows copied" : "ELU on load", nref, n, differ, names[0]);
     free(ref);
+    ptts_model_set_vk_tuning(m, NULL);
+}
+
+/* The grouped attention (prompts; the codec's needs heads of 16-channel multiples, the tiny
+ * codec's are 8) on tensor cores with float16 caches (attn_tc.comp: float16 queries and
+ * probabilities in the products) against attn_group.comp on the same caches: both replays
+ * within KV16_TOL, and the hook's choice taken. */
+static void attn_tc(ptts_model *m) {
+    errs er = {0};
+    const ptts_vk_tuning off = {.kv16 = 1, .attn_tc = -1}, on = {.kv16 = 1};
+    ptts_model_set_vk_tuning(m, &off);
+    replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, KV16_TOL, &er);
+    printf("float16 caches, tensor-core gemms, attention scalar: max rel err latents %.3g, eos "
+           "%.3g, pcm %.3g\n",
+           er.max_lat, er.max_eos, er.max_pcm);
+    CHECK(counts_of(m, 1, NULL, NULL).attn_tc == 0);
+    ptts_model_set_vk_tuning(m, &on);
+    replay(m, "tiny", "generate", "voice.safetensors", 1e9f, 218, KV16_TOL, &er);
+    replay(m, "tiny", "generate_short", "voice_short.safetensors", eos_case_threshold(), 16,
+           KV16_TOL, &er);
+    printf("float16 caches, tensor-core gemms and attention: max rel err latents %.3g, eos %.3g, "
+           "pcm %.3g\n",
+           er.max_lat, er.max_eos, er.max_pcm);
+    const ptts_vk_counts c = counts_of(m, 1, NULL, NULL);
+    CHECKF(c.attn_tc > 0, "attention on tensor cores: %llu dispatches recorded", c.attn_tc);
     ptts_model_set_vk_tuning(m, NULL);
 }
 
@@ -796,6 +825,7 @@ int main(void) {
             printf("tensor-core gemm tile %s everywhere, windows copied:\n", tct[0]);
             replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);
             tc_same(m, tct, ntc, 1);
+            attn_tc(m);
         }
     }
     ptts_model_free(m);

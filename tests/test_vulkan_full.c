@@ -5,8 +5,9 @@
  * pocket-fill-v1 weights) against full/generate.safetensors: 80 frames replayed with the
  * recorded noise through a stream on the GPU engine (8 steps per call, so several codec frames
  * per pass), every latent, EOS logit and PCM frame within the GPU tolerance 1e-3 relative L2;
- * again with the backbone's KV caches in float16 (the default of bf16 / int8 weights, forced
- * here on float32 weights: what float16 caches cost at full size).
+ * again with the KV caches (the backbone's and the codec's rings) in float16 (the default of
+ * bf16 / int8 weights, forced here on float32 weights: what float16 caches cost at full size);
+ * and with the grouped attention on tensor cores (attn_tc.comp) where the device has them.
  * Runs on Mesa's lavapipe in CI. Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP)
  * only when the build has no Vulkan backend or no Vulkan device exists.
  */
@@ -43,6 +44,23 @@ int main(void) {
     printf("vulkan full generate, float16 KV caches: max rel err latents %.3g, eos %.3g, pcm "
            "%.3g\n",
            eh.max_lat, eh.max_eos, eh.max_pcm);
+    /* the grouped attention (the codec's, the prompt's) on tensor cores where the device has
+     * them (attn_tc.comp), the gemms still float32 */
+    const ptts_vk_tuning ht = {.kv16 = 1, .attn_tc = 1};
+    ptts_model_set_vk_tuning(m, &ht);
+    void *eng;
+    REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
+    const int tc = ptts_vulkan_engine_tc_attention(eng);
+    ptts_engine_release(&m->be, ops, 1, eng, 0);
+    if (tc) {
+        errs et = {0};
+        replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &et);
+        printf("vulkan full generate, float16 KV caches, attention on tensor cores: max rel err "
+               "latents %.3g, eos %.3g, pcm %.3g\n",
+               et.max_lat, et.max_eos, et.max_pcm);
+    } else {
+        printf("attention on tensor cores: the device has no cooperative matrices, skipped\n");
+    }
     ptts_model_free(m);
     return test_summary();
 }

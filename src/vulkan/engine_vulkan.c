@@ -258,7 +258,7 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     if ((rc = pvk_buffer_create(&g->c, &g->io, io * 4, 1, e))) return rc;
     /* the ring holds the window plus the rows of one pass (up to KMAX frames) */
     g->kv.ccap = cw->dec_tr.window + KMAX * (int)us - 1;
-    g->kv.cd_slot = (size_t)cw->dec_tr.layers * g->kv.ccap * C;
+    g->kv.cd_slot = (size_t)cw->dec_tr.layers * g->kv.ccap * (g->kv.c16 ? C / 2 : C);
     pvk_bind(&g->c, PVK_B_WEIGHTS, &g->wbuf);
     pvk_bind(&g->c, PVK_B_ARENA, &g->arena);
     pvk_bind(&g->c, PVK_B_INTS, &g->ints);
@@ -287,10 +287,14 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
     const int half = g->w->backbone.layer[0].in_proj.type != PTTS_W_F32;
     g->tn.tc = g->c.coop && (a->tensor_cores ? a->tensor_cores > 0 : half);
     g->tn.conv_copy = t->conv_copy > 0; /* ELU on load unless a test asks (vk_engine.h) */
-    /* the backbone's caches in float16 where the weights are reduced precision (vk_kv), or
-     * as a test asks; rows of 8-channel multiples (16-byte loads of a head's keys) */
-    const int dh = g->w->arch.d / g->w->arch.heads;
-    g->kv.h16 = (t->kv16 ? t->kv16 > 0 : half) && g->w->arch.d % 8 == 0 && dh % 8 == 0;
+    /* the caches (backbone and codec rings) in float16 where the weights are reduced
+     * precision (vk_kv), or as a test asks; rows of 8-channel multiples (16-byte loads of a
+     * head's keys) */
+    const int dh = g->w->arch.d / g->w->arch.heads, kv16 = t->kv16 ? t->kv16 > 0 : half;
+    const ptts_transformer *ct = &g->w->codec.dec_tr;
+    g->kv.h16 = kv16 && g->w->arch.d % 8 == 0 && dh % 8 == 0;
+    g->kv.c16 = kv16 && ct->d % 8 == 0 && (ct->d / ct->heads) % 8 == 0;
+    g->tn.attn_tc = g->c.pipe[PVK_ATTN_TC] && (t->attn_tc ? t->attn_tc > 0 : g->tn.tc);
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA), less STEPK_SPARE for the codec beside it on a second queue;
      * elsewhere off unless the hook asks for N workgroups (the tests run 1 on lavapipe) */
@@ -667,12 +671,14 @@ const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
 
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->sk.G; }
 int ptts_vulkan_engine_tc(void *p) { return ((vk_engine *)p)->tn.tc; }
+int ptts_vulkan_engine_tc_attention(void *p) { return ((vk_engine *)p)->tn.attn_tc; }
 
 void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) {
     const vk_engine *g = p;
     *out = g->counts;
     out->kv_pairs = (unsigned long long)g->kv.nwin;
     out->kv_half = (unsigned long long)g->kv.h16;
+    out->ring_half = (unsigned long long)g->kv.c16;
 }
 
 long long ptts_vulkan_engine_tile_uses(void *p, int tc, const char *name) {

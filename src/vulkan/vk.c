@@ -204,8 +204,9 @@ static VkResult make_pipe(pvk_ctx *c, int i, uint32_t xact, VkPipeline *out) {
     return r;
 }
 
-/* The tensor-core tiles (they need pvk_ctx.coop). */
+/* The tensor-core tiles, and with them the pipelines that need pvk_ctx.coop. */
 static int is_tc(int i) { return i >= PVK_GEMM_TC_L && i <= PVK_GEMM_TCH_Q; }
+static int needs_coop(int i) { return is_tc(i) || i == PVK_ATTN_TC; }
 
 static int make_pipelines(pvk_ctx *c, ptts_error *e) {
     VkDescriptorSetLayoutBinding b[PVK_N_BINDINGS];
@@ -248,7 +249,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         /* stepk512 needs 24 KiB + 12 bytes an invocation of shared memory (lavapipe has 32 KiB)
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
-        if (is_tc(i) && !c->coop) continue;
+        if (needs_coop(i) && !c->coop) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
                         c->props.limits.maxComputeWorkGroupInvocations < wgs ||
                         c->props.limits.maxComputeWorkGroupSize[0] < wgs))

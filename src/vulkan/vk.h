@@ -20,7 +20,7 @@
  * optional pipeline is left NULL where the device cannot run it: stepk512 needs 512 invocations
  * and their shared memory; the tensor-core tiles need pvk_ctx.coop: gemm_tc_* (128 / 64 / 32
  * square rows x outputs) and gemm_tch_* (float16 weight copies: 64 x 128, 128 x 64 and 128 x
- * 32), from GEMM_TC_L to GEMM_TCH_Q. */
+ * 32), from GEMM_TC_L to GEMM_TCH_Q; and attn_tc, attn_group's attention on tensor cores. */
 #define PVK_PIPELINES(X)                                                                           \
     X(LINEAR, linear, 0)                                                                           \
     X(GEMM, gemm, 0)                                                                               \
@@ -43,7 +43,8 @@
     X(GEMM_TC_S, gemm_tc_s, 1)                                                                     \
     X(GEMM_TCH_W, gemm_tch_w, 1)                                                                   \
     X(GEMM_TCH_T, gemm_tch_t, 1)                                                                   \
-    X(GEMM_TCH_Q, gemm_tch_q, 1)
+    X(GEMM_TCH_Q, gemm_tch_q, 1)                                                                   \
+    X(ATTN_TC, attn_tc, 1)
 
 enum {
 #define PVK_ENUM_(id, name, opt) PVK_##id,

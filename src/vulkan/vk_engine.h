@@ -204,11 +204,13 @@ typedef struct vk_io {
  * the codec rings; a dispatch binds the pair of the layer it reads (pvk_kv_window). nwin pairs.
  * Offsets and sizes are in 32-bit words. A backbone row is rw = d words of float32, or with h16
  * d / 2 words of float16 pairs (kv.glsl): the default where the weights are bf16 or int8, since
- * the backbone's attention at many streams is bound by these reads (bench/RESULTS.md). The
- * codec rings stay float32 (the codec is float32 in every mode). */
+ * the backbone's attention at many streams is bound by these reads (bench/RESULTS.md). A codec
+ * ring row is C words, or C / 2 with c16 (float16 pairs, the same rule): the codec's windowed
+ * attention reads ~1 GB of float32 rings a layer and frame at 1,024 streams. */
 typedef struct vk_kv {
     int cap, ccap;
     int h16;                 /* backbone rows of float16 pairs */
+    int c16;                 /* codec ring rows of float16 pairs */
     int nwin;                /* 1: one pair; layers + 1: split by layer */
     size_t bb_slot, cd_slot; /* words per slot: all its backbone layers, its codec ring */
 } vk_kv;
@@ -262,6 +264,9 @@ typedef struct vk_tune {
     /* bytes one cache buffer may hold (vk_kv): the storage buffer range, less for tests */
     size_t kv_range;
     int codec_fg; /* the most slot-frames a codec pass holds: CODEC_FG_MAX, less for tests */
+    /* attn_group's attention on tensor cores (attn_tc.comp) where its rows are float16 pairs
+     * and its heads 16-channel multiples up to 64: with the tensor-core gemms by default */
+    int attn_tc;
 } vk_tune;
 
 /* Chunks begun and not yet prompted. begin_chunk records its slot's voice copy, codec reset

@@ -311,8 +311,11 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
                           pa.scale,
                           (rps + 15) / 16,
                           (uint32_t)t->kvh};
-            pvk_dispatch(&g->c, cb, PVK_ATTN_GROUP, &pg, sizeof pg, n / rps * pg.nqb,
-                         (uint32_t)t->heads, 1);
+            /* on tensor cores: float16 rows, heads of 16-channel multiples (attn_tc.comp) */
+            const int tc = g->tn.attn_tc && t->kvh && dh % 16 == 0;
+            g->counts.attn_tc += (unsigned long long)tc;
+            pvk_dispatch(&g->c, cb, tc ? PVK_ATTN_TC : PVK_ATTN_GROUP, &pg, sizeof pg,
+                         n / rps * pg.nqb, (uint32_t)t->heads, 1);
         } else {
             pvk_dispatch(&g->c, cb, PVK_ATTENTION, &pa, sizeof pa, n, (uint32_t)t->heads, 1);
         }
