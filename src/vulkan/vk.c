@@ -250,6 +250,9 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
         if (needs_coop(i) && !c->coop) continue;
+        /* attn_tc.comp's shared memory (27,968 bytes: 64-key tiles, S, P, Q); NVIDIA's driver
+         * made a 53 KiB variant over its 48 KiB limit without an error and lost the device */
+        if (i == PVK_ATTN_TC && c->props.limits.maxComputeSharedMemorySize < 27968) continue;
         if (wgs > 0 && (c->props.limits.maxComputeSharedMemorySize < 24576 + 12 * wgs + 4096 ||
                         c->props.limits.maxComputeWorkGroupInvocations < wgs ||
                         c->props.limits.maxComputeWorkGroupSize[0] < wgs))
