@@ -25,7 +25,6 @@
 #include "common.glsl"
 #define KV_NO_DOT // the buffer views only
 #include "kv.glsl"
-layout(std430, set = 0, binding = 3) readonly buffer VCacheU4 { uvec4 vu4[]; };
 layout(local_size_x = 256) in;
 layout(push_constant) uniform P {
     uint rps, d, dh, list, len, kvbase, kvslot, kvlayer, cap, window, qoff, ooff;

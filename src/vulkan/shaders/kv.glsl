@@ -1,5 +1,5 @@
 // kv.glsl - a row of the attention caches (bindings 2 and 3: keys, values) in one of two
-// formats, for rope_kv.comp, attention.comp, attn_group.comp and stepk.glsl:
+// formats, for rope_kv.comp, attention.comp, attn_group.comp, attn_tc.comp and stepk.glsl:
 //   float32: d words a row, channel c at word c (kc, vc: declared by common.glsl / stepk.glsl);
 //   float16 (h): d / 2 words a row, word j = channels 2j (low half) and 2j + 1 (high half),
 //     packHalf2x16's rounding: half the bytes and half the memory (vk_engine.h: vk_kv).
@@ -18,6 +18,7 @@ layout(std430, set = 0, binding = 2) readonly buffer KCacheU4 { uvec4 ku4[]; };
 layout(std430, set = 0, binding = 3) readonly buffer VCache4 { vec4 vc4[]; };
 layout(std430, set = 0, binding = 3) buffer VCacheU { uint vu[]; };
 layout(std430, set = 0, binding = 3) readonly buffer VCacheU2 { uvec2 vu2[]; };
+layout(std430, set = 0, binding = 3) readonly buffer VCacheU4 { uvec4 vu4[]; };
 
 // words of n channels
 uint kv_words(uint n, bool h) { return h ? n >> 1 : n; }
