@@ -247,10 +247,15 @@ int main(int argc, char **argv) {
         printf("%8d %10.3f %10.3f %10.3f %11.1fx %11.1fx %10.1f %10.0f %10.3f %9.1fx\n", S,
                per_frame, ts / done * 1e3, td / done * 1e3, rtf_stream, rtf_total, ttfa * 1e3,
                ptts_vulkan_engine_bytes(eng) / 1048576.0, paired, 80.0 / paired * S);
+        ptts_vk_counts vc;
+        ptts_vulkan_engine_counts(eng, &vc);
         printf("         (engine create %.0f ms, chunk start %.1f ms, stepk workgroups %d, "
-               "tensor-core gemms %s, checksum eos %.6g pcm %.6g)\n",
+               "tensor-core gemms %s, attention %s, caches %s / rings %s, checksum eos %.6g "
+               "pcm %.6g)\n",
                t_create * 1e3, t_prompt * 1e3, ptts_vulkan_engine_stepk(eng),
-               ptts_vulkan_engine_tc(eng) ? "on" : "off", eos[0], pcm[100]);
+               ptts_vulkan_engine_tc(eng) ? "on" : "off",
+               ptts_vulkan_engine_tc_attention(eng) ? "tensor cores" : "scalar",
+               vc.kv_half ? "f16" : "f32", vc.ring_half ? "f16" : "f32", eos[0], pcm[100]);
         fflush(stdout);
         ops->destroy(eng);
         free(slots);
