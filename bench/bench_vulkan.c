@@ -242,6 +242,10 @@ int main(int argc, char **argv) {
                 die("step_decode", &e);
             pdone += kk;
         }
+        /* step_decode returns once its call is submitted: the last one's work counts too
+         * (before 2026-12-03 it did not, and the paired figures of N calls read the time of
+         * N - 1: 20% high at --frames 48, 5% at 160; bench/RESULTS.md) */
+        if (ops->sync(eng, &e)) die("sync", &e);
         double paired = (now() - p0) / pdone * 1e3;
         if (ops->decode(eng, slots, S, kk, counts, pcm, &e)) die("decode", &e);
         printf("%8d %10.3f %10.3f %10.3f %11.1fx %11.1fx %10.1f %10.0f %10.3f %9.1fx\n", S,
