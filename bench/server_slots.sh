@@ -11,16 +11,29 @@ tmp=$(mktemp -d)
 vd=$tmp/voices
 mkdir -p $vd
 cp $fx/tiny/voice.safetensors $vd/tiny.safetensors
-start() { # slots port
-  $B serve --config $fx/tiny/manifest.json --weights $fx/tiny/model.safetensors --voices-dir $vd --voice tiny \
-    --threads 1 --backend cpu --host 127.0.0.1 --port $2 --max-concurrent $1 --eos-threshold 1e9 > $tmp/s$1.log 2>&1 &
-  echo $!
+start() { # slots: a server on a free port (--port 0), its port read from its log
+  "$B" serve --config "$fx/tiny/manifest.json" --weights "$fx/tiny/model.safetensors" \
+    --voices-dir "$vd" --voice tiny --threads 1 --backend cpu --host 127.0.0.1 --port 0 \
+    --max-concurrent "$1" --eos-threshold 1e9 2>"$tmp/s$1.log" &
+  pid[$1]=$!
+  for _ in $(seq 100); do
+    port[$1]=$(sed -n 's/.*serving on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$tmp/s$1.log")
+    [ -n "${port[$1]}" ] && return 0
+    sleep 0.1
+  done
+  echo "the $1-slot server did not start: $(tail -2 "$tmp/s$1.log")"
+  exit 1
 }
-p1=$(start 1 18101); p2=$(start 256 18102)
-for i in $(seq 50); do curl -sf 127.0.0.1:18101/ready >/dev/null && curl -sf 127.0.0.1:18102/ready >/dev/null && break; sleep 0.2; done
-T="The quick brown fox jumps over the lazy dog, then it runs far away into the forest. The quick brown fox jumps over the lazy dog, then it runs far away into the forest."
+declare -A pid port
+start 1
+start 256
+T="The quick brown fox jumps over the lazy dog, then it runs far away into the forest."
+T="$T $T"
 for r in 1 2 3 4 5 6; do
-  for port in 18101 18102; do echo -n "slots $([ $port = 18101 ] && echo 1 || echo 256) r$r: "; python3 $here/server_load.py http://127.0.0.1:$port 1 --text "$T" | tail -1; done
+  for n in 1 256; do
+    echo -n "slots $n r$r: "
+    python3 "$here/server_load.py" "http://127.0.0.1:${port[$n]}" 1 --text "$T" | tail -1
+  done
 done
-kill $p1 $p2
+kill ${pid[1]} ${pid[256]}
 rm -rf "$tmp"
