@@ -258,7 +258,7 @@ static int layout_arena(vk_engine *g, ptts_error *e) {
     if ((rc = pvk_buffer_create(&g->c, &g->io, io * 4, 1, e))) return rc;
     /* the ring holds the window plus the rows of one pass (up to KMAX frames) */
     g->kv.ccap = cw->dec_tr.window + KMAX * (int)us - 1;
-    g->kv.cd_slot = (size_t)cw->dec_tr.layers * g->kv.ccap * (g->kv.c16 ? C / 2 : C);
+    g->kv.cd_slot = (size_t)cw->dec_tr.layers * g->kv.ccap * vk_kv_crw(&g->kv, C);
     pvk_bind(&g->c, PVK_B_WEIGHTS, &g->wbuf);
     pvk_bind(&g->c, PVK_B_ARENA, &g->arena);
     pvk_bind(&g->c, PVK_B_INTS, &g->ints);
@@ -272,6 +272,10 @@ static int vk_set_sampler_steps(void *p, int steps, ptts_error *e);
 
 /* The kernel and path choices of a new engine: the device's capabilities, the model's options
  * and the test hooks (ptts_vk_tuning, every field zero for users). */
+/* Cache rows of d channels in h heads can hold float16 pairs: 8-channel multiples, a head's
+ * keys in whole 16-byte loads (kv.glsl). */
+static int rows16(int d, int h) { return d % 8 == 0 && (d / h) % 8 == 0; }
+
 static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) {
     static const ptts_vk_tuning none = {0};
     const ptts_vk_tuning *t = a->vk ? a->vk : &none;
@@ -288,12 +292,11 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
     g->tn.tc = g->c.coop && (a->tensor_cores ? a->tensor_cores > 0 : half);
     g->tn.conv_copy = t->conv_copy > 0; /* ELU on load unless a test asks (vk_engine.h) */
     /* the caches (backbone and codec rings) in float16 where the weights are reduced
-     * precision (vk_kv), or as a test asks; rows of 8-channel multiples (16-byte loads of a
-     * head's keys) */
-    const int dh = g->w->arch.d / g->w->arch.heads, kv16 = t->kv16 ? t->kv16 > 0 : half;
+     * precision (vk_kv), or as a test asks, where their rows allow (rows16) */
+    const int kv16 = t->kv16 ? t->kv16 > 0 : half;
     const ptts_transformer *ct = &g->w->codec.dec_tr;
-    g->kv.h16 = kv16 && g->w->arch.d % 8 == 0 && dh % 8 == 0;
-    g->kv.c16 = kv16 && ct->d % 8 == 0 && (ct->d / ct->heads) % 8 == 0;
+    g->kv.h16 = kv16 && rows16(g->w->arch.d, g->w->arch.heads);
+    g->kv.c16 = kv16 && rows16(ct->d, ct->heads);
     g->tn.attn_tc = g->c.pipe[PVK_ATTN_TC] && (t->attn_tc ? t->attn_tc > 0 : g->tn.tc);
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA), less STEPK_SPARE for the codec beside it on a second queue;

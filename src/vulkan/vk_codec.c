@@ -116,7 +116,7 @@ void vkc_pass(vk_engine *g, VkCommandBuffer cb, uint32_t s0, uint32_t nf, uint32
                .freq = g->wt.cd_freq,
                .kvslot = g->kv.cd_slot,
                .kvh = g->kv.c16,
-               .kvlstride = (size_t)g->kv.ccap * (g->kv.c16 ? tr->d / 2 : tr->d),
+               .kvlstride = (size_t)g->kv.ccap * vk_kv_crw(&g->kv, tr->d),
                .win0 = win,
                .winstep = 0,
                .x = g->ar.cx,

@@ -219,6 +219,10 @@ typedef struct vk_kv {
 static inline size_t vk_kv_rw(const vk_kv *kv, int d) {
     return kv->h16 ? (size_t)d / 2 : (size_t)d;
 }
+/* Words of a codec ring row of C channels. */
+static inline size_t vk_kv_crw(const vk_kv *kv, int C) {
+    return kv->c16 ? (size_t)C / 2 : (size_t)C;
+}
 
 /* Where slot s's rows of backbone layer l lie: the buffer pair (*win) and a word offset in it
  * (cap rows of vk_kv_rw words from there, the ring of positions % cap). */
