@@ -7,6 +7,8 @@
  * (gemm_bf16_panel) where the kernels have them, f32 from f32 panels. A 4th argument N > 1
  * adds the batched decoder (ptts_codec_dec_frames_low + _high) against N lone decoders, one
  * thread, calling-thread CPU ms per stream-frame (low-rate part, high-rate part), alternated.
+ * Without it, first the decoder's attention with the _q row kernels (kernels.h) against one
+ * query at a time, one thread, alternated.
  */
 #include <math.h>
 #include <stdio.h>
@@ -91,6 +93,50 @@ static int bench_batched(const ptts_weights *w, const float *lat, int frames, in
     return 0;
 }
 
+/* The attention's _q kernels (several query rows over the keys at once) against one query at a
+ * time (the table's dot_rows / axpy_rows per query, as before they existed), one thread, rounds
+ * alternated: CPU ms per frame of each and whether the samples are the same. */
+static const ptts_kernels *one_q_base;
+static void dot_rows_one(const float *const *q, int nq, const float *K, int ldk, int rows, int n,
+                         float scale, float *const *out) {
+    for (int i = 0; i < nq; i++)
+        one_q_base->dot_rows(q[i], K, ldk, rows, n, scale, out[i]);
+}
+static void axpy_rows_one(float *const *y, const float *const *p, int nq, const float *V, int ldv,
+                          int rows, int n) {
+    for (int i = 0; i < nq; i++)
+        one_q_base->axpy_rows(y[i], p[i], V, ldv, rows, n);
+}
+static void bench_rows_q(ptts_codec_dec *d, const ptts_kernels *k, const float *lat, int ld,
+                         int frames, int fs) {
+    ptts_kernels one = *k;
+    one_q_base = k;
+    one.dot_rows_q = dot_rows_one;
+    one.axpy_rows_q = axpy_rows_one;
+    const ptts_ctx cq = {k, NULL}, c1 = {&one, NULL};
+    float *pq = malloc((size_t)fs * frames * sizeof(float));
+    float *p1 = malloc((size_t)fs * frames * sizeof(float));
+    if (!pq || !p1) {
+        free(pq), free(p1);
+        return;
+    }
+    double tq = 0, t1 = 0;
+    for (int round = 0; round < 7; round++) /* round 0: warm-up */
+        for (int v = 0; v < 2; v++) {
+            ptts_codec_dec_reset(d);
+            double t0 = thread_cpu();
+            for (int t = 0; t < frames; t++)
+                ptts_codec_dec_frame(d, v ? &c1 : &cq, lat + (size_t)(t % 16) * ld,
+                                     (v ? p1 : pq) + (size_t)t * fs, NULL);
+            if (round) *(v ? &t1 : &tq) += thread_cpu() - t0;
+        }
+    printf("attention rows, 1 thread, CPU ms a frame (6 rounds alternated): %d queries a pass "
+           "%.3f, one at a time %.3f; samples %s\n",
+           PTTS_ROWS_Q, tq * 1e3 / (6.0 * frames), t1 * 1e3 / (6.0 * frames),
+           memcmp(pq, p1, (size_t)fs * frames * sizeof(float)) ? "DIFFER" : "identical");
+    free(pq), free(p1);
+}
+
 int main(int argc, char **argv) {
     int frames = argc > 1 ? atoi(argv[1]) : 100;
     int max_threads = argc > 2 ? atoi(argv[2]) : 2;
@@ -137,6 +183,7 @@ int main(int argc, char **argv) {
            1e3 * fs / 24000.0);
     const int streams = argc > 4 ? atoi(argv[4]) : 0;
     if (streams > 1) return bench_batched(w, lat, frames, streams);
+    bench_rows_q(d, k, lat, ld, frames, fs);
     for (int nt = 1; nt <= max_threads; nt++) {
         ptts_pool *pool = nt > 1 ? ptts_pool_create(nt) : NULL;
         if (nt > 1 && !pool) return 1;

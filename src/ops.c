@@ -333,13 +333,15 @@ void ptts_rope(float *x, float *y, int heads, int dh, int pos) {
 
 size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap) {
     size_t d = (size_t)t->d, rows = (size_t)n;
-    /* h [n,d] + qkv [n,3d] + att [n,d] + ff [n,ffn] + tmp [n,d] + scores [heads, cap] */
-    return rows * d * 6 + rows * (size_t)t->ffn + (size_t)t->heads * (size_t)cap + 64;
+    /* h [n,d] + qkv [n,3d] + att [n,d] + ff [n,ffn] + tmp [n,d] + scores [heads, PTTS_ROWS_Q,
+     * cap] (a task's rows at a time: att_rows) */
+    return rows * d * 6 + rows * (size_t)t->ffn + (size_t)t->heads * PTTS_ROWS_Q * (size_t)cap + 64;
 }
 
 /* Attention of one (row group, head) task. The n rows of x form nkv groups of rpg = n / nkv
  * consecutive rows; group g is the positions kv[g]->len .. kv[g]->len + rpg - 1 of its own
- * cache. One task per (group, head) covers the group's rows, scores [nkv * heads, scap]. The
+ * cache. One task per (group, head) covers the group's rows, scores [nkv * heads,
+ * PTTS_ROWS_Q * scap] (one row's, scap, where a group has one row: the batched step). The
  * single-cache forward is nkv = 1 (rpg = n), the batched step nkv = n (rpg = 1), the batched
  * codec nkv streams of 16 rows each: a row's arithmetic is the same in every case. */
 typedef struct {
@@ -354,28 +356,79 @@ typedef struct {
     int scap; /* scores row stride */
 } att_job;
 
+/* The cache rows of keys k0 .. k0 + n - 1: ring rows k0 % cap onwards, wrapping at most once, as
+ * two runs of consecutive rows (the row kernels give the values of a dot / axpy per key). */
+typedef struct {
+    int r0, n0, n; /* first run: rows r0 .. r0 + n0 - 1; then rows 0 .. n - n0 - 1 */
+} key_runs;
+
+static key_runs runs_of(int k0, int n, int cap) {
+    key_runs r = {k0 % cap, 0, n};
+    r.n0 = PTTS_MIN(n, cap - r.r0);
+    return r;
+}
+
+/* Rows i0 .. i1 - 1 at positions pos0 ..: each row's scores over its keys, softmax, then the
+ * values. Up to PTTS_ROWS_Q consecutive rows at a time: their keys are one run of the cache
+ * (a row's window moves by at most one key a row), read once for all of them (the _q kernels).
+ * The scores over the whole run (a key outside a row's window is scored and left out), the
+ * values per segment of keys that a fixed set of the rows sees, in key order: every row's
+ * values are those of a row alone. s: [PTTS_ROWS_Q][scap] scores. */
 static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1, int pos0,
                      float *s) {
     const ptts_kernels *k = j->c->k;
-    const int d = j->t->d, dh = d / j->t->heads, cap = kv->cap;
-    const float *K = kv->k + (size_t)j->layer * cap * d;
-    const float *V = kv->v + (size_t)j->layer * cap * d;
+    const int d = j->t->d, dh = d / j->t->heads, cap = kv->cap, win = j->t->window;
+    const float *K = kv->k + (size_t)j->layer * cap * d + (size_t)h * dh;
+    const float *V = kv->v + (size_t)j->layer * cap * d + (size_t)h * dh;
     const float scale = 1.0f / sqrtf((float)dh);
-    for (int i = i0; i < i1; i++) {
-        int p = pos0 + (i - i0);
-        int first = j->t->window > 0 ? PTTS_MAX(0, p - j->t->window + 1) : 0;
-        int nk = p - first + 1;
-        const float *q = j->qkv + (size_t)i * 3 * d + (size_t)h * dh;
-        float *o = j->att + (size_t)i * d + (size_t)h * dh;
-        /* the keys first .. p are ring rows first % cap onwards, wrapping at most once: two runs
-         * of consecutive rows for the row kernels (same values as a dot / axpy per key) */
-        const int r0 = first % cap, n0 = PTTS_MIN(nk, cap - r0);
-        k->dot_rows(q, K + (size_t)r0 * d + (size_t)h * dh, d, n0, dh, scale, s);
-        k->dot_rows(q, K + (size_t)h * dh, d, nk - n0, dh, scale, s + n0);
-        k->softmax(s, nk);
-        memset(o, 0, (size_t)dh * sizeof(float));
-        k->axpy_rows(o, s, V + (size_t)r0 * d + (size_t)h * dh, d, n0, dh);
-        k->axpy_rows(o, s + n0, V + (size_t)h * dh, d, nk - n0, dh);
+    for (int i = i0; i < i1; i += PTTS_ROWS_Q) {
+        const int nq = PTTS_MIN(PTTS_ROWS_Q, i1 - i);
+        int first[PTTS_ROWS_Q], end[PTTS_ROWS_Q]; /* row e's keys first[e] .. end[e] - 1 */
+        const float *q[PTTS_ROWS_Q];
+        float *o[PTTS_ROWS_Q], *se[PTTS_ROWS_Q], *sn[PTTS_ROWS_Q];
+        for (int e = 0; e < nq; e++) {
+            const int p = pos0 + (i + e - i0);
+            first[e] = win > 0 ? PTTS_MAX(0, p - win + 1) : 0;
+            end[e] = p + 1;
+            q[e] = j->qkv + (size_t)(i + e) * 3 * d + (size_t)h * dh;
+            o[e] = j->att + (size_t)(i + e) * d + (size_t)h * dh;
+            se[e] = s + (size_t)e * j->scap;
+            memset(o[e], 0, (size_t)dh * sizeof(float));
+        }
+        /* scores over keys first[0] .. end[nq - 1] - 1: every row's keys (the ring holds them
+         * all: the layer's rows are appended before its attention) */
+        const int k0 = first[0];
+        key_runs r = runs_of(k0, end[nq - 1] - k0, cap);
+        for (int e = 0; e < nq; e++)
+            sn[e] = se[e] + r.n0;
+        k->dot_rows_q(q, nq, K + (size_t)r.r0 * d, d, r.n0, dh, scale, se);
+        k->dot_rows_q(q, nq, K, d, r.n - r.n0, dh, scale, sn);
+        for (int e = 0; e < nq; e++) {
+            se[e] += first[e] - k0; /* row e's own keys from here */
+            k->softmax(se[e], end[e] - first[e]);
+        }
+        /* the values over segments [ka, kb) cut where a row's window starts or ends; the rows
+         * that see a segment are e_lo .. e_hi - 1 (first and end grow with the row) */
+        for (int ka = k0; ka < end[nq - 1];) {
+            int kb = end[nq - 1], e_lo = 0, e_hi;
+            for (int e = 0; e < nq; e++) {
+                if (first[e] > ka) kb = PTTS_MIN(kb, first[e]);
+                if (end[e] > ka) kb = PTTS_MIN(kb, end[e]);
+            }
+            while (end[e_lo] <= ka)
+                e_lo++;
+            for (e_hi = e_lo; e_hi < nq && first[e_hi] <= ka;)
+                e_hi++;
+            const float *pp[PTTS_ROWS_Q];
+            for (int e = e_lo; e < e_hi; e++)
+                pp[e - e_lo] = se[e] + (ka - first[e]);
+            r = runs_of(ka, kb - ka, cap);
+            k->axpy_rows_q(o + e_lo, pp, e_hi - e_lo, V + (size_t)r.r0 * d, d, r.n0, dh);
+            for (int e = 0; e < e_hi - e_lo; e++)
+                pp[e] += r.n0;
+            k->axpy_rows_q(o + e_lo, pp, e_hi - e_lo, V, d, r.n - r.n0, dh);
+            ka = kb;
+        }
     }
 }
 
@@ -384,7 +437,7 @@ static void att_task(void *ctx, int task, int tid) {
     const att_job *j = ctx;
     int g = task / j->t->heads, h = task % j->t->heads;
     att_rows(j, j->kv[g], h, g * j->rpg, (g + 1) * j->rpg, j->kv[g]->len,
-             j->scores + (size_t)task * j->scap);
+             j->scores + (size_t)task * (j->rpg > 1 ? PTTS_ROWS_Q : 1) * j->scap);
 }
 
 /* Rows r0 .. r1 of a layer's qkv [n, 3d]: RoPE on q and k at the row's position, k and v
@@ -501,7 +554,8 @@ void ptts_transformer_step_batch(const ptts_ctx *c, const ptts_transformer *t, p
 
 size_t ptts_transformer_groups_scratch(const ptts_transformer *t, int groups, int rows, int cap) {
     size_t d = (size_t)t->d, n = (size_t)groups * (size_t)rows;
-    return n * d * 6 + n * (size_t)t->ffn + (size_t)groups * (size_t)t->heads * (size_t)cap + 64;
+    return n * d * 6 + n * (size_t)t->ffn +
+           (size_t)groups * (size_t)t->heads * PTTS_ROWS_Q * (size_t)cap + 64;
 }
 
 void ptts_transformer_forward_groups(const ptts_ctx *c, const ptts_transformer *t,

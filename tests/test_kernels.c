@@ -463,7 +463,7 @@ static void test_dot(const ptts_kernels *k) {
  * results must not depend on which is used), strided rows, head widths 64 and others. */
 static void test_rows(const ptts_kernels *k) {
     static const int NS[] = {64, 16, 63, 100};
-    static const int ROWS[] = {0, 1, 7, 300};
+    static const int ROWS[] = {0, 1, 7, 16, 17, 48, 300};
     for (size_t ni = 0; ni < sizeof NS / sizeof NS[0]; ni++)
         for (size_t ri = 0; ri < sizeof ROWS / sizeof ROWS[0]; ri++) {
             const int n = NS[ni], rows = ROWS[ri], ld = n + 37;
@@ -492,6 +492,48 @@ static void test_rows(const ptts_kernels *k) {
                 k->axpy(y2, p[r], K + (size_t)r * ld, n);
             CHECKF(!memcmp(y1, y2, (size_t)n * sizeof(float)),
                    "%s axpy_rows n=%d rows=%d differs from axpy", k->isa, n, rows);
+            /* the _q forms: nq queries (q, y1 and its negations, scaled) over the same rows,
+             * each exactly its own dot_rows / axpy_rows */
+            for (int nq = 1; nq <= PTTS_ROWS_Q; nq++) {
+                float *qs[PTTS_ROWS_Q], *outs[PTTS_ROWS_Q], *ys[PTTS_ROWS_Q], *ps[PTTS_ROWS_Q];
+                float *want = malloc(((size_t)rows + (size_t)n + 1) * sizeof(float));
+                REQUIRE(want);
+                for (int i = 0; i < nq; i++) {
+                    qs[i] = malloc((size_t)n * sizeof(float));
+                    outs[i] = malloc(((size_t)rows + 1) * sizeof(float));
+                    ys[i] = malloc((size_t)n * sizeof(float));
+                    ps[i] = malloc(((size_t)rows + 1) * sizeof(float));
+                    REQUIRE(qs[i] && outs[i] && ys[i] && ps[i]);
+                    for (int e = 0; e < n; e++) {
+                        qs[i][e] = test_frand(-1.f, 1.f);
+                        ys[i][e] = test_frand(-1.f, 1.f);
+                    }
+                    for (int e = 0; e < rows; e++)
+                        ps[i][e] = test_frand(0.f, 1.f);
+                }
+                k->dot_rows_q((const float *const *)qs, nq, K, ld, rows, n, 0.125f, outs);
+                for (int i = 0; i < nq; i++) {
+                    k->dot_rows(qs[i], K, ld, rows, n, 0.125f, want);
+                    CHECKF(!memcmp(outs[i], want, (size_t)rows * sizeof(float)),
+                           "%s dot_rows_q nq=%d n=%d rows=%d: query %d differs from dot_rows",
+                           k->isa, nq, n, rows, i);
+                }
+                float *y0[PTTS_ROWS_Q];
+                for (int i = 0; i < nq; i++) {
+                    y0[i] = malloc((size_t)n * sizeof(float));
+                    REQUIRE(y0[i]);
+                    memcpy(y0[i], ys[i], (size_t)n * sizeof(float));
+                }
+                k->axpy_rows_q(ys, (const float *const *)ps, nq, K, ld, rows, n);
+                for (int i = 0; i < nq; i++) {
+                    k->axpy_rows(y0[i], ps[i], K, ld, rows, n);
+                    CHECKF(!memcmp(ys[i], y0[i], (size_t)n * sizeof(float)),
+                           "%s axpy_rows_q nq=%d n=%d rows=%d: vector %d differs from axpy_rows",
+                           k->isa, nq, n, rows, i);
+                    free(qs[i]), free(outs[i]), free(ys[i]), free(ps[i]), free(y0[i]);
+                }
+                free(want);
+            }
             free(q), free(K), free(p), free(o1), free(o2), free(y1), free(y2);
         }
 }
@@ -601,7 +643,7 @@ static void test_complete(const ptts_kernels *k) {
     const int missing = !k->gemm_f32 + !k->gemm_bf16 + !k->gemm_q8 + !k->gemm_q8q +
                         !k->gemm_f32_panel + !k->gemm_bf16_panel + !k->layernorm + !k->softmax +
                         !k->gelu + !k->silu + !k->elu + !k->dot + !k->dot_rows + !k->axpy_rows +
-                        !k->axpy;
+                        !k->dot_rows_q + !k->axpy_rows_q + !k->axpy;
     CHECKF(missing == 0, "%s: %d table entries unset", k->isa, missing);
 }
 

@@ -7,9 +7,10 @@
  * "amx") caps the choice. tests/test_kernels.c holds every variant against the reference.
  *
  * Every table sets every entry, so a precision mode computes one arithmetic on every CPU: the
- * kernels whose specification fixes every rounding (gemm_q8q, gemm_bf16_panel, dot_rows,
- * axpy_rows) give the reference's bits in every table (gemm_bf16_panel: every table but amx,
- * whose tile instruction fixes another order of sums, stated there with the bound); the others
+ * kernels whose specification fixes every rounding (gemm_q8q, gemm_bf16_panel) give the
+ * reference's bits in every table (gemm_bf16_panel: every table but amx, whose tile instruction
+ * fixes another order of sums, stated there with the bound); the row kernels (dot_rows,
+ * axpy_rows and their _q forms) give exactly their own table's dot and axpy; the others
  * differ from the reference only by the order of f32 additions and by the stated error of the exp
  * approximations.
  * The ISA-independent loops of the SIMD tables are in gemm_loop.h, their exp constants in
@@ -27,6 +28,9 @@
 #include <stdint.h>
 
 /* Weight storage of a linear layer. */
+/* query rows of one dot_rows_q / axpy_rows_q call, at most */
+#define PTTS_ROWS_Q 4
+
 typedef enum { PTTS_W_F32 = 0, PTTS_W_BF16 = 1, PTTS_W_Q8 = 2 } ptts_wtype;
 
 typedef struct ptts_lin {
@@ -135,6 +139,14 @@ typedef struct ptts_kernels {
     /* y += p[r] * V[r * ldv ..] for r = 0 .. rows-1 in that order: exactly `rows` axpy calls
      * (y kept in registers between rows). */
     void (*axpy_rows)(float *y, const float *p, const float *V, int ldv, int rows, int n);
+    /* dot_rows(q[i], K, .., out[i]) for i < nq <= PTTS_ROWS_Q: exactly those calls (several
+     * query rows of an attention over shared keys, the keys read from memory once) */
+    void (*dot_rows_q)(const float *const *q, int nq, const float *K, int ldk, int rows, int n,
+                       float scale, float *const *out);
+    /* axpy_rows(y[i], p[i], V, ..) for i < nq <= PTTS_ROWS_Q: exactly those calls (the values
+     * read once, every y in registers) */
+    void (*axpy_rows_q)(float *const *y, const float *const *p, int nq, const float *V, int ldv,
+                        int rows, int n);
     /* y += a * x */
     void (*axpy)(float *y, float a, const float *x, int n);
 } ptts_kernels;

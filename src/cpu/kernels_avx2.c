@@ -375,7 +375,10 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
-static const ptts_kernels k_avx2 = PTTS_ISA_TABLE("avx2", dot_rows_isa, axpy_rows_isa);
+PTTS_ROWS_Q_LOOPS(dot_rows_isa, axpy_rows_isa)
+
+static const ptts_kernels k_avx2 =
+    PTTS_ISA_TABLE("avx2", dot_rows_isa, axpy_rows_isa, dot_rows_q_isa, axpy_rows_q_isa);
 
 const ptts_kernels *ptts_kernels_avx2(void);
 const ptts_kernels *ptts_kernels_avx2(void) { return &k_avx2; }

@@ -331,8 +331,58 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 
 #include "gemm_loop.h"
 
+/* The steps of _mm512_reduce_add_ps's tree (lane i + lane i+8, then i + i+4, i + i+2, i + i+1)
+ * applied to several rows' vectors at once: the same additions per row, fewer shuffles a row.
+ * fold8(a, b): lanes 0-7 a's i + i+8, lanes 8-15 b's. */
+AI __m512 fold8(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+/* a, b: two rows' 8 sums in each 256-bit half -> quad k: row k's 4 (i + i+4) */
+AI __m512 fold4(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+/* within each quad: a's row (i + i+2) in elements 0-1, b's in 2-3 */
+AI __m512 fold2(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+/* within each quad: a's pairs summed in elements 0-1, b's in 2-3 */
+AI __m512 fold1(__m512 a, __m512 b) {
+    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* dot_isa's four partial sums of one 64-wide row, added as dot_isa adds them */
+AI __m512 dot64_partial(__m512 q0, __m512 q1, __m512 q2, __m512 q3, const float *b) {
+    const __m512 z = _mm512_setzero_ps();
+    __m512 s0 = _mm512_fmadd_ps(q0, _mm512_loadu_ps(b), z);
+    __m512 s1 = _mm512_fmadd_ps(q1, _mm512_loadu_ps(b + 16), z);
+    __m512 s2 = _mm512_fmadd_ps(q2, _mm512_loadu_ps(b + 32), z);
+    __m512 s3 = _mm512_fmadd_ps(q3, _mm512_loadu_ps(b + 48), z);
+    return _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
+}
+
+/* 16 consecutive rows' dots with q (q0..q3: its four 16-float parts), times the scale, to out:
+ * fold8 .. fold1 leave row 4m + k in element 4k + m, put back in order by one permute (the
+ * scale is the same float product as dot * scale) */
+AI void dot16(__m512 q0, __m512 q1, __m512 q2, __m512 q3, const float *b, int ldk, __m512 sc,
+              float *out) {
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512 w[8];
+    for (int j = 0; j < 8; j++)
+        w[j] = fold8(dot64_partial(q0, q1, q2, q3, b + (size_t)(2 * j) * ldk),
+                     dot64_partial(q0, q1, q2, q3, b + (size_t)(2 * j + 1) * ldk));
+    const __m512 x0 = fold4(w[0], w[1]), x1 = fold4(w[2], w[3]), x2 = fold4(w[4], w[5]),
+                 x3 = fold4(w[6], w[7]);
+    const __m512 z = fold1(fold2(x0, x1), fold2(x2, x3));
+    _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_permutexvar_ps(order, z), sc));
+}
+
 /* dot_isa over consecutive rows with q loaded once: the same loads, FMAs and final sums in
- * the same order per row as dot_isa (identical results), without a call per row. */
+ * the same order per row as dot_isa (identical results), without a call per row; sixteen rows
+ * at a time share the horizontal sums (dot16). */
 static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, int n, float scale,
                             float *out) {
     if (n != 64) { /* the head width of every shipped model; others take the plain loop */
@@ -341,16 +391,33 @@ static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, i
     }
     const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16),
                  q2 = _mm512_loadu_ps(q + 32), q3 = _mm512_loadu_ps(q + 48);
-    const __m512 z = _mm512_setzero_ps();
-    for (int r = 0; r < rows; r++) {
-        const float *b = K + (size_t)r * ldk;
-        __m512 s0 = _mm512_fmadd_ps(q0, _mm512_loadu_ps(b), z);
-        __m512 s1 = _mm512_fmadd_ps(q1, _mm512_loadu_ps(b + 16), z);
-        __m512 s2 = _mm512_fmadd_ps(q2, _mm512_loadu_ps(b + 32), z);
-        __m512 s3 = _mm512_fmadd_ps(q3, _mm512_loadu_ps(b + 48), z);
-        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3))) *
-                 scale;
+    const __m512 sc = _mm512_set1_ps(scale);
+    int r = 0;
+    for (; r + 16 <= rows; r += 16)
+        dot16(q0, q1, q2, q3, K + (size_t)r * ldk, ldk, sc, out + r);
+    for (; r < rows; r++)
+        out[r] = _mm512_reduce_add_ps(dot64_partial(q0, q1, q2, q3, K + (size_t)r * ldk)) * scale;
+}
+
+/* dot_rows_avx512 for nq queries over the same rows: each block of 16 rows for every query
+ * while it is in L1 (a 64-wide head's 16 keys are 4 KiB), so the keys come from further away
+ * once, not nq times. */
+static void dot_rows_q_avx512(const float *const *q, int nq, const float *K, int ldk, int rows,
+                              int n, float scale, float *const *out) {
+    if (n != 64 || nq == 1) {
+        for (int i = 0; i < nq; i++)
+            dot_rows_avx512(q[i], K, ldk, rows, n, scale, out[i]);
+        return;
     }
+    const __m512 sc = _mm512_set1_ps(scale);
+    const int blocks = rows / 16;
+    for (int bk = 0; bk < blocks; bk++)
+        for (int i = 0; i < nq; i++)
+            dot16(_mm512_loadu_ps(q[i]), _mm512_loadu_ps(q[i] + 16), _mm512_loadu_ps(q[i] + 32),
+                  _mm512_loadu_ps(q[i] + 48), K + (size_t)bk * 16 * ldk, ldk, sc, out[i] + bk * 16);
+    for (int i = 0; i < nq; i++)
+        dot_rows_avx512(q[i], K + (size_t)blocks * 16 * ldk, ldk, rows - blocks * 16, n, scale,
+                        out[i] + blocks * 16);
 }
 
 /* axpy_isa over rows with y held in registers: per element y = fma(p[r], x, y) for r in
@@ -376,7 +443,48 @@ static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, 
     _mm512_storeu_ps(y + 48, y3);
 }
 
-static const ptts_kernels k_avx512 = PTTS_ISA_TABLE("avx512", dot_rows_avx512, axpy_rows_avx512);
+/* axpy_rows_avx512 for nq (y, p) over the same 64-wide rows: each y exactly as its own call, the
+ * values loaded once for all (4 nq independent FMA chains: one y's four wait on the FMA latency) */
+AI void axpy_q64(float *const *y, const float *const *p, const int nq, const float *V, int ldv,
+                 int rows) {
+    __m512 a[PTTS_ROWS_Q][4];
+    for (int i = 0; i < nq; i++)
+        for (int c = 0; c < 4; c++)
+            a[i][c] = _mm512_loadu_ps(y[i] + 16 * c);
+    for (int r = 0; r < rows; r++) {
+        const float *x = V + (size_t)r * ldv;
+        const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16),
+                     x2 = _mm512_loadu_ps(x + 32), x3 = _mm512_loadu_ps(x + 48);
+        for (int i = 0; i < nq; i++) {
+            const __m512 pi = _mm512_set1_ps(p[i][r]);
+            a[i][0] = _mm512_fmadd_ps(pi, x0, a[i][0]);
+            a[i][1] = _mm512_fmadd_ps(pi, x1, a[i][1]);
+            a[i][2] = _mm512_fmadd_ps(pi, x2, a[i][2]);
+            a[i][3] = _mm512_fmadd_ps(pi, x3, a[i][3]);
+        }
+    }
+    for (int i = 0; i < nq; i++)
+        for (int c = 0; c < 4; c++)
+            _mm512_storeu_ps(y[i] + 16 * c, a[i][c]);
+}
+
+static void axpy_rows_q_avx512(float *const *y, const float *const *p, int nq, const float *V,
+                               int ldv, int rows, int n) {
+    if (n != 64) {
+        for (int i = 0; i < nq; i++)
+            axpy_rows_avx512(y[i], p[i], V, ldv, rows, n);
+        return;
+    }
+    switch (nq) { /* a constant nq each: the accumulators stay in registers */
+    case 1: axpy_q64(y, p, 1, V, ldv, rows); break;
+    case 2: axpy_q64(y, p, 2, V, ldv, rows); break;
+    case 3: axpy_q64(y, p, 3, V, ldv, rows); break;
+    default: axpy_q64(y, p, 4, V, ldv, rows); break;
+    }
+}
+
+static const ptts_kernels k_avx512 = PTTS_ISA_TABLE("avx512", dot_rows_avx512, axpy_rows_avx512,
+                                                    dot_rows_q_avx512, axpy_rows_q_avx512);
 
 const ptts_kernels *ptts_kernels_avx512(void);
 const ptts_kernels *ptts_kernels_avx512(void) { return &k_avx512; }

@@ -344,7 +344,10 @@ AI vf vsel_pos_nan(vf x, vf neg) {
 
 #include "vec_loop.h"
 
-static const ptts_kernels k_neon = PTTS_ISA_TABLE("neon", dot_rows_isa, axpy_rows_isa);
+PTTS_ROWS_Q_LOOPS(dot_rows_isa, axpy_rows_isa)
+
+static const ptts_kernels k_neon =
+    PTTS_ISA_TABLE("neon", dot_rows_isa, axpy_rows_isa, dot_rows_q_isa, axpy_rows_q_isa);
 
 const ptts_kernels *ptts_kernels_neon(void);
 const ptts_kernels *ptts_kernels_neon(void) { return &k_neon; }

@@ -247,6 +247,18 @@ static void axpy_rows_ref(float *y, const float *p, const float *V, int ldv, int
         axpy_ref(y, p[r], V + (size_t)r * ldv, n);
 }
 
+static void dot_rows_q_ref(const float *const *q, int nq, const float *K, int ldk, int rows, int n,
+                           float scale, float *const *out) {
+    for (int i = 0; i < nq; i++)
+        dot_rows_ref(q[i], K, ldk, rows, n, scale, out[i]);
+}
+
+static void axpy_rows_q_ref(float *const *y, const float *const *p, int nq, const float *V, int ldv,
+                            int rows, int n) {
+    for (int i = 0; i < nq; i++)
+        axpy_rows_ref(y[i], p[i], V, ldv, rows, n);
+}
+
 static const ptts_kernels k_ref = {
     .isa = "ref",
     .gemm_f32 = gemm_f32_ref,
@@ -264,6 +276,8 @@ static const ptts_kernels k_ref = {
     .dot_rows = dot_rows_ref,
     .axpy = axpy_ref,
     .axpy_rows = axpy_rows_ref,
+    .dot_rows_q = dot_rows_q_ref,
+    .axpy_rows_q = axpy_rows_q_ref,
 };
 
 const ptts_kernels *ptts_kernels_ref(void) { return &k_ref; }

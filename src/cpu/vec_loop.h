@@ -188,15 +188,29 @@ static void axpy_rows_isa(float *y, const float *p, const float *V, int ldv, int
         axpy_isa(y, p[r], V + (size_t)r * ldv, n);
 }
 
+/* the _q forms (kernels.h) as calls of the row kernels dot_rows_fn / axpy_rows_fn */
+#define PTTS_ROWS_Q_LOOPS(dot_rows_fn, axpy_rows_fn)                                               \
+    static void dot_rows_q_isa(const float *const *q, int nq, const float *K, int ldk, int rows,   \
+                               int n, float scale, float *const *out) {                            \
+        for (int i = 0; i < nq; i++)                                                               \
+            dot_rows_fn(q[i], K, ldk, rows, n, scale, out[i]);                                     \
+    }                                                                                              \
+    static void axpy_rows_q_isa(float *const *y, const float *const *p, int nq, const float *V,    \
+                                int ldv, int rows, int n) {                                        \
+        for (int i = 0; i < nq; i++)                                                               \
+            axpy_rows_fn(y[i], p[i], V, ldv, rows, n);                                             \
+    }
+
 /* The kernel table of an ISA file built on this header and gemm_loop.h (both define the _isa
- * kernels); dot_rows / axpy_rows name the file's row kernels (AVX-512 has its own). */
-#define PTTS_ISA_TABLE(name, dot_rows_fn, axpy_rows_fn)                                            \
+ * kernels); the row kernels and their _q forms are the file's (AVX-512 has its own). */
+#define PTTS_ISA_TABLE(name, dot_rows_fn, axpy_rows_fn, dot_rows_q_fn, axpy_rows_q_fn)             \
     {                                                                                              \
         .isa = name, .gemm_f32 = gemm_f32_isa, .gemm_f32_panel = gemm_f32_panel_isa,               \
         .gemm_bf16_panel = gemm_bf16_panel_isa, .gemm_bf16 = gemm_bf16_isa,                        \
         .gemm_q8 = gemm_q8_isa, .gemm_q8q = gemm_q8q_isa, .layernorm = layernorm_isa,              \
         .softmax = softmax_isa, .gelu = gelu_isa, .silu = silu_isa, .elu = elu_isa,                \
         .dot = dot_isa, .dot_rows = dot_rows_fn, .axpy = axpy_isa, .axpy_rows = axpy_rows_fn,      \
+        .dot_rows_q = dot_rows_q_fn, .axpy_rows_q = axpy_rows_q_fn,                                \
     }
 
 #endif
