@@ -61,20 +61,26 @@ lb = subprocess.Popen([HAPROXY, "-db", "-n", "256", "-f", f"{DOCS}/haproxy.cfg"]
                       stderr=subprocess.STDOUT)
 
 
-def request(text, timeout=60):
+def request(text, timeout=60, hold=None):
     """POST a streamed PCM speech request through haproxy: (status, headers, body, complete);
-    complete is False when the chunked stream was cut (no last chunk) or the connection broke."""
+    complete is False when the chunked stream was cut (no last chunk) or the connection broke.
+    hold: an Event; the first 4 KiB read, the rest only once it is set (the stream stays open on
+    its replica meanwhile: the socket buffers hold far less than the whole answer)."""
     c = http.client.HTTPConnection("127.0.0.1", lb_port, timeout=timeout)
     try:
         c.request("POST", "/v1/audio/speech", json.dumps({"input": text, "response_format": "pcm"}),
                   {"Content-Type": "application/json"})
         r = c.getresponse()
+        first = b""
         try:
+            if hold is not None:
+                first = r.read(4096)
+                hold.wait(timeout)
             body = r.read()
-            return r.status, dict(r.getheaders()), body, True
+            return r.status, dict(r.getheaders()), first + body, True
         except (http.client.IncompleteRead, OSError) as ex:
             part = ex.partial if isinstance(ex, http.client.IncompleteRead) else b""
-            return r.status, dict(r.getheaders()), part, False
+            return r.status, dict(r.getheaders()), first + part, False
     except (OSError, http.client.HTTPException) as ex:
         return None, {}, repr(ex).encode(), False
     finally:
@@ -143,12 +149,16 @@ check(not stats["bad"], f"rolling restart: {stats['ok']} answered completely, {s
       f"clean 503s retried, {len(stats['bad'])} other answers {stats['bad'][:3]}")
 check(stats["ok"] >= 50, f"rolling restart: enough requests went through ({stats['ok']})")
 
-# ---- SIGKILL one replica mid-stream: its streams are cut (the client sees it), others complete
+# ---- SIGKILL one replica mid-stream: its streams are cut (the client sees it), others complete.
+# The clients stop reading after their first 4 KiB until the kill: on a fast machine the tiny
+# model generates a whole answer (~23 MB) in well under a second, so without this the streams
+# could end before the kill, and a cut would depend on timing.
 results = []
+resume = threading.Event()
 
 
 def streamer():
-    results.append(request(LONG, timeout=60))
+    results.append(request(LONG, timeout=60, hold=resume))
 
 
 streams = [threading.Thread(target=streamer) for _ in range(6)]
@@ -174,6 +184,7 @@ for _ in range(400):  # every replica streams (leastconn spreads the six)
 check(active, "the six streams run on all three replicas")
 procs[0].kill()
 procs[0].wait()
+resume.set()
 for t in streams:
     t.join(timeout=90)
 cut = [r for r in results if not r[3]]
