@@ -492,11 +492,11 @@ static void test_rows(const ptts_kernels *k) {
                 k->axpy(y2, p[r], K + (size_t)r * ld, n);
             CHECKF(!memcmp(y1, y2, (size_t)n * sizeof(float)),
                    "%s axpy_rows n=%d rows=%d differs from axpy", k->isa, n, rows);
-            /* the _q forms: nq queries (q, y1 and its negations, scaled) over the same rows,
-             * each exactly its own dot_rows / axpy_rows */
+            /* the _q forms: nq random queries (and vectors, weights) over the same rows, each
+             * exactly its own dot_rows / axpy_rows */
             for (int nq = 1; nq <= PTTS_ROWS_Q; nq++) {
                 float *qs[PTTS_ROWS_Q], *outs[PTTS_ROWS_Q], *ys[PTTS_ROWS_Q], *ps[PTTS_ROWS_Q];
-                float *want = malloc(((size_t)rows + (size_t)n + 1) * sizeof(float));
+                float *want = malloc(((size_t)rows + 1) * sizeof(float));
                 REQUIRE(want);
                 for (int i = 0; i < nq; i++) {
                     qs[i] = malloc((size_t)n * sizeof(float));

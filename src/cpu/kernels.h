@@ -27,10 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Weight storage of a linear layer. */
 /* query rows of one dot_rows_q / axpy_rows_q call, at most */
 #define PTTS_ROWS_Q 4
 
+/* Weight storage of a linear layer. */
 typedef enum { PTTS_W_F32 = 0, PTTS_W_BF16 = 1, PTTS_W_Q8 = 2 } ptts_wtype;
 
 typedef struct ptts_lin {

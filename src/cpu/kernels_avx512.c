@@ -404,7 +404,7 @@ static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, i
  * once, not nq times. */
 static void dot_rows_q_avx512(const float *const *q, int nq, const float *K, int ldk, int rows,
                               int n, float scale, float *const *out) {
-    if (n != 64 || nq == 1) {
+    if (n != 64) {
         for (int i = 0; i < nq; i++)
             dot_rows_avx512(q[i], K, ldk, rows, n, scale, out[i]);
         return;
