@@ -3,6 +3,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_control_flow_attributes : require
 // stepk - the whole generation step (k frames of n <= 2 rows: backbone, EOS head, flow
 // head) as ONE dispatch of a persistent grid. At one stream every stage is a few microseconds
 // of work and the multi-dispatch path spends most of a frame in launch + barrier latency (some
@@ -26,8 +27,8 @@
 #include "funcs.glsl"
 #include "stepk_abi.h"
 layout(std430, set = 0, binding = 0) readonly buffer Weights { float wt[]; };
-layout(std430, set = 0, binding = 0) readonly buffer Weights4 { vec4 wt4[]; };
-layout(std430, set = 0, binding = 0) readonly buffer WeightsH { uvec4 wh4[]; }; // bf16 pairs
+// 16-byte weight loads: 4 float32 values, or 8 bf16 (pairs, low half first)
+layout(std430, set = 0, binding = 0) readonly buffer WeightsH { uvec4 wh4[]; };
 // written and read across workgroups within the dispatch: coherent (no stale L1 lines)
 layout(std430, set = 0, binding = 1) coherent buffer Arena { float ar[]; };
 layout(std430, set = 0, binding = 1) coherent buffer ArenaU { uint au[]; };
@@ -151,6 +152,19 @@ void copies() {
     }
 }
 
+// A lane's share of one "chunk" of the phase's W: output m, vectors kc 256 + lane + 32 i
+// (i < 8) of its row (float32: vec4s, K / 4 a row; bf16: uvec4s of 8 values, K / 8 a row),
+// zeros past the row or M: eight 16-byte loads issued together (a lane group covers 256
+// vectors of a row a chunk, so K = 1024 float32 or 2048 bf16 is one round trip).
+void wchunk(uint m, uint kc, out uvec4 u[8]) {
+    const bool bf = phb[pb_][MV_WH] != NONE;
+    const uint KV = phb[pb_][MV_K] >> (bf ? 3u : 2u), k = kc * 256u + (t_ & 31u);
+    const uint wb = (bf ? phb[pb_][MV_WH] : phb[pb_][MV_W]) >> 2;
+    const bool ok = m < phb[pb_][MV_M];
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+        u[i] = (ok && k + 32u * i < KV) ? wh4[wb + m * KV + k + 32u * i] : uvec4(0u);
+}
+
 // eight bf16 weights (a uvec4 of pairs, low half first) . staged x[8 k8 .. 8 k8 + 7] of the row
 // starting at vec4 index row4
 float dot8(uvec4 u, uint k8, uint row4) {
@@ -160,22 +174,45 @@ float dot8(uvec4 u, uint k8, uint row4) {
                    uintBitsToFloat(u.w << 16), uintBitsToFloat(u.w & 0xffff0000u));
     return dot(lo, xs4[row4 + 2u * k8]) + dot(hi, xs4[row4 + 2u * k8 + 1u]);
 }
+// float32 W's vectors . the staged row starting at vec4 row4 (a vector past the row: 0)
+float dotf(uvec4 u, uint k, uint KV, uint row4) {
+    return k < KV ? dot(uintBitsToFloat(u), xs4[row4 + k]) : 0.0;
+}
+float dotb(uvec4 u, uint k, uint KV, uint row4) { return k < KV ? dot8(u, k, row4) : 0.0; }
 
-void matvec() {
-    uint K = phb[pb_][MV_K], M = phb[pb_][MV_M], xbuf = phb[pb_][MV_XBUF];
-    uint xoff = phb[pb_][MV_XOFF], xld = phb[pb_][MV_XLD], stage = phb[pb_][MV_STAGE];
-    // stage the n input rows in shared memory: each invocation loads its <= 16 values of a
-    // row once (one round trip to L2), LayerNorm statistics from those registers
+// LN affine / modulation / SiLU vectors of the staged values, loaded with x (up to PV values
+// of a row an invocation; past that at their use)
+#define PV ((2048u + WGS - 1u) / WGS)
+
+// Stage the phase's n input rows in shared memory (row r at float r K): each invocation loads
+// its <= XV values of a row once (one round trip to L2) with the vectors that transform them,
+// LayerNorm statistics from those registers.
+void stage() {
+    const uint K = phb[pb_][MV_K], xbuf = phb[pb_][MV_XBUF];
+    const uint xoff = phb[pb_][MV_XOFF], xld = phb[pb_][MV_XLD];
+    const uint st = phb[pb_][MV_STAGE], lnw = phb[pb_][MV_LN_W];
+    const uint lnb = phb[pb_][MV_LN_B], mod = phb[pb_][MV_MOD];
+    const uint sv = phb[pb_][MV_SILU_VEC];
     const uint cnt = (K + WGS - 1u) / WGS;
     for (uint r = 0u; r < p.n; r++) {
-        uint xb = xoff + r * xld;
-        float xv[XV];
-        for (uint i = 0u; i < XV; i++) {
+        const uint xb = xoff + r * xld, mb = mod + r * phb[pb_][MV_MOD_LD];
+        float xv[XV], pw[PV], pa[PV], ps[PV], pt[PV];
+        [[unroll]] for (uint i = 0u; i < XV; i++) {
             uint c = t_ + i * WGS;
             xv[i] = (i < cnt && c < K) ? ld_(xbuf, xb + c) : 0.0;
         }
+        [[unroll]] for (uint i = 0u; i < PV; i++) {
+            const uint c = t_ + i * WGS;
+            const bool v = i < cnt && c < K;
+            pw[i] = (v && st == MVS_LN && lnw != NONE) ? wt[lnw + c] : 1.0;
+            pa[i] = (v && st == MVS_LN && lnb != NONE) ? wt[lnb + c] : 0.0;
+            ps[i] = (v && st == MVS_LN && mod != NONE) ? ar[mb + K + c] : 0.0;
+            pt[i] = (v && st == MVS_LN && mod != NONE) ? ar[mb + c]
+                    : (v && st == MVS_SILU_ADD)        ? ar[sv + c]
+                                                       : 0.0;
+        }
         float mean = 0.0, inv = 1.0;
-        if (stage == MVS_LN) {
+        if (st == MVS_LN) {
             float s = 0.0;
             for (uint i = 0u; i < XV; i++) s += xv[i];
             mean = block_sum(s) / float(K);
@@ -187,125 +224,97 @@ void matvec() {
             }
             inv = 1.0 / sqrt(block_sum(v) / float(K) + uintBitsToFloat(phb[pb_][MV_LN_EPS]));
         }
-        for (uint i = 0u; i < cnt; i++) {
-            uint c = t_ + i * WGS;
-            if (c >= K) break;
+        [[unroll]] for (uint i = 0u; i < XV; i++) {
+            const uint c = t_ + i * WGS;
+            if (i >= cnt || c >= K) break;
             float y = xv[i];
-            if (stage == MVS_LN) {
+            if (st == MVS_LN) {
                 y = (y - mean) * inv;
-                if (phb[pb_][MV_LN_W] != NONE) y = y * wt[phb[pb_][MV_LN_W] + c];
-                if (phb[pb_][MV_LN_B] != NONE) y = y + wt[phb[pb_][MV_LN_B] + c];
-                if (phb[pb_][MV_MOD] != NONE) {
-                    uint mb = phb[pb_][MV_MOD] + r * phb[pb_][MV_MOD_LD];
-                    y = y * (1.0 + ar[mb + K + c]) + ar[mb + c];
-                }
-            } else if (stage == MVS_SILU_ADD) {
-                y = silu_(y + ar[phb[pb_][MV_SILU_VEC] + c]);
+                if (lnw != NONE) y = y * (i < PV ? pw[i] : wt[lnw + c]);
+                if (lnb != NONE) y = y + (i < PV ? pa[i] : wt[lnb + c]);
+                if (mod != NONE)
+                    y = y * (1.0 + (i < PV ? ps[i] : ar[mb + K + c])) +
+                        (i < PV ? pt[i] : ar[mb + c]);
+            } else if (st == MVS_SILU_ADD) {
+                y = silu_(y + (i < PV ? pt[i] : ar[sv + c]));
             }
             uint j = r * K + c;
             xs4[j >> 2][j & 3u] = y;
         }
     }
+}
+// output m's bias, gate and old y (lane r < n: row r; 0 / 1 / 0 where absent), loaded at the
+// start of m's round so that they arrive with its weights
+void epre(uint m, out float eb, out float eg, out float ey) {
+    const uint lane = t_ & 31u;
+    eb = 0.0;
+    eg = 1.0;
+    ey = 0.0;
+    if (m >= phb[pb_][MV_M] || lane >= p.n) return;
+    const uint bo = phb[pb_][MV_B], go = phb[pb_][MV_GATE];
+    if (bo != NONE) eb = wt[bo + m];
+    if (go != NONE)
+        eg = phb[pb_][MV_GATE_BUF] == 1u ? wt[go + m] : ar[go + lane * phb[pb_][MV_GATE_LD] + m];
+    if (phb[pb_][MV_ACCUM] != 0u) ey = ar[phb[pb_][MV_YOFF] + lane * phb[pb_][MV_YLD] + m];
+}
+
+// A phase's latencies overlap: the first round's bias, gate and old y and its first weight
+// chunk are loaded before the input is staged, the LN vectors with the input. (Loading the
+// first chunk during the grid barrier before, the next chunk while one is summed, or two
+// products a phase to save grid barriers were all slower: bench/RESULTS.md.)
+void matvec() {
+    const uint lane = t_ & 31u, nlg = gl_NumWorkGroups.x * NLG;
+    const uint lg = gl_WorkGroupID.x * NLG + (t_ >> 5);
+    const uint K = phb[pb_][MV_K], M = phb[pb_][MV_M], K4 = K >> 2;
+    const bool bf = phb[pb_][MV_WH] != NONE;
+    const uint KV = bf ? K >> 3 : K4, nkc = (KV + 255u) >> 8; // vectors a row, chunks a round
+    const uint nr = (M + nlg - 1u) / nlg;                      // rounds: uniform
+    float eb, eg, ey;
+    epre(lg, eb, eg, ey);
+    uvec4 u0[8];
+    wchunk(lg, 0u, u0);
+    stage();
     barrier();
-    // Outputs over every 32-lane group of the grid; the lanes of a group split K. The grid is
-    // one workgroup per SM, so bandwidth comes from loads in flight: up to eight 16-byte
-    // weight loads per lane are issued before they are used (K = 1024: a row in one round trip).
-    uint lane = t_ & 31u, nlg = gl_NumWorkGroups.x * NLG;
-    uint lg = gl_WorkGroupID.x * NLG + (t_ >> 5), K4 = K >> 2;
-    float alpha = uintBitsToFloat(phb[pb_][MV_ALPHA]);
-    for (uint m0 = 0u; m0 < M; m0 += nlg) { // uniform over the workgroup
-        uint m = m0 + lg;
-        float a0 = 0.0, a1 = 0.0;
-        if (m < M && phb[pb_][MV_WH] != NONE) { // bf16 weights: 8 a load, eight loads at once
-            uint K8 = K >> 3, wb = (phb[pb_][MV_WH] >> 2) + m * K8, k = lane;
-            float b0 = 0.0, b1 = 0.0;
-            for (; k + 224u < K8; k += 256u) {
-                uvec4 u[8];
-                for (uint i = 0u; i < 8u; i++) u[i] = wh4[wb + k + 32u * i];
-                for (uint i = 0u; i < 8u; i++) {
-                    uint kk = k + 32u * i;
-                    if ((i & 1u) == 0u) a0 += dot8(u[i], kk, 0u);
-                    else b0 += dot8(u[i], kk, 0u);
-                    if (p.n > 1u) a1 += dot8(u[i], kk, K4);
+    // Outputs over every 32-lane group of the grid; the lanes of a group split K (chunks as
+    // wchunk says). The grid is one workgroup per SM, so bandwidth comes from loads in flight.
+    const float alpha = uintBitsToFloat(phb[pb_][MV_ALPHA]);
+    const uint act = phb[pb_][MV_ACT], yo = phb[pb_][MV_YOFF], yld = phb[pb_][MV_YLD];
+    const bool accum = phb[pb_][MV_ACCUM] != 0u;
+    for (uint rd = 0u; rd < nr; rd++) { // uniform over the workgroup
+        const uint m = rd * nlg + lg;
+        float a0 = 0.0, b0 = 0.0, a1 = 0.0, b1 = 0.0;
+        for (uint kc = 0u; kc < nkc; kc++) {
+            const uint k = kc * 256u + lane;
+            uvec4 u[8];
+            if (rd == 0u && kc == 0u) u = u0;
+            else wchunk(m, kc, u);
+            if (bf) {
+                [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                    const uint kk = k + 32u * i;
+                    if ((i & 1u) == 0u) a0 += dotb(u[i], kk, KV, 0u);
+                    else b0 += dotb(u[i], kk, KV, 0u);
+                    if (p.n > 1u) a1 += dotb(u[i], kk, KV, K4);
                 }
-            }
-            for (; k + 96u < K8; k += 128u) {
-                uvec4 u[4];
-                for (uint i = 0u; i < 4u; i++) u[i] = wh4[wb + k + 32u * i];
-                for (uint i = 0u; i < 4u; i++) {
-                    uint kk = k + 32u * i;
-                    if ((i & 1u) == 0u) a0 += dot8(u[i], kk, 0u);
-                    else b0 += dot8(u[i], kk, 0u);
-                    if (p.n > 1u) a1 += dot8(u[i], kk, K4);
-                }
-            }
-            for (; k < K8; k += 32u) {
-                uvec4 u0 = wh4[wb + k];
-                a0 += dot8(u0, k, 0u);
-                if (p.n > 1u) a1 += dot8(u0, k, K4);
-            }
-            a0 += b0;
-            a1 += b1;
-        } else if (m < M) {
-            uint wb = (phb[pb_][MV_W] >> 2) + m * K4;
-            uint k = lane;
-            float b0 = 0.0, b1 = 0.0;
-            for (; k + 224u < K4; k += 256u) {
-                vec4 w0 = wt4[wb + k], w1 = wt4[wb + k + 32u], w2 = wt4[wb + k + 64u],
-                     w3 = wt4[wb + k + 96u], w4 = wt4[wb + k + 128u], w5 = wt4[wb + k + 160u],
-                     w6 = wt4[wb + k + 192u], w7 = wt4[wb + k + 224u];
-                a0 += dot(w0, xs4[k]) + dot(w2, xs4[k + 64u]) + dot(w4, xs4[k + 128u]) +
-                      dot(w6, xs4[k + 192u]);
-                b0 += dot(w1, xs4[k + 32u]) + dot(w3, xs4[k + 96u]) + dot(w5, xs4[k + 160u]) +
-                      dot(w7, xs4[k + 224u]);
+            } else {
+                a0 += dotf(u[0], k, KV, 0u) + dotf(u[2], k + 64u, KV, 0u) +
+                      dotf(u[4], k + 128u, KV, 0u) + dotf(u[6], k + 192u, KV, 0u);
+                b0 += dotf(u[1], k + 32u, KV, 0u) + dotf(u[3], k + 96u, KV, 0u) +
+                      dotf(u[5], k + 160u, KV, 0u) + dotf(u[7], k + 224u, KV, 0u);
                 if (p.n > 1u) {
-                    uint x1 = K4 + k;
-                    a1 += dot(w0, xs4[x1]) + dot(w2, xs4[x1 + 64u]) + dot(w4, xs4[x1 + 128u]) +
-                          dot(w6, xs4[x1 + 192u]);
-                    b1 += dot(w1, xs4[x1 + 32u]) + dot(w3, xs4[x1 + 96u]) +
-                          dot(w5, xs4[x1 + 160u]) + dot(w7, xs4[x1 + 224u]);
+                    a1 += dotf(u[0], k, KV, K4) + dotf(u[2], k + 64u, KV, K4) +
+                          dotf(u[4], k + 128u, KV, K4) + dotf(u[6], k + 192u, KV, K4);
+                    b1 += dotf(u[1], k + 32u, KV, K4) + dotf(u[3], k + 96u, KV, K4) +
+                          dotf(u[5], k + 160u, KV, K4) + dotf(u[7], k + 224u, KV, K4);
                 }
             }
-            for (; k + 96u < K4; k += 128u) { // K = 512 (the flow head): four at once
-                vec4 w0 = wt4[wb + k], w1 = wt4[wb + k + 32u], w2 = wt4[wb + k + 64u],
-                     w3 = wt4[wb + k + 96u];
-                a0 += dot(w0, xs4[k]) + dot(w2, xs4[k + 64u]);
-                b0 += dot(w1, xs4[k + 32u]) + dot(w3, xs4[k + 96u]);
-                if (p.n > 1u) {
-                    uint x1 = K4 + k;
-                    a1 += dot(w0, xs4[x1]) + dot(w2, xs4[x1 + 64u]);
-                    b1 += dot(w1, xs4[x1 + 32u]) + dot(w3, xs4[x1 + 96u]);
-                }
-            }
-            for (; k + 32u < K4; k += 64u) {
-                vec4 w0 = wt4[wb + k], w1 = wt4[wb + k + 32u];
-                a0 += dot(w0, xs4[k]);
-                b0 += dot(w1, xs4[k + 32u]);
-                if (p.n > 1u) {
-                    a1 += dot(w0, xs4[K4 + k]);
-                    b1 += dot(w1, xs4[K4 + k + 32u]);
-                }
-            }
-            for (; k < K4; k += 32u) {
-                vec4 w0 = wt4[wb + k];
-                a0 += dot(w0, xs4[k]);
-                if (p.n > 1u) a1 += dot(w0, xs4[K4 + k]);
-            }
-            a0 += b0;
-            a1 += b1;
         }
-        float s0 = lg_sum(a0);
-        float s1 = p.n > 1u ? lg_sum(a1) : 0.0;
+        float s0 = lg_sum(a0 + b0);
+        float s1 = p.n > 1u ? lg_sum(a1 + b1) : 0.0;
         if (m < M && lane < p.n) {
-            float s = lane == 0u ? s0 : s1;
-            if (phb[pb_][MV_B] != NONE) s += wt[phb[pb_][MV_B] + m];
-            float v = act_(phb[pb_][MV_ACT], s) * alpha;
-            uint go = phb[pb_][MV_GATE];
-            if (go != NONE)
-                v *= phb[pb_][MV_GATE_BUF] == 1u ? wt[go + m] : ar[go + lane * phb[pb_][MV_GATE_LD] + m];
-            uint ya = phb[pb_][MV_YOFF] + lane * phb[pb_][MV_YLD] + m;
-            ar[ya] = phb[pb_][MV_ACCUM] != 0u ? ar[ya] + v : v;
+            float v = act_(act, (lane == 0u ? s0 : s1) + eb) * alpha * eg;
+            ar[yo + lane * yld + m] = accum ? ey + v : v;
         }
+        if (rd + 1u < nr) epre(m + nlg, eb, eg, ey); // the next round's
     }
 }
 
