@@ -62,8 +62,9 @@
 /* Fewest rows a tensor-core gemm takes (fewer: the float32 kernels, latency-bound anyway). */
 #define TC_ROWS 16
 /* SMs the persistent stepk grid leaves to the codec when a second queue runs it beside the next
- * step (vk_step_decode); the best of 0-32 on the H200 (bench/RESULTS.md). */
-#define STEPK_SPARE 24
+ * step (vk_step_decode): on the H200 (132 SMs) 100 workgroups take a float32 step as fast as
+ * 108 and leave the codec more (bench/RESULTS.md, 2026-12-03 21:40). */
+#define STEPK_SPARE 32
 /* Default fence polling on a discrete GPU (us): longer than a step call lasts there; 0
  * elsewhere, where the polling core is one the device computes with (bench/RESULTS.md). */
 #define SPIN_DISCRETE_US 20000
