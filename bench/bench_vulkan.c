@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
         double p0 = now();
         int pdone = 0;
         while (pdone < frames) {
-            if (ops->step_decode(eng, slots, S, kk, counts, pcm, kk, noise, eos, lat, &e))
+            if (ops->step_decode(eng, slots, S, kk, counts, pcm, slots, S, kk, noise, eos, lat, &e))
                 die("step_decode", &e);
             pdone += kk;
         }

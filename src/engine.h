@@ -10,7 +10,8 @@
  *                                   (the latent stays in the engine to feed the next step)
  *   decode(slots[n], k, counts)     the codec on the first counts[i] latents of slot i's last
  *                                   step call -> PCM
- *   step_decode(...)                (optional) decode, then the next step, in one submission
+ *   step_decode(...)                (optional) decode, then the next step (of those slots, or
+ *                                   of the ones that go on), in one submission
  *
  * Running several steps per call (k > 1: a GPU submits several frames at once) and several slots
  * per call (batched streams read the weights once) are the engine's business; the loop applies
@@ -67,11 +68,14 @@ typedef struct ptts_engine_ops {
     int (*decode)(void *eng, const int *slots, int n, int k, const int *counts, float *pcm,
                   ptts_error *e);
     /* Optional (NULL: the loop calls decode, then step): decode(slots, n, k, counts, pcm) of the
-     * last step call, then step(slots, n, kn, noise, eos, latents) for the same slots, with the
-     * same results, but as one submission where the two may overlap on the device (the codec
-     * of one call beside the next call's backbone). */
+     * last step call, then step(next, nn, kn, noise, eos, latents), with the same results, but
+     * as one submission where the two may overlap on the device (the codec of one call beside
+     * the next call's backbone). next[nn]: the slots of that call in the order its outputs
+     * take, a subsequence of slots (those whose utterance ends with this decode are left out);
+     * the step's decode, later, is for exactly those. */
     int (*step_decode)(void *eng, const int *slots, int n, int k, const int *counts, float *pcm,
-                       int kn, const float *noise, float *eos, float *latents, ptts_error *e);
+                       const int *next, int nn, int kn, const float *noise, float *eos,
+                       float *latents, ptts_error *e);
     /* Optional (NULL: every operation is done when it returns): step_decode may return once
      * its work is submitted, and sync waits for it and writes pcm, eos and latents (the
      * buffers and counts stay the caller's, untouched, until then). Any other operation syncs

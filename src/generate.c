@@ -87,6 +87,8 @@ struct ptts_batch {
     int *counts;              /* frames to emit per stepped slot */
     step_bufs q;              /* [n_slots] slots; pending frames are for the same slots */
     int pend_n;               /* how many slots the pending call stepped */
+    int *next;                /* the slots of the call paired with this decode (batch_pair_k) */
+    unsigned char *ends;      /* [n] of this call: the utterance ends with its frames */
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
     float *zeros;             /* [frame_samples]: a frame of a pause */
     ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
@@ -99,7 +101,7 @@ struct ptts_batch {
      * utterance each was for (epoch: a slot's restarts and cancels since). */
     int defer, dn, dk, dbuf; /* dbuf: the q.eos / q.lat buffer of that call */
     int *dslot, *dcount, *dchunk, *dstep0;
-    unsigned char *dfade;
+    unsigned char *dfade, *dend; /* dend: complete once its frames are out (ends, paired) */
     unsigned *depoch, *epoch;
     ptts_step_record out; /* the frame being handed out (a stream keeps its record) */
     /* A call of several utterances computes at most batch_kcap frames (call_budget seconds of
@@ -129,6 +131,9 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
         b->pend_live = calloc((size_t)max_streams, 1);
+        b->next = calloc((size_t)max_streams, sizeof *b->next);
+        b->ends = calloc((size_t)max_streams, 1);
+        b->dend = calloc((size_t)max_streams, 1);
         b->zeros = calloc((size_t)m->w->arch.frame_samples, sizeof *b->zeros);
         b->defer = b->ops->sync != NULL;
         b->dslot = calloc((size_t)max_streams, sizeof *b->dslot);
@@ -139,8 +144,9 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->dchunk = calloc((size_t)max_streams, sizeof *b->dchunk);
         b->dstep0 = calloc((size_t)max_streams, sizeof *b->dstep0);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
-        if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->zeros && b->dslot &&
-                     b->dcount && b->dfade && b->depoch && b->epoch && b->dchunk && b->dstep0))
+        if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->next && b->ends &&
+                     b->dend && b->zeros && b->dslot && b->dcount && b->dfade && b->depoch &&
+                     b->epoch && b->dchunk && b->dstep0))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -163,6 +169,9 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->counts);
     bufs_free(&b->q);
     free(b->pend_live);
+    free(b->next);
+    free(b->ends);
+    free(b->dend);
     free(b->zeros);
     free(b->dslot);
     free(b->dcount);
@@ -362,17 +371,46 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
     return n;
 }
 
-/* With step_decode: the k of the next call when it can go with this call's decode (utt_pair_k
- * of every stepped utterance, and no other utterance waits to join), else 0. */
-static int batch_pair_k(const ptts_batch *b, int n, int k) {
-    if (!b->ops->step_decode || n != ptts_batch_active(b)) return 0;
-    int kn = batch_held(b, n, 0) ? batch_kcap(b, n) : b->kmax;
+/* With step_decode: the k of the next call when it can go with this call's decode, else 0;
+ * that call's slots in b->next[*nn]. Every utterance of the batch is in this call (none waits
+ * to join), and each either goes on (utt_pair_k) or ends with this call's frames (utt_ends:
+ * b->ends, left out of the next call and completed once its frames are out, hand_out_late).
+ * Before, one utterance's end broke the pairing for all: on the H200 that call's decode ran
+ * alone, 76 ms where a paired call of 256 streams takes 40 (bench/RESULTS.md). */
+static int batch_pair_k(ptts_batch *b, int n, int k, int *nn) {
+    *nn = 0;
+    int ending = 0; /* left out of this call, complete once the last call's frames are out */
+    for (int j = 0; j < b->dn; j++)
+        ending += b->dend[j] && b->u[b->dslot[j]].voice && b->depoch[j] == b->epoch[b->dslot[j]];
+    if (!b->ops->step_decode || n + ending != ptts_batch_active(b)) return 0;
+    int kn = b->kmax, m = 0;
     for (int j = 0; j < n; j++) {
-        int kj = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax);
-        if (kj == 0) return 0;
+        const utt *u = &b->u[b->active[j]];
+        int kj = utt_pair_k(u, b->counts[j], k, b->kmax);
+        b->ends[j] = kj == 0 && utt_ends(u);
+        if (kj == 0 && !b->ends[j]) return 0;
+        if (kj == 0) continue;
         kn = PTTS_MIN(kn, kj);
+        b->next[m++] = b->active[j];
     }
+    if (m == 0) return 0;
+    /* held to the call budget while a slot is free (batch_held), counting the ending ones */
+    if (m > 1 && m < b->n_slots) kn = PTTS_MIN(kn, batch_kcap(b, m));
+    *nn = m;
     return kn;
+}
+
+/* An utterance that ended with a paired call (batch_pair_k), its frames out: complete, as
+ * batch_plan completes one (utt_ends said utt_ready would find nothing more; were it wrong,
+ * the utterance is not in the pending call, so the next call is not paired and batch_plan
+ * takes it up). */
+static void batch_complete(ptts_batch *b, int slot, ptts_batch_fn fn, void *user) {
+    ptts_error se = {0};
+    utt *u = &b->u[slot];
+    if (utt_ready(u, b->m, b->ops, b->eng, slot, &se) != UTT_DONE) return;
+    u->voice = NULL;
+    b->pend_live[slot] = 0;
+    if (fn) fn(user, slot, NULL, 0);
 }
 
 /* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
@@ -394,6 +432,7 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
                 break;
             }
         }
+        if (b->dend[j] && b->u[slot].voice) batch_complete(b, slot, fn, user);
     }
 }
 
@@ -437,24 +476,25 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
                            : 0;
         b->pend_live[slot] = 0;
     }
-    int kn = batch_pair_k(b, n, k);
+    int nn;
+    int kn = batch_pair_k(b, n, k, &nn);
     int late = 0; /* this call's frames are handed out at the next step */
     if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
-        for (int j = 0; j < n; j++) {
-            utt *u = &b->u[b->active[j]];
+        for (int j = 0; j < nn; j++) {
+            utt *u = &b->u[b->next[j]];
             if ((rc = utt_noise(u, (int)ld, kn, b->q.noise + (size_t)j * kn * ld,
                                 b->q.after + (size_t)j * b->kmax, e)))
                 return rc;
         }
-        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, kn, b->q.noise,
-                                 b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
+        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, b->next, nn, kn,
+                                 b->q.noise, b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
         late = b->defer;
         if (!rc && !late && b->ops->sync) rc = b->ops->sync(b->eng, e);
         if (!rc) {
             b->q.pend_k = kn;
-            b->pend_n = n;
-            for (int j = 0; j < n; j++)
-                b->pend_live[b->active[j]] = 1;
+            b->pend_n = nn;
+            for (int j = 0; j < nn; j++)
+                b->pend_live[b->next[j]] = 1;
         }
     } else {
         hand_out_late(b, fn, user); /* before this decode writes q.pcm */
@@ -473,7 +513,9 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         b->depoch[j] = b->epoch[slot];
         b->dchunk[j] = b->u[slot].call_chunk;
         b->dstep0[j] = b->u[slot].call_step0;
+        b->dend[j] = kn > 0 && b->ends[j];
     }
+    if (kn > 0) memcpy(b->active, b->next, (size_t)nn * sizeof *b->active); /* the pending call's */
     b->dn = n;
     b->dk = k;
     b->dbuf = b->q.cur;

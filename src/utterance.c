@@ -329,6 +329,21 @@ int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
     return utt_plan(u, kmax);
 }
 
+int utt_ends(const utt *u) {
+    if (!u->voice || u->incremental || u->silence > 0) return 0;
+    /* the chunk utt_ready goes to next: EOS already moved u on (in_chunk 0); max_gen has not */
+    int next;
+    if (!u->in_chunk)
+        next = u->chunk;
+    else if (u->step >= u->max_gen)
+        next = u->chunk + 1;
+    else
+        return 0;
+    if (next < u->n_chunks) return 0;
+    /* the pause utt_ready would begin there (pause[n_chunks]: after the last chunk) */
+    return !(u->pause_at <= next && u->pause_at <= u->n_chunks && u->pause[u->pause_at] > 0);
+}
+
 int utt_consume(utt *u, int k, const float *eos, const ptts_rng *after) {
     u->call_chunk = u->chunk;
     u->call_step0 = u->step;

@@ -62,6 +62,9 @@ int utt_plan(const utt *u, int kmax);
 int utt_ramp(const utt *u, int kmax);
 /* The k of u's next call when it can be computed with this call's decode, else 0. */
 int utt_pair_k(const utt *u, int emitted, int k, int kmax);
+/* After utt_consume: whether u has nothing after this call's frames (its chunk ended, and no
+ * chunk, pause or streamed text follows), so that the next utt_ready says UTT_DONE. */
+int utt_ends(const utt *u);
 /* Noise for k steps [k][ld], remembering the generator after each draw (for the rewind). */
 int utt_noise(utt *u, int ld, int k, float *noise, ptts_rng *after, ptts_error *e);
 /* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */

@@ -43,11 +43,19 @@ static void replay_gpu(ptts_model *m, const char *cname, const char *voice_file,
 typedef struct {
     float *pcm[BATCH_MAX];
     int n[BATCH_MAX], cap;
+    /* the ptts_batch_step calls so far (the caller counts), and at which one each stream had
+     * its last frame and its end */
+    int calls, last[BATCH_MAX], end[BATCH_MAX];
 } collect;
 
 static int on_frame(void *user, int slot, const float *pcm, int n) {
     collect *c = user;
-    if (!pcm || slot < 0 || slot >= BATCH_MAX) return 0;
+    if (slot < 0 || slot >= BATCH_MAX) return 0;
+    if (!pcm) {
+        c->end[slot] = c->calls;
+        return 0;
+    }
+    c->last[slot] = c->calls;
     if (c->n[slot] + n <= c->cap) memcpy(c->pcm[slot] + c->n[slot], pcm, (size_t)n * sizeof(float));
     c->n[slot] += n;
     return 0;
@@ -89,17 +97,34 @@ static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
     const ptts_vk_counts c0 = vk ? counts_of(m, ns, NULL, NULL) : (ptts_vk_counts){0};
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, ns, &e) == 0);
+    ptts_batch_set_call_budget(b, 1e9); /* calls of the engine's frames: the same ones each run */
     for (int i = 0; i < ns; i++) {
         o.seed = 1234 + (uint64_t)i;
         CHECK(ptts_batch_start(b, v[i], texts[i % 3], &o, &e) == i);
     }
     int left;
-    while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0) {
-    }
+    while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0)
+        gpu.calls++;
     CHECKF(left == 0, "batch: %s", e.msg);
     ptts_batch_free(b);
+    /* a stream ends at the call that hands out its last frames, or at the next (the end of a
+     * chunk is seen at the next call when the frames went out before it) */
+    for (int i = 0; i < ns; i++)
+        CHECKF(gpu.end[i] >= gpu.last[i] && gpu.end[i] <= gpu.last[i] + 1,
+               "%d streams, stream %d: last frames at call %d, its end at call %d", ns, i,
+               gpu.last[i], gpu.end[i]);
     if (vk) {
         const ptts_vk_counts c1 = counts_of(m, ns, NULL, NULL);
+        /* decodes paired with the next call's step: all but the three of the first chunk's ramp
+         * (1, 2, 4 frames: their frames go out at once) and the last; a stream that ends
+         * before the others is left out of the next call, not a reason to decode alone (when
+         * it was, these batches paired 2 fewer) */
+        const unsigned long long pc = c1.paired - c0.paired;
+        const int calls = gpu.calls + 1; /* with the last, which only ends the streams */
+        printf("batch of %d: %d calls, %llu decodes paired with a step\n", ns, calls, pc);
+        if (!(m->be.cache.vk_set && m->be.cache.vk.pipe < 0)) /* not apart (pipe_exact) */
+            CHECKF(pc + 4 >= (unsigned long long)calls, "%d streams: %llu of %d calls paired", ns,
+                   pc, calls);
         const unsigned long long np = c1.prompts - c0.prompts;
         const unsigned long long nsub = c1.prompt_submits - c0.prompt_submits;
         CHECKF(np >= (unsigned long long)ns && nsub + (unsigned long long)(ns - 1) <= np,

@@ -618,26 +618,27 @@ static int vk_decode(void *p, const int *slots, int n, int k, const int *counts,
     return 0;
 }
 
-/* decode(slots, k, counts) of the last step call and the next step call (same slots, kn
- * frames) in one submission, on two queues where the device has them: the codec's buffers,
- * the step's and the latents they pass (by parity) are disjoint. Returns once submitted;
- * vk_sync (the caller's, or the next operation's) waits and writes the results. The inputs
- * it reads from the io and ints buffers are not written again before that: every other
+/* decode(slots, k, counts) of the last step call and the next step call (next[nn], a
+ * subsequence of slots, kn frames) in one submission, on two queues where the device has them: the
+ * codec's buffers, the step's and the latents they pass (by parity) are disjoint. Returns once
+ * submitted; vk_sync (the caller's, or the next operation's) waits and writes the results. The
+ * inputs it reads from the io and ints buffers are not written again before that: every other
  * operation syncs first. ptts_vk_tuning.pipe < 0: one after the other, waited for (a test
  * hook: the same results bit for bit), the results still written by vk_sync as engine.h says:
  * the loop hands out the last call's frames after this returns. */
 static int vk_step_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
-                          int kn, const float *noise, float *eos, float *latents, ptts_error *e) {
+                          const int *next, int nn, int kn, const float *noise, float *eos,
+                          float *latents, ptts_error *e) {
     vk_engine *g = p;
     VkCommandBuffer dcb = VK_NULL_HANDLE, scb = VK_NULL_HANDLE;
     int rc = flush(g, e);
     if (!rc) rc = decode_prep(g, slots, n, k, counts, &dcb, e);
     if (!rc && !g->tn.pipe && dcb) rc = pvk_submit_wait_q(&g->c, dcb, dq(g), e);
-    if (!rc) rc = step_prep(g, slots, n, kn, noise, &scb, e);
+    if (!rc) rc = step_prep(g, next, nn, kn, noise, &scb, e);
     if (!rc) rc = g->tn.pipe ? pvk_submit_pair(&g->c, scb, dcb, e) : pvk_submit_wait(&g->c, scb, e);
     if (rc) return rc;
     vk_fly *f = &g->fly;
-    *f = (vk_fly){1, n, k, kn, dcb != VK_NULL_HANDLE, f->counts, pcm, eos, latents};
+    *f = (vk_fly){1, n, k, nn, kn, dcb != VK_NULL_HANDLE, f->counts, pcm, eos, latents};
     memcpy(f->counts, counts, (size_t)n * sizeof(int));
     return 0;
 }
@@ -653,7 +654,7 @@ static int vk_sync(void *p, ptts_error *e) {
         g->counts.paired += g->tn.pipe != 0; /* apart (the test hook): not a pair */
         decode_done(g, f->n, f->k, f->counts, f->pcm);
     }
-    step_done(g, f->n, f->kn, f->eos, f->latents);
+    step_done(g, f->nn, f->kn, f->eos, f->latents);
     return 0;
 }
 

@@ -319,8 +319,8 @@ typedef struct vk_voice_cache {
  */
 typedef struct vk_fly {
     int on;
-    int n, k, kn, dec; /* dec: a decode was submitted */
-    int *counts;       /* [S] a copy of the decode's counts */
+    int n, k, nn, kn, dec; /* decode n x k, step nn x kn; dec: a decode was submitted */
+    int *counts;           /* [S] a copy of the decode's counts */
     float *pcm, *eos, *latents;
 } vk_fly;
 
