@@ -9,7 +9,8 @@
 #        e.g. --backend vulkan --precision bf16]
 # Writes the synthetic checkpoint to $TMPDIR (pocket-tts fill) when it is not there yet. With
 # LOGDIR set, each server's log is kept there (A_r1.log, ...; add --log-level debug to the serve
-# options for a line per generation step).
+# options for a line per generation step). LOAD_ARGS: more arguments for server_load.py, split at
+# spaces (e.g. "--texts FILE": requests of the lengths of its lines, client i the i-th mod n).
 set -u
 a=$1 b=$2 slots=$3 clients=$4
 rounds=${5:-2}
@@ -42,7 +43,7 @@ serve() { # binary, label
   else
     # one client first: the GPU's clock up and every pipeline used once, not timed
     python3 "$here/server_load.py" "http://127.0.0.1:$port" 1 >/dev/null 2>&1
-    python3 "$here/server_load.py" "http://127.0.0.1:$port" "$clients" --procs $procs 2>&1 |
+    python3 "$here/server_load.py" "http://127.0.0.1:$port" "$clients" --procs $procs ${LOAD_ARGS:-} 2>&1 |
       grep -E "^ *[0-9]" | sed "s/^/$2 /"
     grep "POST /v1/audio/speech" "$vdir/log" | tail -n "$clients" | python3 -c '
 import re, statistics, sys

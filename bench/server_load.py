@@ -4,7 +4,12 @@ and reads to the end. Prints per concurrency: time to the first audio byte (medi
 the clients), the audio each got, and the aggregate real-time factor (all audio seconds / wall
 seconds of the round). Prints figures, never assertions.
 
-Usage: server_load.py URL [CONCURRENCY ...] [--text TEXT] [--rounds N] [--procs P]
+Usage: server_load.py URL [CONCURRENCY ...] [--text TEXT ...] [--texts FILE] [--rounds N]
+                      [--procs P]
+
+--text, given more than once, or --texts FILE (a text a line): client i of a round asks for the
+(i mod n)-th text, so that requests of several lengths run together and end at different times,
+as a server's do; "audio/client" is then their mean.
 
 --procs P splits the clients over P processes (default 1). One Python process reads at most a
 few tens of MB/s of streamed PCM over all its threads (the GIL): with hundreds of clients of a
@@ -23,12 +28,18 @@ import time
 import urllib.parse
 
 args = sys.argv[1:]
-text = "The quick brown fox jumps over the lazy dog, then it runs far away into the forest."
+texts = []
 rounds = 1
-if "--text" in args:
+while "--text" in args:
     i = args.index("--text")
-    text = args[i + 1]
+    texts.append(args[i + 1])
     del args[i:i + 2]
+if "--texts" in args:
+    i = args.index("--texts")
+    with open(args[i + 1], encoding="utf-8") as f:
+        texts += [line.strip() for line in f if line.strip()]
+    del args[i:i + 2]
+texts = texts or ["The quick brown fox jumps over the lazy dog, then it runs far away into the forest."]
 if "--rounds" in args:
     i = args.index("--rounds")
     rounds = int(args[i + 1])
@@ -42,7 +53,7 @@ url = urllib.parse.urlparse(args[0])
 levels = [int(a) for a in args[1:]] or [1, 4, 16]
 
 
-def client(out, go):
+def client(out, go, text):
     """One request: (status, first audio s, audio s, start, end); status 0 when it failed."""
     go.wait()
     t0 = time.monotonic()
@@ -67,10 +78,12 @@ def client(out, go):
     out.append((status, first, n / 2 / 24000, t0, time.monotonic()))
 
 
-def worker(count, barrier, q):
-    """count clients in threads of this process, released together at the barrier."""
+def worker(count, first, barrier, q):
+    """count clients (first, first + 1, ...) in threads of this process, released together at
+    the barrier."""
     res, go = [], threading.Event()
-    ths = [threading.Thread(target=client, args=(res, go)) for _ in range(count)]
+    ths = [threading.Thread(target=client, args=(res, go, texts[(first + i) % len(texts)]))
+           for i in range(count)]
     for t in ths:
         t.start()
     barrier.wait()
@@ -87,7 +100,8 @@ def run_round(conc):
     counts = [c for c in counts if c > 0]
     barrier = multiprocessing.Barrier(len(counts) + 1)
     q = multiprocessing.Queue()
-    ps = [multiprocessing.Process(target=worker, args=(c, barrier, q)) for c in counts]
+    ps = [multiprocessing.Process(target=worker, args=(c, sum(counts[:i]), barrier, q))
+          for i, c in enumerate(counts)]
     for p in ps:
         p.start()
     barrier.wait()
