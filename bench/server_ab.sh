@@ -41,8 +41,10 @@ serve() { # binary, label
   if [ -z "$port" ]; then
     echo "$2: the server did not start: $(tail -2 "$vdir/log")"
   else
-    # one client first: the GPU's clock up and every pipeline used once, not timed
-    python3 "$here/server_load.py" "http://127.0.0.1:$port" 1 >/dev/null 2>&1
+    # three clients first, not timed: the GPU's clock up, every pipeline used once and the
+    # caches grown for the longest of up to three texts (a chunk longer than any before grows
+    # every slot's KV cache: 110-130 ms at 256 slots on the H200, which the wave would wait for)
+    python3 "$here/server_load.py" "http://127.0.0.1:$port" 3 ${LOAD_ARGS:-} >/dev/null 2>&1
     python3 "$here/server_load.py" "http://127.0.0.1:$port" "$clients" --procs $procs ${LOAD_ARGS:-} 2>&1 |
       grep -E "^ *[0-9]" | sed "s/^/$2 /"
     grep "POST /v1/audio/speech" "$vdir/log" | tail -n "$clients" | python3 -c '
