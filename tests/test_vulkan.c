@@ -115,10 +115,11 @@ static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
                gpu.last[i], gpu.end[i]);
     if (vk) {
         const ptts_vk_counts c1 = counts_of(m, ns, NULL, NULL);
-        /* decodes paired with the next call's step: all but the three of the first chunk's ramp
-         * (1, 2, 4 frames: their frames go out at once) and the last; a stream that ends
-         * before the others is left out of the next call, not a reason to decode alone (when
-         * it was, these batches paired 2 fewer) */
+        /* decodes paired with the next call's step: all but those of the ramp's first two calls
+         * (1 and 2 frames: their frames go out at once) and the last (calls also counts the
+         * step that only ends the streams); a stream that ends before the others is left out
+         * of the next call, not a reason to decode alone (when it was, these batches paired 2
+         * fewer) */
         const unsigned long long pc = c1.paired - c0.paired;
         const int calls = gpu.calls + 1; /* with the last, which only ends the streams */
         printf("batch of %d: %d calls, %llu decodes paired with a step\n", ns, calls, pc);
@@ -324,6 +325,81 @@ static void batch_cancel_restart(ptts_model *m) {
     free(gpu.pcm[1]);
     free(ref);
     ptts_voice_free(v);
+}
+
+/* Streams that end by EOS at different frames: the generate_short case's noise and threshold
+ * (EOS at step 11) with 0, 3 and 8 frames after it, so 11, 14 and 19 frames. Calls of 1, 2, 4
+ * and 8 frames (the ramp), then the rest: the decode of the 4-frame call goes with the 8-frame
+ * call's step; the first two streams end inside that call (steps 7-14) and are left out of the
+ * next one, whose step goes with its decode for the third (utt_ends after the EOS rule; the
+ * old rule decoded that call alone: 1 pair, not 2). Every stream's frames as the CPU gives
+ * them alone. */
+static void batch_eos_ends(ptts_model *m) {
+    ptts_error e = {0};
+    const int ld = m->w->arch.ld;
+    int64_t n_noise;
+    float *noise = load_f32(fixture_path("tiny/generate_short.safetensors"), "noise", &n_noise);
+    REQUIRE(noise && n_noise >= 20 * ld);
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice_short.safetensors"), &e) == 0);
+    static const int after[3] = {0, 3, 8};
+    const int cap = 40 * 1920;
+    collect gpu = {.cap = cap}, cpu = {.cap = cap};
+    for (int i = 0; i < 3; i++) {
+        gpu.pcm[i] = calloc((size_t)cap, sizeof(float));
+        cpu.pcm[i] = calloc((size_t)cap, sizeof(float));
+        REQUIRE(gpu.pcm[i] && cpu.pcm[i]);
+    }
+    ptts_gen_options o = ptts_gen_options_default();
+    o.eos_threshold = eos_case_threshold();
+    o.eos_threshold_set = 1;
+    o.noise = noise;
+    o.noise_rows = (int)(n_noise / ld);
+    o.frames_after_eos_set = 1;
+    const ptts_vk_counts c0 = counts_of(m, 3, NULL, NULL);
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    ptts_batch_set_call_budget(b, 1e9);
+    for (int i = 0; i < 3; i++) {
+        o.frames_after_eos = after[i];
+        CHECK(ptts_batch_start(b, v, "ok go", &o, &e) == i);
+    }
+    int left;
+    while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0)
+        gpu.calls++;
+    CHECKF(left == 0, "batch: %s", e.msg);
+    ptts_batch_free(b);
+    const unsigned long long pc = counts_of(m, 3, NULL, NULL).paired - c0.paired;
+    printf("EOS ends at 11, 14, 19 frames: %d calls, %llu decodes paired with a step\n",
+           gpu.calls + 1, pc);
+    CHECKF(pc == 2, "streams ended by EOS: %llu decodes paired, 2 expected", pc);
+    const ptts_engine_ops *keep = m->be.engine;
+    m->be.engine = &ptts_engine_cpu;
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
+        o.frames_after_eos = after[i];
+        CHECK(ptts_batch_start(b, v, "ok go", &o, &e) == 0);
+        collect one = {.cap = cap};
+        one.pcm[0] = cpu.pcm[i];
+        while (ptts_batch_step(b, on_frame, &one, &e) > 0) {
+        }
+        cpu.n[i] = one.n[0];
+        ptts_batch_free(b);
+    }
+    m->be.engine = keep;
+    for (int i = 0; i < 3; i++) {
+        CHECKF(gpu.n[i] == (11 + after[i]) * 1920 && cpu.n[i] == gpu.n[i],
+               "EOS + %d: %d samples on the GPU, %d on the CPU, %d expected", after[i], gpu.n[i],
+               cpu.n[i], (11 + after[i]) * 1920);
+        double worst = 0;
+        for (int f = 0; f + 1920 <= gpu.n[i] && f + 1920 <= cpu.n[i]; f += 1920)
+            worst = fmax(worst, rel_l2(gpu.pcm[i] + f, cpu.pcm[i] + f, 1920));
+        CHECKF(worst <= TOL, "EOS + %d: pcm rel err %.3g", after[i], worst);
+        free(gpu.pcm[i]);
+        free(cpu.pcm[i]);
+    }
+    ptts_voice_free(v);
+    free(noise);
 }
 
 /* The model's idle engine for `slots` streams (the one the last stream or batch used) and its
@@ -756,6 +832,7 @@ int main(void) {
     call_budget(m);
     join_first_audio(m);
     batch_cancel_restart(m);
+    batch_eos_ends(m);
     kv_split(m);
     kv_half(m);
     codec_groups(m);
