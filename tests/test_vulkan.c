@@ -64,6 +64,24 @@ static int on_frame(void *user, int slot, const float *pcm, int n) {
 static ptts_vk_counts counts_of(ptts_model *m, int slots, void (*more)(void *eng, void *u),
                                 void *u);
 
+/* A stream's PCM alone on the CPU engine, the batch API, with options o: n samples. */
+static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text,
+                     const ptts_gen_options *o, float *out, int cap) {
+    const ptts_engine_ops *keep = m->be.engine;
+    m->be.engine = &ptts_engine_cpu;
+    ptts_error e = {0};
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
+    CHECK(ptts_batch_start(b, v, text, o, &e) == 0);
+    collect one = {.cap = cap};
+    one.pcm[0] = out;
+    while (ptts_batch_step(b, on_frame, &one, &e) > 0) {
+    }
+    ptts_batch_free(b);
+    m->be.engine = keep;
+    return one.n[0];
+}
+
 /* ns streams (<= BATCH_MAX): 3 stay within one codec pass of 8 frames each; 6 make the engine
  * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG); 20
  * arriving together are prompted in backbone passes of more rows than the engine's slots
@@ -131,20 +149,10 @@ static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
         CHECKF(np >= (unsigned long long)ns && nsub + (unsigned long long)(ns - 1) <= np,
                "%d streams begun together: %llu chunks prompted in %llu submissions", ns, np, nsub);
     }
-    const ptts_engine_ops *keep = m->be.engine;
-    m->be.engine = &ptts_engine_cpu;
     for (int i = 0; i < ns; i++) {
-        REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
         o.seed = 1234 + (uint64_t)i;
-        CHECK(ptts_batch_start(b, v[i], texts[i % 3], &o, &e) == 0);
-        collect one = {.cap = cap};
-        one.pcm[0] = cpu.pcm[i];
-        while ((left = ptts_batch_step(b, on_frame, &one, &e)) > 0) {
-        }
-        cpu.n[i] = one.n[0];
-        ptts_batch_free(b);
+        cpu.n[i] = cpu_alone(m, v[i], texts[i % 3], &o, cpu.pcm[i], cap);
     }
-    m->be.engine = keep;
     for (int i = 0; i < ns; i++) {
         CHECKF(gpu.n[i] == cpu.n[i] && gpu.n[i] > 0,
                "%d streams, stream %d: %d samples on the GPU, %d on the CPU", ns, i, gpu.n[i],
@@ -251,29 +259,6 @@ static int gen_pcm(ptts_model *m, const char *text, float **out) {
     return n;
 }
 
-/* A stream's PCM alone on the CPU engine, the batch API (seeded, EOS off): n samples. */
-static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text, uint64_t seed,
-                     float *out, int cap) {
-    const ptts_engine_ops *keep = m->be.engine;
-    m->be.engine = &ptts_engine_cpu;
-    ptts_error e = {0};
-    ptts_gen_options o = ptts_gen_options_default();
-    o.seed_set = 1;
-    o.seed = seed;
-    o.eos_threshold = 1e9f;
-    o.eos_threshold_set = 1;
-    ptts_batch *b;
-    REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
-    CHECK(ptts_batch_start(b, v, text, &o, &e) == 0);
-    collect one = {.cap = cap};
-    one.pcm[0] = out;
-    while (ptts_batch_step(b, on_frame, &one, &e) > 0) {
-    }
-    ptts_batch_free(b);
-    m->be.engine = keep;
-    return one.n[0];
-}
-
 /* A batch whose calls pair decode and the next step: slot 1 is cancelled while its next frames
  * are computed and a new utterance starts there; the frames computed for the old one must not
  * reach the new one, and slot 0 goes on as if alone (both against the CPU). */
@@ -311,7 +296,8 @@ static void batch_cancel_restart(ptts_model *m) {
     ptts_batch_free(b);
     static const uint64_t seeds[2] = {11, 13};
     for (int i = 0; i < 2; i++) {
-        int n = cpu_alone(m, v, text, seeds[i], ref, cap);
+        o.seed = seeds[i];
+        int n = cpu_alone(m, v, text, &o, ref, cap);
         CHECKF(n == gpu.n[i] && n > 0, "cancel + restart, slot %d: %d samples, %d alone", i,
                gpu.n[i], n);
         double worst = 0;
@@ -373,20 +359,10 @@ static void batch_eos_ends(ptts_model *m) {
     printf("EOS ends at 11, 14, 19 frames: %d calls, %llu decodes paired with a step\n",
            gpu.calls + 1, pc);
     CHECKF(pc == 2, "streams ended by EOS: %llu decodes paired, 2 expected", pc);
-    const ptts_engine_ops *keep = m->be.engine;
-    m->be.engine = &ptts_engine_cpu;
     for (int i = 0; i < 3; i++) {
-        REQUIRE(ptts_batch_create(&b, m, 1, &e) == 0);
         o.frames_after_eos = after[i];
-        CHECK(ptts_batch_start(b, v, "ok go", &o, &e) == 0);
-        collect one = {.cap = cap};
-        one.pcm[0] = cpu.pcm[i];
-        while (ptts_batch_step(b, on_frame, &one, &e) > 0) {
-        }
-        cpu.n[i] = one.n[0];
-        ptts_batch_free(b);
+        cpu.n[i] = cpu_alone(m, v, "ok go", &o, cpu.pcm[i], cap);
     }
-    m->be.engine = keep;
     for (int i = 0; i < 3; i++) {
         CHECKF(gpu.n[i] == (11 + after[i]) * 1920 && cpu.n[i] == gpu.n[i],
                "EOS + %d: %d samples on the GPU, %d on the CPU, %d expected", after[i], gpu.n[i],
