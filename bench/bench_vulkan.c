@@ -10,7 +10,7 @@
  * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--stored f32|bf16] [--bandwidth MiB]
  *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th|tq]
- *                     [--convcopy 1|-1] [--kv16 1|-1] [--attntc 1|-1]
+ *                     [--convcopy 1|-1] [--kv16 1|-1] [--attntc 1|-1] [--reserve IDS]
  * --stored bf16: the synthetic values rounded to bf16, as the released files hold them (float32
  * mode then keeps the matrices as bf16, weights.c: what a released file runs at).
  * --stepk, --apart, --tile, --convcopy, --kv16, --attntc: the engine's test hooks
@@ -20,10 +20,13 @@
  * grouped attention on tensor cores or not, by default with the gemms'); --tc,
  * --spin: ptts_engine_args.tensor_cores / fence_spin_us (the model options). PTTS_VK_PROFILE /
  * PTTS_VK_PIPE_STATS reports go to stderr.
+ * --reserve IDS: the caches sized at create for chunks of IDS token ids with the bench's 10 s
+ * voice (ptts_batch_reserve, as `pocket-tts serve` does for 58): the memory a stream then holds.
  * --bandwidth: also the device's buffer-copy bandwidth (copies of MiB between two buffers), the
  * ceiling of the memory-bound kernels.
  * (PTTS_VK_DEVICE=N picks the device.)
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +98,7 @@ static void die(const char *what, const ptts_error *e) {
 
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
-    int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0, stored_bf16 = 0;
+    int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0, stored_bf16 = 0, reserve = 0;
     ptts_vk_tuning tune = {0};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--arch"))
@@ -128,6 +131,8 @@ int main(int argc, char **argv) {
             tune.kv16 = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--attntc"))
             tune.attn_tc = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reserve"))
+            reserve = atoi(argv[i + 1]);
     }
     ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};
@@ -184,6 +189,10 @@ int main(int argc, char **argv) {
         double t0 = now();
         if (ops->create(&eng, &args, S, &e)) die("create", &e);
         double t_create = now() - t0;
+        /* positions as ptts_batch_reserve counts them: voice + ids + max_gen_len + 1 */
+        if (reserve > 0 &&
+            ops->reserve(eng, P + reserve + (int)ceil((reserve / 3.0 + 2.0) * 12.5) + 1, &e))
+            die("reserve", &e);
         int *slots = malloc((size_t)S * sizeof(int)), *counts = malloc((size_t)S * sizeof(int));
         float *noise = malloc((size_t)S * kk * a.ld * sizeof(float));
         float *eos = malloc((size_t)S * kk * sizeof(float));
@@ -254,12 +263,13 @@ int main(int argc, char **argv) {
         ptts_vk_counts vc;
         ptts_vulkan_engine_counts(eng, &vc);
         printf("         (engine create %.0f ms, chunk start %.1f ms, stepk workgroups %d, "
-               "tensor-core gemms %s, attention %s, caches %s / rings %s, checksum eos %.6g "
-               "pcm %.6g)\n",
+               "tensor-core gemms %s, attention %s, caches %s / rings %s of %llu positions, "
+               "checksum eos %.6g pcm %.6g)\n",
                t_create * 1e3, t_prompt * 1e3, ptts_vulkan_engine_stepk(eng),
                ptts_vulkan_engine_tc(eng) ? "on" : "off",
                ptts_vulkan_engine_tc_attention(eng) ? "tensor cores" : "scalar",
-               vc.kv_half ? "f16" : "f32", vc.ring_half ? "f16" : "f32", eos[0], pcm[100]);
+               vc.kv_half ? "f16" : "f32", vc.ring_half ? "f16" : "f32", vc.kv_positions, eos[0],
+               pcm[100]);
         fflush(stdout);
         ops->destroy(eng);
         free(slots);

@@ -11,6 +11,8 @@
 # LOGDIR set, each server's log is kept there (A_r1.log, ...; add --log-level debug to the serve
 # options for a line per generation step). LOAD_ARGS: more arguments for server_load.py, split at
 # spaces (e.g. "--texts FILE": requests of the lengths of its lines, client i the i-th mod n).
+# WARMUP_ARGS: the three warm-up clients' arguments instead of LOAD_ARGS' (e.g. a file of the
+# shortest text only: the wave's longer chunks then start after the warm-up).
 set -u
 a=$1 b=$2 slots=$3 clients=$4
 rounds=${5:-2}
@@ -41,10 +43,12 @@ serve() { # binary, label
   if [ -z "$port" ]; then
     echo "$2: the server did not start: $(tail -2 "$vdir/log")"
   else
-    # three clients first, not timed: the GPU's clock up, every pipeline used once and the
-    # caches grown for the longest of up to three texts (a chunk longer than any before grows
-    # every slot's KV cache: 110-130 ms at 256 slots on the H200, which the wave would wait for)
-    python3 "$here/server_load.py" "http://127.0.0.1:$port" 3 ${LOAD_ARGS:-} >/dev/null 2>&1
+    # three clients first, not timed: the GPU's clock up and every pipeline used once (before
+    # the server sized its caches at start, they also grew them for the longest text: a chunk
+    # longer than any before grew every slot's KV cache while the batch waited, 110-130 ms at
+    # 256 slots on the H200)
+    python3 "$here/server_load.py" "http://127.0.0.1:$port" 3 ${WARMUP_ARGS:-${LOAD_ARGS:-}} \
+      >/dev/null 2>&1
     python3 "$here/server_load.py" "http://127.0.0.1:$port" "$clients" --procs $procs ${LOAD_ARGS:-} 2>&1 |
       grep -E "^ *[0-9]" | sed "s/^/$2 /"
     grep "POST /v1/audio/speech" "$vdir/log" | tail -n "$clients" | python3 -c '

@@ -448,6 +448,16 @@ int ptts_batch_start_incremental(ptts_batch *b, const ptts_voice *v, const ptts_
 int ptts_batch_feed(ptts_batch *b, int slot, const char *text, size_t len, ptts_error *e);
 int ptts_batch_flush(ptts_batch *b, int slot, ptts_error *e);
 int ptts_batch_end(ptts_batch *b, int slot, ptts_error *e);
+/* Size every stream's state now for chunks of up to n_ids token ids spoken with voice v: its
+ * prompt, the ids and the chunk's step budget (MODEL.md 8.4). A chunk longer than any before
+ * otherwise grows them when it starts; on a GPU every stream of the batch then waits while the
+ * caches are copied (about 0.1 s at 256 streams on an H200). Chunks are split at max_tokens
+ * (ptts_gen_options, 50) counted on the text before each chunk is prepared again, which can add
+ * a few ids; a sentence with no break within max_tokens is one longer chunk. The memory is held
+ * for every stream (on a GPU, 2 bytes per position, layer and model dimension for K and for V
+ * in the reduced-precision modes, 4 in float32: with a 10 s voice and 50 ids, 410 positions,
+ * about 10 MiB a stream for a 6-layer model of dimension 1024). Never shrinks. */
+int ptts_batch_reserve(ptts_batch *b, const ptts_voice *v, int n_ids, ptts_error *e);
 int ptts_batch_active(const ptts_batch *b);
 /* Active incremental slots that, at the last ptts_batch_step, had spoken all their complete
  * text and waited for more (they took no step). When it equals ptts_batch_active, stepping

@@ -3,6 +3,7 @@
  * compute backend (CPU: engine_cpu.c; GPU: vulkan/). An engine instance holds `slots`
  * independent streams (KV cache, codec state); the loop drives them:
  *
+ *   reserve(positions)              (optional) caches sized for chunks up to that length
  *   begin_chunk(slot, voice, ids)   cache := voice state, prompt the chunk's ids (one batched
  *                                   pass), fresh codec state
  *   step(slots[n], k, noise)        for each listed slot, k consecutive autoregressive steps:
@@ -60,6 +61,10 @@ typedef struct ptts_engine_ops {
     /* The largest k this engine takes in one step call (1 for the CPU). */
     int (*max_steps_per_call)(void *eng);
     int (*set_sampler_steps)(void *eng, int steps, ptts_error *e);
+    /* Optional (NULL: nothing to size): every slot's caches sized now for `positions` backbone
+     * positions (voice + chunk ids + max_steps + 1), so that no begin_chunk within it grows
+     * them (on a GPU a growth copies every slot's caches while the batch waits). */
+    int (*reserve)(void *eng, int positions, ptts_error *e);
     /* max_steps: the chunk's step budget (max_gen_len), so caches can be sized up front. */
     int (*begin_chunk)(void *eng, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                        int max_steps, ptts_error *e);

@@ -208,22 +208,37 @@ static int cpu_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return 0;
 }
 
+/* Slot s's cache for `positions`, and the batched step's scratch for the largest cache of any
+ * slot. */
+static int slot_reserve(cpu_engine *g, cpu_slot *s, int positions, ptts_error *e) {
+    int rc = ptts_backbone_reserve(&s->bb, positions, e);
+    if (rc || s->bb.kv.cap <= g->scratch_cap) return rc;
+    size_t n = ptts_transformer_step_scratch(&g->w->backbone, g->n_slots, s->bb.kv.cap);
+    float *sc = ptts_calloc_aligned(n * sizeof(float));
+    if (!sc) return ptts_fail(e, PTTS_E_NOMEM, "out of memory (step scratch)");
+    ptts_free_aligned(g->scratch);
+    g->scratch = sc;
+    g->scratch_cap = s->bb.kv.cap;
+    return 0;
+}
+
+static int cpu_reserve(void *p, int positions, ptts_error *e) {
+    cpu_engine *g = p;
+    if (positions < 1 || positions > (1 << 20))
+        return ptts_fail(e, PTTS_E_INVALID, "cannot reserve %d cache positions", positions);
+    int rc = 0;
+    for (int i = 0; !rc && i < g->n_slots; i++)
+        rc = slot_reserve(g, &g->slot[i], positions, e);
+    return rc;
+}
+
 static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                            int max_steps, ptts_error *e) {
     cpu_engine *g = p;
     cpu_slot *s = &g->slot[slot];
-    int rc = ptts_backbone_reserve(&s->bb, v->positions + n_ids + max_steps + 1, e);
+    int rc = slot_reserve(g, s, v->positions + n_ids + max_steps + 1, e);
     if (!rc) rc = ptts_backbone_set_voice(&s->bb, v, e);
     if (rc) return rc;
-    /* the batched step's scratch covers the largest cache of any slot */
-    if (s->bb.kv.cap > g->scratch_cap) {
-        size_t n = ptts_transformer_step_scratch(&g->w->backbone, g->n_slots, s->bb.kv.cap);
-        float *sc = ptts_calloc_aligned(n * sizeof(float));
-        if (!sc) return ptts_fail(e, PTTS_E_NOMEM, "out of memory (step scratch)");
-        ptts_free_aligned(g->scratch);
-        g->scratch = sc;
-        g->scratch_cap = s->bb.kv.cap;
-    }
     ptts_backbone_prompt_tokens(&s->bb, g->ctx, ids, n_ids);
     ptts_codec_dec_reset(s->dec);
     s->have_latent = 0;
@@ -437,6 +452,7 @@ const ptts_engine_ops ptts_engine_cpu = {
     .destroy = cpu_destroy,
     .max_steps_per_call = cpu_max_steps,
     .set_sampler_steps = cpu_set_sampler_steps,
+    .reserve = cpu_reserve,
     .begin_chunk = cpu_begin_chunk,
     .step = cpu_step,
     .decode = cpu_decode,

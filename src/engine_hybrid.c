@@ -63,6 +63,11 @@ static int hy_set_sampler_steps(void *p, int steps, ptts_error *e) {
     return ptts_engine_cpu.set_sampler_steps(h->cpu, steps, e);
 }
 
+static int hy_reserve(void *p, int positions, ptts_error *e) {
+    hy_engine *h = p;
+    return ptts_engine_cpu.reserve(h->cpu, positions, e);
+}
+
 static int hy_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                           int max_steps, ptts_error *e) {
     hy_engine *h = p;
@@ -90,6 +95,7 @@ static const ptts_engine_ops hy_ops = {
     .destroy = hy_destroy,
     .max_steps_per_call = hy_max_steps,
     .set_sampler_steps = hy_set_sampler_steps,
+    .reserve = hy_reserve,
     .begin_chunk = hy_begin_chunk,
     .step = hy_step,
     .decode = hy_decode,

@@ -36,6 +36,8 @@ typedef struct ptts_vk_counts {
     unsigned long long prompts;        /* chunks begun (begin_chunk) */
     unsigned long long prompt_submits; /* submissions that ran them (several chunks each) */
     unsigned long long kv_pairs;       /* KV cache buffer pairs now (1, or per layer + 1) */
+    unsigned long long kv_positions;   /* backbone positions the caches hold a slot now */
+    unsigned long long kv_grows;       /* times they grew after create (reserve, begin_chunk) */
     unsigned long long codec_groups;   /* codec passes recorded for a later group of slots */
     unsigned long long kv_half;        /* 1: the backbone's KV caches hold float16 pairs */
     unsigned long long ring_half;      /* 1: the codec's rings too */

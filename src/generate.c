@@ -267,6 +267,14 @@ void ptts_batch_cancel(ptts_batch *b, int slot) {
     if (slot >= 0 && slot < b->n_slots) batch_clear(b, slot);
 }
 
+int ptts_batch_reserve(ptts_batch *b, const ptts_voice *v, int n_ids, ptts_error *e) {
+    if (!v || n_ids < 1 || n_ids > 4096)
+        return ptts_fail(e, PTTS_E_INVALID, "reserve: a voice and 1 to 4096 token ids, not %d",
+                         n_ids);
+    if (!b->ops->reserve) return 0;
+    return b->ops->reserve(b->eng, v->st->positions + n_ids + utt_max_gen(n_ids) + 1, e);
+}
+
 int ptts_batch_active(const ptts_batch *b) {
     int n = 0;
     for (int i = 0; i < b->n_slots; i++)

@@ -242,6 +242,8 @@ int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v, const ptt
     return utt_finish(u, m, v, e);
 }
 
+int utt_max_gen(int n_ids) { return (int)ceil(((double)n_ids / 3.0 + 2.0) * 12.5); }
+
 int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng, int slot,
               ptts_error *e) {
     u->waiting = 0;
@@ -270,7 +272,7 @@ int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng
                 return UTT_DONE;
             }
             const ptts_chunk *ch = &u->chunks[u->chunk];
-            u->max_gen = (int)ceil(((double)ch->n_ids / 3.0 + 2.0) * 12.5);
+            u->max_gen = utt_max_gen(ch->n_ids);
             if (u->o.frames_after_eos >= 0) {
                 u->F = u->o.frames_after_eos;
             } else if (m->recommended_frames_after_eos >= 0) {

@@ -56,6 +56,8 @@ enum { UTT_DONE = 0, UTT_STEP = 1, UTT_SILENCE = 2, UTT_WAIT = 3 };
  * UTT_DONE when the utterance is complete, < 0 on error. */
 int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng, int slot,
               ptts_error *e);
+/* A chunk's step budget, max_gen_len = ceil((n_ids / 3 + 2) * 12.5) in double (MODEL.md 8.4). */
+int utt_max_gen(int n_ids);
 /* Steps this utterance may take in one call (>= 1 when utt_ready said UTT_STEP). */
 int utt_plan(const utt *u, int kmax);
 /* The most frames u's next call should compute (the first chunk ramps 1, 2, 4, ... kmax). */

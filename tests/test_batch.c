@@ -2,7 +2,8 @@
 /*
  * test_batch.c - several utterances through one ptts_batch give the same audio as each one
  * alone through ptts_synthesize (same seeds), including a slot freed and reused mid-run and a
- * cancelled slot; the reference's generate case replayed inside a batch next to other streams.
+ * cancelled slot; the reference's generate case replayed inside a batch next to other streams,
+ * with the caches sized ahead (ptts_batch_reserve).
  */
 #include "model.h"
 #include "replay.h"
@@ -69,6 +70,11 @@ static void reference_in_batch(ptts_model *m, const ptts_voice *v, const ptts_vo
     const ptts_voice *voices[3] = {v, vs, v};
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    /* the caches sized ahead (as a server does at start) change nothing in the samples */
+    CHECKF(ptts_batch_reserve(b, v, 120, &e) == 0, "reserve: %s", e.msg);
+    CHECK(ptts_batch_reserve(b, v, 0, &e) == PTTS_E_INVALID);
+    CHECK(ptts_batch_reserve(b, v, 5000, &e) == PTTS_E_INVALID);
+    CHECK(ptts_batch_reserve(b, NULL, 50, &e) == PTTS_E_INVALID);
     collect c = {.cancel_slot = -1, .utt_of_slot = {0, 1, 2}};
     for (int i = 0; i < 3; i++) {
         c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float));

@@ -85,8 +85,9 @@ static int cpu_alone(ptts_model *m, const ptts_voice *v, const char *text,
 /* ns streams (<= BATCH_MAX): 3 stay within one codec pass of 8 frames each; 6 make the engine
  * split a call's frames over several passes (at most 32 slot-frames a pass, CODEC_FG); 20
  * arriving together are prompted in backbone passes of more rows than the engine's slots
- * (RB_ROWS: 80 rows, 4 of each of the 7 slots of one length a pass). */
-static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
+ * (RB_ROWS: 80 rows, 4 of each of the 7 slots of one length a pass). reserve > 0: the caches
+ * sized for chunks of that many ids with the first voice first (ptts_batch_reserve). */
+static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts, int reserve) {
     static const char *voices[3] = {"tiny/voice.safetensors", "tiny/voice_short.safetensors",
                                     "tiny/voice.safetensors"};
     ptts_error e = {0};
@@ -116,6 +117,7 @@ static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, ns, &e) == 0);
     ptts_batch_set_call_budget(b, 1e9); /* calls of the engine's frames: the same ones each run */
+    if (reserve) CHECKF(ptts_batch_reserve(b, v[0], reserve, &e) == 0, "reserve: %s", e.msg);
     for (int i = 0; i < ns; i++) {
         o.seed = 1234 + (uint64_t)i;
         CHECK(ptts_batch_start(b, v[i], texts[i % 3], &o, &e) == i);
@@ -174,7 +176,7 @@ static void batch_vs_cpu_t(ptts_model *m, int ns, const char *const *texts) {
 static void batch_vs_cpu_n(ptts_model *m, int ns) {
     static const char *const texts[3] = {"Hello world.", "A second, somewhat longer sentence here.",
                                          "Third."};
-    batch_vs_cpu_t(m, ns, texts);
+    batch_vs_cpu_t(m, ns, texts, 0);
 }
 
 static void batch_vs_cpu(ptts_model *m) { batch_vs_cpu_n(m, 3); }
@@ -198,7 +200,7 @@ static void kv_split(ptts_model *m) {
         "This one sentence goes on and on without a single stop so that its chunk alone needs "
         "more positions than the caches begin with",
         "", ""};
-    batch_vs_cpu_t(m, 1, grow);
+    batch_vs_cpu_t(m, 1, grow, 0);
     c = counts_of(m, 1, NULL, NULL);
     CHECKF(c.kv_pairs == (unsigned long long)pairs, "one stream grown: %llu cache pairs, not %d",
            c.kv_pairs, pairs);
@@ -217,6 +219,66 @@ static void kv_split(ptts_model *m) {
     CHECKF(rc == PTTS_E_NOMEM && strstr(e.msg, "storage buffer range"),
            "6 streams in 64 KiB bindings: rc %d (%s)", rc, e.msg);
     ptts_model_set_vk_tuning(m, NULL);
+}
+
+/* The caches sized ahead (ptts_batch_reserve, a server's start): one growth to exactly the
+ * positions asked (the voice's, the ids', max_gen_len's and one), none when a chunk within
+ * them starts, not even one over the 256 positions of the start (kv_split's), the samples
+ * still the CPU's; a smaller reserve keeps them; one past the device's range fails cleanly. */
+static void kv_reserve(ptts_model *m) {
+    static const char *const grow[3] = {
+        "This one sentence goes on and on without a single stop so that its chunk alone needs "
+        "more positions than the caches begin with",
+        "Short.", "A second sentence. And a third one here."};
+    const int S = 5; /* an engine of its own (the model keeps them by slot count) */
+    ptts_error e = {0};
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    const int ids = 200;
+    const unsigned long long want =
+        (unsigned long long)(ptts_voice_positions(v) + ids + (int)ceil((ids / 3.0 + 2) * 12.5) + 1);
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, S, &e) == 0);
+    ptts_batch_free(b);
+    const ptts_vk_counts c0 = counts_of(m, S, NULL, NULL);
+    CHECKF(c0.kv_positions == 256 && c0.kv_grows == 0, "fresh: %llu positions, %llu growths",
+           c0.kv_positions, c0.kv_grows);
+    REQUIRE(ptts_batch_create(&b, m, S, &e) == 0);
+    CHECKF(ptts_batch_reserve(b, v, ids, &e) == 0, "reserve: %s", e.msg);
+    CHECKF(ptts_batch_reserve(b, v, 10, &e) == 0, "a smaller reserve: %s", e.msg);
+    ptts_batch_free(b);
+    ptts_vk_counts c = counts_of(m, S, NULL, NULL);
+    CHECKF(c.kv_positions == want && c.kv_grows == 1,
+           "reserved %d ids: %llu positions (want %llu), %llu growths", ids, c.kv_positions, want,
+           c.kv_grows);
+    printf("KV caches reserved for %d ids: %llu positions\n", ids, c.kv_positions);
+    batch_vs_cpu_t(m, S, grow, 0);
+    c = counts_of(m, S, NULL, NULL);
+    CHECKF(c.kv_positions == want && c.kv_grows == 1,
+           "chunks within the reserve: %llu positions, %llu growths", c.kv_positions, c.kv_grows);
+    batch_vs_cpu_t(m, S, grow, ids); /* the reserve's path inside a batch's life */
+    c = counts_of(m, S, NULL, NULL);
+    CHECKF(c.kv_grows == 1, "a second reserve of the same size: %llu growths", c.kv_grows);
+    const ptts_vk_tuning tiny = {.kv_range = 1 << 20}; /* 1 MiB bindings: 4096 ids do not fit */
+    ptts_model_set_vk_tuning(m, &tiny);
+    REQUIRE(ptts_batch_create(&b, m, S, &e) == 0);
+    int rc = ptts_batch_reserve(b, v, 4096, &e);
+    CHECKF(rc == PTTS_E_NOMEM && strstr(e.msg, "storage buffer range"),
+           "reserve past the range: rc %d (%s)", rc, e.msg);
+    /* the caches it had are kept: the batch still speaks */
+    ptts_gen_options o = ptts_gen_options_default();
+    o.eos_threshold = 1e9f;
+    o.eos_threshold_set = 1;
+    CHECKF(ptts_batch_start(b, v, "Still speaks.", &o, &e) == 0, "start: %s", e.msg);
+    collect one = {.cap = 0, .end = {-1}};
+    int left;
+    while ((left = ptts_batch_step(b, on_frame, &one, &e)) > 0) {
+    }
+    CHECKF(left == 0 && one.n[0] > 0 && one.end[0] >= 0,
+           "after a failed reserve: %d (%s), %d samples", left, e.msg, one.n[0]);
+    ptts_batch_free(b);
+    ptts_model_set_vk_tuning(m, NULL);
+    ptts_voice_free(v);
 }
 
 /* More slots than a codec pass holds (past 1024 streams; here 3 in passes of 2 slot-frames):
@@ -810,6 +872,7 @@ int main(void) {
     batch_cancel_restart(m);
     batch_eos_ends(m);
     kv_split(m);
+    kv_reserve(m);
     kv_half(m);
     codec_groups(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a

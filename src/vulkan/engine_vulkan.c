@@ -388,6 +388,15 @@ static int flush(vk_engine *g, ptts_error *e) {
     return rc ? rc : vkp_flush(g, e);
 }
 
+/* The caches for `cap` positions: the chunks recorded and pending first (they are recorded
+ * against the old ones), and every recorded command buffer dropped (kv_alloc). */
+static int kv_grow(vk_engine *g, int cap, ptts_error *e) {
+    int rc = vkp_flush(g, e);
+    if (!rc) rc = kv_alloc(g, cap, e);
+    if (!rc) g->counts.kv_grows++;
+    return rc;
+}
+
 /* Checked, the caches grown when the chunk needs more positions, then recorded and left
  * pending (vkp_record). */
 static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
@@ -406,11 +415,18 @@ static int vk_begin_chunk(void *p, int slot, const ptts_voice_state *v, const in
         if (ids[i] < 0 || ids[i] > a->nb)
             return ptts_fail(e, PTTS_E_INVALID, "token id %d out of range", ids[i]);
     const int need = v->positions + n_ids + max_steps + 1;
-    if (need > g->kv.cap && (rc = vkp_flush(g, e))) return rc; /* the caches move */
     if (need > g->kv.cap &&
-        (rc = kv_alloc(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
+        (rc = kv_grow(g, need > g->kv.cap * 3 / 2 ? need : g->kv.cap * 3 / 2, e)))
         return rc;
     return vkp_record(g, slot, v, ids, n_ids, e);
+}
+
+static int vk_reserve(void *p, int positions, ptts_error *e) {
+    vk_engine *g = p;
+    if (positions < 1 || positions > (1 << 20))
+        return ptts_fail(e, PTTS_E_INVALID, "cannot reserve %d cache positions", positions);
+    int rc = vk_sync(g, e);
+    return rc || positions <= g->kv.cap ? rc : kv_grow(g, positions, e);
 }
 
 static int vk_max_steps(void *p) {
@@ -664,6 +680,7 @@ static const ptts_engine_ops vk_ops = {
     .destroy = vk_destroy,
     .max_steps_per_call = vk_max_steps,
     .set_sampler_steps = vk_set_sampler_steps,
+    .reserve = vk_reserve,
     .begin_chunk = vk_begin_chunk,
     .step = vk_step,
     .decode = vk_decode,
@@ -681,6 +698,7 @@ void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) {
     const vk_engine *g = p;
     *out = g->counts;
     out->kv_pairs = (unsigned long long)g->kv.nwin;
+    out->kv_positions = (unsigned long long)g->kv.cap;
     out->kv_half = (unsigned long long)g->kv.h16;
     out->ring_half = (unsigned long long)g->kv.c16;
 }

@@ -41,11 +41,19 @@ with open(os.path.join(vdir, "notes.txt"), "w") as f:
     f.write("not a voice\n")
 
 LOG = os.path.join(tmp, "server.log")
-srv, port, _ = start_server(
+srv, port, start_log = start_server(
     [BIN, "serve", *MODEL, *GEN, "--voices-dir", vdir, "--voice", "tiny", "--host", "127.0.0.1",
      "--port", "0", "--max-concurrent", "4", "--queue", "6", "--max-text-chars", "20000",
      "--max-upload-mb", "1", "--max-connections", "24", "--timeout", "2", "--client-buffer", "60"],
     LOG, wait_s=15)
+# the caches sized at start for a chunk of max_tokens (50) + 8 ids with the longest voice of
+# the directory: at least tiny's positions (its cache's third dimension)
+with open(f"{FX}/tiny/voice.safetensors", "rb") as f:
+    hdr = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+tiny_pos = hdr["transformer.layers.0.self_attn/cache"]["shape"][2]
+m = re.search(r"caches sized for chunks of (\d+) ids with a voice of (\d+) positions", start_log)
+check(m is not None and m.group(1) == "58" and int(m.group(2)) >= tiny_pos,
+      f"the caches are sized at start ({m.group(0) if m else 'no line'}; tiny: {tiny_pos})")
 
 
 def cleanup():

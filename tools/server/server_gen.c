@@ -419,6 +419,22 @@ int srv_gen_start(srv *s, ptts_error *e) {
     if (!s->slot_req) return tool_fail(e, PTTS_E_NOMEM, "out of memory");
     int rc = ptts_batch_create(&s->batch, s->model, s->cfg.max_concurrent, e);
     if (rc) return rc;
+    /* Every stream's caches sized now for a chunk of max_tokens ids (+8: a chunk prepared again
+     * may tokenize a few ids longer) with the longest voice loaded at start: else the first
+     * chunk longer than any before grows them while every stream of the batch waits
+     * (ptts_batch_reserve). Voices added later (uploads, URLs) may still grow them once. */
+    const ptts_voice *longest = NULL;
+    for (int i = 0; i < s->n_voices; i++)
+        if (!longest || ptts_voice_positions(s->voices[i].v) > ptts_voice_positions(longest))
+            longest = s->voices[i].v;
+    const int ids = (s->cfg.go.max_tokens > 0 ? s->cfg.go.max_tokens : 50) + 8;
+    ptts_error re = {0};
+    if (longest && ids <= 512 && ptts_batch_reserve(s->batch, longest, ids, &re))
+        srv_log(s, PTTS_LOG_WARN, "caches not sized ahead (%s): a new longest chunk grows them",
+                re.msg);
+    else if (longest && ids <= 512)
+        srv_log(s, PTTS_LOG_INFO, "caches sized for chunks of %d ids with a voice of %d positions",
+                ids, ptts_voice_positions(longest));
     if (pthread_create(&s->gen_thread, NULL, gen_main, s)) {
         ptts_batch_free(s->batch);
         s->batch = NULL;
