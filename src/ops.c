@@ -31,14 +31,22 @@ typedef struct {
 
 static void lin_rows(const ptts_ctx *c, const ptts_lin *L, const float *X, int ldx, int N, float *Y,
                      int ldy, int m0, int m1) {
+    const ptts_kernels *k = c->k;
     switch (L->type) {
-    case PTTS_W_F32: c->k->gemm_f32(N, L->in, X, ldx, L->w, L->bias, Y, ldy, m0, m1); break;
-    case PTTS_W_BF16: c->k->gemm_bf16(N, L->in, X, ldx, L->wh, L->bias, Y, ldy, m0, m1); break;
+    case PTTS_W_F32:
+        (L->stream ? k->gemm_f32_stream : k->gemm_f32)(N, L->in, X, ldx, L->w, L->bias, Y, ldy, m0,
+                                                       m1);
+        break;
+    case PTTS_W_BF16:
+        (L->stream ? k->gemm_bf16_stream : k->gemm_bf16)(N, L->in, X, ldx, L->wh, L->bias, Y, ldy,
+                                                         m0, m1);
+        break;
     case PTTS_W_Q8:
         /* X quantised too (W8A8, the int8 mode's arithmetic on every CPU); gemm_q8 (W8A32)
          * only past the K that gemm_q8q's exact int32 sums allow */
-        (L->in <= PTTS_Q8Q_KMAX ? c->k->gemm_q8q : c->k->gemm_q8)(N, L->in, X, ldx, L->wq, L->scale,
-                                                                  L->bias, Y, ldy, m0, m1);
+        (L->in > PTTS_Q8Q_KMAX ? k->gemm_q8
+         : L->stream           ? k->gemm_q8q_stream
+                     : k->gemm_q8q)(N, L->in, X, ldx, L->wq, L->scale, L->bias, Y, ldy, m0, m1);
         break;
     }
 }

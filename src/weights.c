@@ -436,6 +436,11 @@ static int bind_model(binder *b, const ptts_arch *a) {
     int rc = bind_transformer(b, &w->backbone, "flow_lm.transformer", d, a->heads, a->layers,
                               a->ffn, 0, 0, big);
     if (rc) return rc;
+    /* a step reads every backbone matrix once, 76-302 MB: streamed (kernels.h ptts_lin.stream) */
+    for (int i = 0; i < a->layers; i++) {
+        ptts_tlayer *L = &w->backbone.layer[i];
+        L->in_proj.stream = L->out_proj.stream = L->linear1.stream = L->linear2.stream = 1;
+    }
     w->out_norm_w = vec(b, 0, "flow_lm.out_norm.weight", d);
     w->out_norm_b = vec(b, 0, "flow_lm.out_norm.bias", d);
     linear(b, &w->out_eos, "flow_lm.out_eos", 1, d, 1, PTTS_W_F32);

@@ -14,7 +14,8 @@
  * reference itself is checked the same way against a double-precision sum.
  * A gemm split over the m range in multiples of 4 through the pool must equal the unsplit call
  * bit for bit (the tiles are the same). gemm_q8q (X quantised) is held to the reference bit for
- * bit in every table (integer sums), the same cases.
+ * bit in every table (integer sums), the same cases. The *_stream entries (W prefetched ahead)
+ * must give the plain entries' bits in every case.
  * The panel kernels: gemm_f32_panel against the row-major reference; gemm_bf16_panel (vdpbf16ps
  * arithmetic) bit for bit against its reference, which is checked against a double sum (the
  * amx table within kernels.h's bound; its own order of sums: tests/test_amx.c, to the bit).
@@ -88,6 +89,19 @@ static void call_gemm(const ptts_kernels *k, const gcase *c, const float *X, con
         k->gemm_q8(c->N, c->K, X, c->ldx, W, scale, b, Y, c->ldy, m0, m1);
     else
         k->gemm_q8q(c->N, c->K, X, c->ldx, W, scale, b, Y, c->ldy, m0, m1);
+}
+
+/* The *_stream entry of the case's type (gemm_q8 has none: the plain entry). */
+static void call_gemm_stream(const ptts_kernels *k, const gcase *c, const float *X, const void *W,
+                             const float *scale, const float *b, float *Y, int m0, int m1) {
+    if (c->wt == T_F32)
+        k->gemm_f32_stream(c->N, c->K, X, c->ldx, W, b, Y, c->ldy, m0, m1);
+    else if (c->wt == T_BF16)
+        k->gemm_bf16_stream(c->N, c->K, X, c->ldx, W, b, Y, c->ldy, m0, m1);
+    else if (c->wt == T_Q8)
+        k->gemm_q8(c->N, c->K, X, c->ldx, W, scale, b, Y, c->ldy, m0, m1);
+    else
+        k->gemm_q8q_stream(c->N, c->K, X, c->ldx, W, scale, b, Y, c->ldy, m0, m1);
 }
 
 static double wval(int wt, const void *W, size_t i) {
@@ -205,11 +219,16 @@ static void run_gemm_case(const ptts_kernels *k, int vi, const gcase *c, ptts_po
         ptts_pool_run(pool, (c->m1 - c->m0 + 7) / 8, split_task, &s);
         bad_split = memcmp(ybuf, ysplit, (ny + 1) * sizeof(float)) != 0;
     }
-    CHECKF(!bad_guard && !bad_val && !bad_ref && !bad_split,
+    /* the streamed entry (W prefetched ahead): the plain entry's bits, guards included */
+    for (size_t i = 0; i < ny + 1; i++)
+        ysplit[i] = poison_f();
+    call_gemm_stream(k, c, X, W, scale, b, YS, c->m0, c->m1);
+    const int bad_stream = memcmp(ybuf, ysplit, (ny + 1) * sizeof(float)) != 0;
+    CHECKF(!bad_guard && !bad_val && !bad_ref && !bad_split && !bad_stream,
            "%s gemm_%s N=%d K=%d M=%d m=[%d,%d) ldx=%d ldy=%d bias=%d: %d guard, %d value, "
-           "%d reference, split %s",
+           "%d reference, split %s, stream %s",
            k->isa, tname[c->wt], N, K, M, c->m0, c->m1, c->ldx, c->ldy, c->bias, bad_guard, bad_val,
-           bad_ref, bad_split ? "differs" : "ok");
+           bad_ref, bad_split ? "differs" : "ok", bad_stream ? "differs" : "ok");
     free(wbuf), free(xbuf), free(ybuf), free(yref), free(ysplit), free(scale), free(bias);
 }
 
@@ -641,6 +660,7 @@ static void on_log(void *user, int level, const char *msg) {
 /* Every entry is set in every table (one arithmetic per precision mode, no caller fallbacks). */
 static void test_complete(const ptts_kernels *k) {
     const int missing = !k->gemm_f32 + !k->gemm_bf16 + !k->gemm_q8 + !k->gemm_q8q +
+                        !k->gemm_f32_stream + !k->gemm_bf16_stream + !k->gemm_q8q_stream +
                         !k->gemm_f32_panel + !k->gemm_bf16_panel + !k->layernorm + !k->softmax +
                         !k->gelu + !k->silu + !k->elu + !k->dot + !k->dot_rows + !k->axpy_rows +
                         !k->dot_rows_q + !k->axpy_rows_q + !k->axpy;

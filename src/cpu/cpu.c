@@ -111,6 +111,26 @@ static int x86_features(void) {
 }
 #endif
 
+static int pf_kind;
+static pthread_once_t pf_once = PTHREAD_ONCE_INIT;
+
+static void pf_detect(void) {
+#ifdef PTTS_CPU_X86
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return;
+    /* the vendor string in EBX, EDX, ECX */
+    if (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) /* AuthenticAMD */
+        pf_kind = PTTS_PF_NT;
+    else if (b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu) /* GenuineIntel */
+        pf_kind = PTTS_PF_L2;
+#endif
+}
+
+int ptts_cpu_stream_prefetch(void) {
+    pthread_once(&pf_once, pf_detect);
+    return pf_kind;
+}
+
 int ptts_kernels_all(const ptts_kernels **out, int max) {
     int n = 0;
     if (n < max) out[n++] = ptts_kernels_ref();

@@ -9,12 +9,13 @@
  *   AI                       static inline always_inline
  *   WT_F32, WT_BF16, WT_Q8   weight types of the widening gemm
  *   NB                       X rows per widening / q8q tile (3 or 4)
- *   tile4, tile1             (wt, nb, K, X, ldx, W, m, scale, b, Y, ldy): rows m..m+3 (or m) of
- *                            W against rows 0..nb-1 of X, nb <= NB a constant after inlining
+ *   tile4, tile1             (wt, pf, nb, K, X, ldx, W, m, scale, b, Y, ldy): rows m..m+3 (or m)
+ *                            of W against rows 0..nb-1 of X, nb <= NB a constant after inlining;
+ *                            pf != 0: W's lines prefetched |pf| bytes ahead (pf_ahead)
  *   qx_t, QALIGN             element type of a quantised X row (q8q) and the multiple of K its
  *                            rows are padded to (with the value of q = 0)
  *   quant_row                (K, Kp, x, xq) -> d: row x quantised as kernels.h specifies
- *   qtile                    (nr, nb, K, Kp, xq, d, W, m, scale, b, Y, ldy), nr 1 or 4
+ *   qtile                    (nr, pf, nb, K, Kp, xq, d, W, m, scale, b, Y, ldy), nr 1 or 4
  *   PR, BPR                  X rows per f32 / bf16 panel tile (2, 3, 4 or 8, as a literal: the
  *                            tail dispatch is chosen by token pasting)
  *   panel_out, panel_setup   (b, m, left): bias and store masks of one panel (left outputs)
@@ -30,12 +31,28 @@
 #error "gemm_loop.h: NB must be 3 or 4"
 #endif
 
-/* ---- widening gemm (f32 / bf16 / q8 weights, f32 accumulation) ---------------------------
- * m blocks of 4 rows of W outside, chunks of NB rows of X inside, so a 4-row W block is read
+/* ---- streamed matrices (ptts_lin.stream, the *_stream entries) ---------------------------
+ * A matrix read once a step and larger than the caches (the backbone's, 76-302 MB a step) is
+ * read with each line prefetched PF_AHEAD bytes ahead (pf_ahead), in the form that pays on the
+ * CPU (ptts_cpu_stream_prefetch): non-temporally on AMD, into L2 on Intel. Only when one tile of
+ * X rows covers the call (N <= NB: W read exactly once); a batch's larger N re-reads W per
+ * panel from the caches, and the entries then run as the plain ones. The same arithmetic: the
+ * plain entries' bits. Measured with `bench_pipeline --threads 2 --stored bf16`, interleaved
+ * against the plain entries (bench/RESULTS.md, "Streamed backbone weights"): on a 2-vCPU Zen 4
+ * the non-temporal form took the int8 backbone step from ~2.03 to 1.49-1.63 ms and the loop
+ * from ~3.4 to 2.85-3.07 ms (the L2 form: 1.64-1.94 and 2.95-3.17); in bf16 and in float32 on
+ * bf16 values the step -11 to -14%, the loop -6 to -7%. On the H200 host's Xeon (Sapphire /
+ * Emerald Rapids) the non-temporal form lost 26-43% on the step and 25-62% on the loop (its
+ * fills skip L2), while the L2 form, against the plain entries (medians of 4 rounds): bf16 step
+ * 8.85 -> 5.40 ms and loop 12.93 -> 9.04; float32 on bf16 values 9.93 -> 4.56 and 16.53 ->
+ * 13.28; int8 2.44 -> 2.17 and 6.96 -> 5.12. A temporal prefetch into L1 (T0) gained least. */
+#define PF_AHEAD 16384
+
+/* m blocks of 4 rows of W outside, chunks of NB rows of X inside, so a 4-row W block is read
  * from memory once and re-read from L1/L2 by every chunk; X in panels of about 256 KiB (a
  * multiple of NB rows) kept in L2 while W streams past: W is read once per panel. */
-AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, const float *scale,
-                 const float *b, float *Y, int ldy, int m0, int m1) {
+AI void gemm_run(int wt, int pf, int N, int K, const float *X, int ldx, const void *W,
+                 const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
     if (N <= 0 || m1 <= m0) return;
     int panel = K > 0 ? (int)((256u * 1024u) / ((unsigned)K * 4u)) : N;
     panel = panel / NB * NB;
@@ -46,51 +63,73 @@ AI void gemm_any(int wt, int N, int K, const float *X, int ldx, const void *W, c
         for (; m + 4 <= m1; m += 4) {
             int n = n0;
             for (; n + NB <= n1; n += NB)
-                tile4(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
+                tile4(wt, pf, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
                       ldy);
             const float *x = X + (size_t)n * ldx;
             float *y = Y + (size_t)n * ldy;
             switch (n1 - n) {
 #if NB > 3
-            case 3: tile4(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 3: tile4(wt, pf, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
 #endif
-            case 2: tile4(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile4(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 2: tile4(wt, pf, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 1: tile4(wt, pf, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
             default: break;
             }
         }
         for (; m < m1; m++) {
             int n = n0;
             for (; n + NB <= n1; n += NB)
-                tile1(wt, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
+                tile1(wt, pf, NB, K, X + (size_t)n * ldx, ldx, W, m, scale, b, Y + (size_t)n * ldy,
                       ldy);
             const float *x = X + (size_t)n * ldx;
             float *y = Y + (size_t)n * ldy;
             switch (n1 - n) {
 #if NB > 3
-            case 3: tile1(wt, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 3: tile1(wt, pf, 3, K, x, ldx, W, m, scale, b, y, ldy); break;
 #endif
-            case 2: tile1(wt, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
-            case 1: tile1(wt, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 2: tile1(wt, pf, 2, K, x, ldx, W, m, scale, b, y, ldy); break;
+            case 1: tile1(wt, pf, 1, K, x, ldx, W, m, scale, b, y, ldy); break;
             default: break;
             }
         }
     }
 }
 
+/* stream: the *_stream entries (prefetched when N <= NB, as the CPU wants it) */
+AI void gemm_any(int wt, int stream, int N, int K, const float *X, int ldx, const void *W,
+                 const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
+    const int h = stream && N <= NB ? ptts_cpu_stream_prefetch() : 0;
+    if (h == PTTS_PF_NT)
+        gemm_run(wt, PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+    else if (h == PTTS_PF_L2)
+        gemm_run(wt, -PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+    else
+        gemm_run(wt, 0, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
 static void gemm_f32_isa(int N, int K, const float *X, int ldx, const float *W, const float *b,
                          float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_F32, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+    gemm_any(WT_F32, 0, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
 }
 
 static void gemm_bf16_isa(int N, int K, const float *X, int ldx, const uint16_t *W, const float *b,
                           float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_BF16, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+    gemm_any(WT_BF16, 0, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
 }
 
 static void gemm_q8_isa(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                         const float *b, float *Y, int ldy, int m0, int m1) {
-    gemm_any(WT_Q8, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+    gemm_any(WT_Q8, 0, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
+static void gemm_f32_stream_isa(int N, int K, const float *X, int ldx, const float *W,
+                                const float *b, float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_F32, 1, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
+}
+
+static void gemm_bf16_stream_isa(int N, int K, const float *X, int ldx, const uint16_t *W,
+                                 const float *b, float *Y, int ldy, int m0, int m1) {
+    gemm_any(WT_BF16, 1, N, K, X, ldx, W, NULL, b, Y, ldy, m0, m1);
 }
 
 /* ---- q8q: X quantised per row into a stack buffer, integer dot products ------------------
@@ -98,8 +137,8 @@ static void gemm_q8_isa(int N, int K, const float *X, int ldx, const int8_t *W, 
  * 4 rows (the last ones 1 row), chunks of NB rows of X inside. */
 #define QBUF (64 * 1024)
 
-static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
-                         const float *b, float *Y, int ldy, int m0, int m1) {
+AI void q8q_run(int pf, int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                const float *b, float *Y, int ldy, int m0, int m1) {
     if (N <= 0 || m1 <= m0 || K > PTTS_Q8Q_KMAX) return;
     if (K <= 0) { /* empty dot products: d = 0, dot = 0, as the reference */
         for (int n = 0; n < N; n++)
@@ -123,27 +162,44 @@ static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W,
                 const qx_t *x = xq + (size_t)(n - n0) * Kp;
                 float *y = Y + (size_t)n * ldy;
                 if (four)
-                    qtile(4, NB, K, Kp, x, d + (n - n0), W, m, scale, b, y, ldy);
+                    qtile(4, pf, NB, K, Kp, x, d + (n - n0), W, m, scale, b, y, ldy);
                 else
-                    qtile(1, NB, K, Kp, x, d + (n - n0), W, m, scale, b, y, ldy);
+                    qtile(1, pf, NB, K, Kp, x, d + (n - n0), W, m, scale, b, y, ldy);
             }
             const qx_t *x = xq + (size_t)(n - n0) * Kp;
             const float *dd = d + (n - n0);
             float *y = Y + (size_t)n * ldy;
             switch ((n1 - n) * 2 + four) {
 #if NB > 3
-            case 7: qtile(4, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-            case 6: qtile(1, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 7: qtile(4, pf, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 6: qtile(1, pf, 3, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
 #endif
-            case 5: qtile(4, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-            case 3: qtile(4, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-            case 4: qtile(1, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
-            case 2: qtile(1, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 5: qtile(4, pf, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 3: qtile(4, pf, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 4: qtile(1, pf, 2, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
+            case 2: qtile(1, pf, 1, K, Kp, x, dd, W, m, scale, b, y, ldy); break;
             default: break;
             }
             m += four ? 4 : 1;
         }
     }
+}
+
+static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
+                         const float *b, float *Y, int ldy, int m0, int m1) {
+    q8q_run(0, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
+static void gemm_q8q_stream_isa(int N, int K, const float *X, int ldx, const int8_t *W,
+                                const float *scale, const float *b, float *Y, int ldy, int m0,
+                                int m1) {
+    const int h = N <= NB ? ptts_cpu_stream_prefetch() : 0;
+    if (h == PTTS_PF_NT)
+        q8q_run(PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+    else if (h == PTTS_PF_L2)
+        q8q_run(-PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+    else
+        q8q_run(0, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
 }
 
 /* ---- panels (outer products) --------------------------------------------------------------

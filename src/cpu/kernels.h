@@ -41,6 +41,9 @@ typedef struct ptts_lin {
     const int8_t *wq;   /* Q8: [out, in], row m scaled by scale[m] */
     const float *scale; /* Q8: [out] */
     const float *bias;  /* [out] or NULL */
+    /* Read once a step and larger than the caches (the backbone's matrices, set at load): its
+     * linears go through the *_stream entries. */
+    int stream;
     /* Optional (set at load for the codec's matrices, which run over many rows): W^T as f32 in
      * panels of PTTS_PANEL outputs, [ceil(out / PTTS_PANEL)][in][PTTS_PANEL], zero-padded; for
      * a BF16 matrix the bf16 values widened (same results as wh). */
@@ -91,6 +94,15 @@ typedef struct ptts_kernels {
      * gemm_q8 ~4e-3 (bench/bench_precision.c). */
     void (*gemm_q8q)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                      const float *b, float *Y, int ldy, int m0, int m1);
+    /* gemm_f32, gemm_bf16 and gemm_q8q for a W that streams from memory (ptts_lin.stream):
+     * the same results bit for bit; the SIMD tables fetch W ahead non-temporally when the
+     * call's rows of X read it once (gemm_loop.h, "streamed matrices"). */
+    void (*gemm_f32_stream)(int N, int K, const float *X, int ldx, const float *W, const float *b,
+                            float *Y, int ldy, int m0, int m1);
+    void (*gemm_bf16_stream)(int N, int K, const float *X, int ldx, const uint16_t *W,
+                             const float *b, float *Y, int ldy, int m0, int m1);
+    void (*gemm_q8q_stream)(int N, int K, const float *X, int ldx, const int8_t *W,
+                            const float *scale, const float *b, float *Y, int ldy, int m0, int m1);
 
     /* From the panel layout (ptts_lin.wp): Y[n*ldy + m] = X[n*ldx + :K] . W[m, :K] + b[m] for
      * rows n in [n0, n1) and the outputs of panels [p0, p1) (m < M). Broadcast-X outer
@@ -154,6 +166,11 @@ typedef struct ptts_kernels {
 const ptts_kernels *ptts_kernels_ref(void);
 /* The best variant for this CPU, capped by PTTS_ISA. Never NULL (falls back to ref). */
 const ptts_kernels *ptts_kernels_best(void);
+/* How the *_stream entries prefetch on this CPU (gemm_loop.h, "streamed matrices"): 0 not at
+ * all (other vendors and architectures: not measured), PTTS_PF_NT non-temporally (AMD),
+ * PTTS_PF_L2 into L2 (Intel, where the non-temporal form loses). */
+enum { PTTS_PF_NT = 1, PTTS_PF_L2 = 2 };
+int ptts_cpu_stream_prefetch(void);
 /* Every variant this build has and this CPU runs (ref first); returns the count. */
 int ptts_kernels_all(const ptts_kernels **out, int max);
 

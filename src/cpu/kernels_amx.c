@@ -306,6 +306,17 @@ static void gemm_q8q_amx(int N, int K, const float *X, int ldx, const int8_t *W,
     _tile_release();
 }
 
+/* A streamed matrix (kernels.h): the AVX-512 table's prefetching rows below 2 rows of X, as
+ * gemm_q8q_amx's. */
+static void gemm_q8q_stream_amx(int N, int K, const float *X, int ldx, const int8_t *W,
+                                const float *scale, const float *b, float *Y, int ldy, int m0,
+                                int m1) {
+    if (N < 2)
+        ptts_kernels_avx512()->gemm_q8q_stream(N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+    else
+        gemm_q8q_amx(N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 static ptts_kernels k_amx;
@@ -315,6 +326,7 @@ static void k_init(void) {
     k_amx = *ptts_kernels_avx512();
     k_amx.isa = "amx";
     k_amx.gemm_q8q = gemm_q8q_amx;
+    k_amx.gemm_q8q_stream = gemm_q8q_stream_amx;
     k_amx.gemm_bf16_panel = gemm_bf16_panel_amx;
 }
 

@@ -120,10 +120,17 @@ AI vf vsel_pos_nan(vf x, vf neg) {
 }
 
 /* no ISA-specific prefix of the 4-row tile */
-AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W, size_t row,
+AI int tile4_head(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, size_t row,
                   vf acc[4][NB]) {
-    (void)wt, (void)nb, (void)K, (void)X, (void)ldx, (void)W, (void)row, (void)acc;
+    (void)wt, (void)pf, (void)nb, (void)K, (void)X, (void)ldx, (void)W, (void)row, (void)acc;
     return 0;
+}
+
+/* The line |pf| bytes past p of a streamed matrix fetched ahead: pf > 0 non-temporally, pf < 0
+ * into L2 (gemm_loop.h, "streamed matrices"). */
+AI void pf_ahead(const void *p, int pf) {
+    if (pf > 0) _mm_prefetch((const char *)p + pf, _MM_HINT_NTA);
+    if (pf < 0) _mm_prefetch((const char *)p - pf, _MM_HINT_T1);
 }
 
 #include "vec_loop.h"
@@ -174,8 +181,8 @@ AI int32_t hsum_epi32(__m256i a) {
 }
 
 /* Rows m..m+nr-1 of W (nr 1 or 4) against nb rows of quantised X (stride Kp). */
-AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, const int8_t *W,
-              int m, const float *scale, const float *b, float *Y, int ldy) {
+AI void qtile(int nr, int pf, int nb, int K, int Kp, const int8_t *xq, const float *d,
+              const int8_t *W, int m, const float *scale, const float *b, float *Y, int ldy) {
     __m256i a[4][NB];
     for (int r = 0; r < nr; r++)
         for (int n = 0; n < nb; n++)
@@ -188,6 +195,7 @@ AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, c
                 _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xq + (size_t)n * Kp + k)));
         for (int r = 0; r < nr; r++) {
             const int8_t *wr = w0 + (size_t)r * K + k;
+            if (pf && (k & 63) == 0) pf_ahead(wr, pf); /* one prefetch a line */
             __m128i w8;
             if (k + 16 <= K) {
                 w8 = _mm_loadu_si128((const __m128i *)wr);

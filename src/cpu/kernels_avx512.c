@@ -110,12 +110,19 @@ AI vf vsel_pos_nan(vf x, vf neg) {
     return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
 }
 
+/* The line |pf| bytes past p of a streamed matrix fetched ahead: pf > 0 non-temporally, pf < 0
+ * into L2 (gemm_loop.h, "streamed matrices"). */
+AI void pf_ahead(const void *p, int pf) {
+    if (pf > 0) _mm_prefetch((const char *)p + pf, _MM_HINT_NTA);
+    if (pf < 0) _mm_prefetch((const char *)p - pf, _MM_HINT_T1);
+}
+
 /* The bf16 prefix of the 4-row tile: 32 bf16 weights per 512-bit load, widened without
  * shuffles: as 32-bit lanes, lane i holds element 2i in its low half and 2i+1 in its high
  * half, so (v << 16) is the even elements and (v & 0xffff0000) the odd ones, exactly; X is
  * split into even and odd elements once per k step (two permutes shared by the 4 rows) to
  * match. Returns the k reached. */
-AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W, size_t row,
+AI int tile4_head(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, size_t row,
                   vf acc[4][NB]) {
     int k = 0;
     if (wt != WT_BF16) return k;
@@ -132,6 +139,7 @@ AI int tile4_head(int wt, int nb, int K, const float *X, int ldx, const void *W,
             xo[n] = _mm512_permutex2var_ps(x0, io, x1);
         }
         for (int r = 0; r < 4; r++) {
+            if (pf) pf_ahead(Wh + row + (size_t)r * K + k, pf); /* a line a load */
             __m512i v = _mm512_loadu_si512((const void *)(Wh + row + (size_t)r * K + k));
             __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
             __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(v, hi));
@@ -187,8 +195,8 @@ AI float quant_row(int K, int Kp, const float *x, uint8_t *xu) {
 }
 
 /* Rows m..m+nr-1 of W (nr 1 or 4) against nb rows of quantised X (stride Kp). */
-AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, const int8_t *W,
-              int m, const float *scale, const float *b, float *Y, int ldy) {
+AI void qtile(int nr, int pf, int nb, int K, int Kp, const uint8_t *xu, const float *d,
+              const int8_t *W, int m, const float *scale, const float *b, float *Y, int ldy) {
     const __m512i ones = _mm512_set1_epi8(1);
     __m512i a[4][NB], s[4];
     for (int r = 0; r < nr; r++) {
@@ -203,6 +211,7 @@ AI void qtile(int nr, int nb, int K, int Kp, const uint8_t *xu, const float *d, 
         for (int n = 0; n < nb; n++)
             x[n] = _mm512_loadu_si512(xu + (size_t)n * Kp + k);
         for (int r = 0; r < nr; r++) {
+            if (pf) pf_ahead(w0 + (size_t)r * K + k, pf); /* a line a load */
             __m512i w = _mm512_loadu_si512(w0 + (size_t)r * K + k);
             s[r] = _mm512_dpbusd_epi32(s[r], ones, w);
             for (int n = 0; n < nb; n++)

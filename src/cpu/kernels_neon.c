@@ -89,13 +89,16 @@ AI void tile(int wt, int mr, int nb, int K, const float *X, int ldx, const void 
         }
 }
 
-AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
+/* pf (a streamed matrix's prefetch, gemm_loop.h): not done here (not measured on an ARM core). */
+AI void tile4(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, int m,
               const float *scale, const float *b, float *Y, int ldy) {
+    (void)pf;
     tile(wt, 4, nb, K, X, ldx, W, m, scale, b, Y, ldy);
 }
 
-AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
+AI void tile1(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, int m,
               const float *scale, const float *b, float *Y, int ldy) {
+    (void)pf;
     tile(wt, 1, nb, K, X, ldx, W, m, scale, b, Y, ldy);
 }
 
@@ -136,8 +139,9 @@ AI float quant_row(int K, int Kp, const float *x, int8_t *xq) {
 }
 
 /* Rows m..m+nr-1 of W (nr 1 or 4) against nb rows of quantised X (stride Kp). */
-AI void qtile(int nr, int nb, int K, int Kp, const int8_t *xq, const float *d, const int8_t *W,
-              int m, const float *scale, const float *b, float *Y, int ldy) {
+AI void qtile(int nr, int pf, int nb, int K, int Kp, const int8_t *xq, const float *d,
+              const int8_t *W, int m, const float *scale, const float *b, float *Y, int ldy) {
+    (void)pf; /* as tile4 */
     int32x4_t a[4][NB];
     for (int r = 0; r < nr; r++)
         for (int n = 0; n < nb; n++)

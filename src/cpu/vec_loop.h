@@ -207,10 +207,11 @@ static void axpy_rows_isa(float *y, const float *p, const float *V, int ldv, int
     {                                                                                              \
         .isa = name, .gemm_f32 = gemm_f32_isa, .gemm_f32_panel = gemm_f32_panel_isa,               \
         .gemm_bf16_panel = gemm_bf16_panel_isa, .gemm_bf16 = gemm_bf16_isa,                        \
-        .gemm_q8 = gemm_q8_isa, .gemm_q8q = gemm_q8q_isa, .layernorm = layernorm_isa,              \
-        .softmax = softmax_isa, .gelu = gelu_isa, .silu = silu_isa, .elu = elu_isa,                \
-        .dot = dot_isa, .dot_rows = dot_rows_fn, .axpy = axpy_isa, .axpy_rows = axpy_rows_fn,      \
-        .dot_rows_q = dot_rows_q_fn, .axpy_rows_q = axpy_rows_q_fn,                                \
+        .gemm_q8 = gemm_q8_isa, .gemm_q8q = gemm_q8q_isa, .gemm_f32_stream = gemm_f32_stream_isa,  \
+        .gemm_bf16_stream = gemm_bf16_stream_isa, .gemm_q8q_stream = gemm_q8q_stream_isa,          \
+        .layernorm = layernorm_isa, .softmax = softmax_isa, .gelu = gelu_isa, .silu = silu_isa,    \
+        .elu = elu_isa, .dot = dot_isa, .dot_rows = dot_rows_fn, .axpy = axpy_isa,                 \
+        .axpy_rows = axpy_rows_fn, .dot_rows_q = dot_rows_q_fn, .axpy_rows_q = axpy_rows_q_fn,     \
     }
 
 #endif

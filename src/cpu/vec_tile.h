@@ -5,8 +5,10 @@
  * the tiles):
  *   ldw, ldw_n             (wt, W, off [, r]): VL weights (the first r) widened to f32, exactly
  *   vhsum4                 (a, b, c, d): the four horizontal sums in one __m128
- *   tile4_head             (wt, nb, K, X, ldx, W, row, acc): an ISA-specific prefix of the
+ *   tile4_head             (wt, pf, nb, K, X, ldx, W, row, acc): an ISA-specific prefix of the
  *                          4-row tile's k loop; returns the k it reached (0: none)
+ *   pf_ahead               (p, pf): fetch the line |pf| bytes past p (gemm_loop.h, "streamed
+ *                          matrices")
  *   NB, WT_*               as for gemm_loop.h
  */
 #ifndef PTTS_VEC_TILE_H
@@ -17,20 +19,24 @@
  * 128-bit vector, so per-row scale (q8: acc * scale, then + b, two roundings as the reference)
  * bias and store take 4 outputs at a time. */
 
-/* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining). */
-AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
+/* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining); pf != 0: each line
+ * of W read is prefetched |pf| bytes ahead (a streamed matrix, gemm_loop.h). */
+AI void tile4(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, int m,
               const float *scale, const float *b, float *Y, int ldy) {
+    const int esz = wt == WT_F32 ? 4 : wt == WT_BF16 ? 2 : 1;
     vf acc[4][NB];
     for (int r = 0; r < 4; r++)
         for (int n = 0; n < nb; n++)
             acc[r][n] = vzero();
     const size_t row = (size_t)m * (size_t)K;
-    int k = tile4_head(wt, nb, K, X, ldx, W, row, acc);
+    int k = tile4_head(wt, pf, nb, K, X, ldx, W, row, acc);
     for (; k + VL <= K; k += VL) {
         vf xv[NB];
         for (int n = 0; n < nb; n++)
             xv[n] = vload(X + (size_t)n * ldx + k);
         for (int r = 0; r < 4; r++) {
+            if (pf && ((k * esz) & 63) == 0) /* one prefetch a line */
+                pf_ahead((const char *)W + (row + (size_t)r * K + k) * esz, pf);
             vf w = ldw(wt, W, row + (size_t)r * K + k);
             for (int n = 0; n < nb; n++)
                 acc[r][n] = vfma(w, xv[n], acc[r][n]);
@@ -54,9 +60,10 @@ AI void tile4(int wt, int nb, int K, const float *X, int ldx, const void *W, int
     }
 }
 
-/* One row m of W against rows 0..nb-1 of X. */
-AI void tile1(int wt, int nb, int K, const float *X, int ldx, const void *W, int m,
+/* One row m of W against rows 0..nb-1 of X (the last rows of a range: no prefetch). */
+AI void tile1(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, int m,
               const float *scale, const float *b, float *Y, int ldy) {
+    (void)pf;
     vf acc[NB];
     for (int n = 0; n < nb; n++)
         acc[n] = vzero();
