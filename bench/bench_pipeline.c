@@ -323,6 +323,7 @@ static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba
             parts->t.codec += c1.codec - c0.codec;
             parts->t.region += c1.region - c0.region;
             parts->t.region_backbone += c1.region_backbone - c0.region_backbone;
+            parts->t.region_flow += c1.region_flow - c0.region_flow;
             parts->t.region_codec += c1.region_codec - c0.region_codec;
             parts->t.regions += c1.regions - c0.regions;
             parts->t.sleeps += c1.sleeps - c0.sleeps;
@@ -489,8 +490,10 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
                     printf("  in it  backbone %.2f, flow %.2f, codec %.2f", c->backbone * f,
                            c->flow * f, c->codec * f);
                     if (c->region > 0)
-                        printf(", overlap region %.2f (its backbone %.2f, codec %.2f)",
-                               c->region * f, c->region_backbone * f, c->region_codec * f);
+                        printf(", overlap region %.2f (its step %.2f of which flow %.2f, "
+                               "codec %.2f)",
+                               c->region * f, c->region_backbone * f, c->region_flow * f,
+                               c->region_codec * f);
                     printf(", rest %.2f ms/frame; %.1f pool regions, %.1f worker sleeps a frame\n",
                            (lp.wall - c->backbone - c->flow - c->codec - c->region) * f,
                            (double)c->regions / (double)lp.frames,

@@ -90,17 +90,19 @@ typedef struct ptts_engine_ops {
 
 extern const ptts_engine_ops ptts_engine_cpu;
 /* Frames a CPU engine instance has decoded beside the next step's backbone (the overlap of
- * ptts_engine_args.overlap) since it was created: tests check that the overlap path ran. */
-long ptts_engine_cpu_overlapped(const void *eng);
+ * ptts_engine_args.overlap) since it was created; with `paired`, only those decoded beside the
+ * whole next step, flow head included (step_decode): tests check that both paths ran. */
+long ptts_engine_cpu_overlapped(const void *eng, int paired);
 
 /* Where a CPU engine instance's time went since it was created, wall seconds (bench_pipeline
  * prints them per frame beside the stages timed alone: a stage's cost inside the loop, its
  * weights evicted by the others', against its cost run alone). step: the backbone of slots not
  * computed ahead, and the flow head; decode: the codec with every thread, or the overlap
- * region, and inside that region its backbone task and its codec tasks (summed over the
+ * region, and inside that region its step task (region_flow: the flow head of a step_decode
+ * in it) and its codec tasks (summed over the
  * threads that ran them); regions and sleeps: the model pool's (ptts_pool_counts). */
 typedef struct ptts_cpu_times {
-    double backbone, flow, codec, region, region_backbone, region_codec;
+    double backbone, flow, codec, region, region_backbone, region_flow, region_codec;
     long steps, decodes, regions, sleeps;
 } ptts_cpu_times;
 void ptts_engine_cpu_times(const void *eng, ptts_cpu_times *out);

@@ -12,7 +12,10 @@
  * "help" tasks: a thread with no codec left lends itself to the backbone, which runs on a
  * borrowed pool (pool.h), so no core idles while the other finishes. The h and EOS logit so
  * computed are kept per slot ("pre") and step(t+1) runs the backbone only for the slots
- * without them (a slot after begin_chunk), then the flow head over all. Results are
+ * without them (a slot after begin_chunk), then the flow head over all. When the loop pairs
+ * the decode with the next step (step_decode: every utterance goes on, generate.c
+ * batch_pair_k), the noise of step t+1 is known and the backbone task runs the whole step,
+ * flow head included: a frame is one pool region, not one plus the flow head's ~20. Results are
  * bit-identical to the plain path: every kernel computes each output the same way whatever
  * the thread split or the number of rows (ptts_linear splits output rows in 16-aligned
  * chunks; the codec's panel kernel row tiles in 8-aligned chunks; attention per (row, head));
@@ -83,6 +86,7 @@ typedef struct cpu_engine {
     /* overlap */
     int overlap;     /* PTTS_OVERLAP_* of the engine args */
     long overlapped; /* frames decoded beside the next step, since created (tests) */
+    long paired;     /* of those, frames decoded beside the whole next step (step_decode) */
     ptts_ctx solo;   /* the model's kernels, no pool: a codec task's thread */
     ptts_pool *sub;  /* borrowed pool (pool.h) for the backbone task: threads done with
                         the codecs lend themselves to it (NULL with one thread) */
@@ -92,11 +96,18 @@ typedef struct cpu_engine {
     float *eb;       /* [slots] */
     float *h_pre;    /* [slots, d] by slot: h of the pre-computed next step */
     float *eos_pre;  /* [slots] by slot */
-    int *pick;       /* [slots]: call positions of the slots a pass runs */
-    /* the current overlap region (decode): n_codec codec tasks after the backbone task */
+    int *pick;       /* [slots]: call positions of the decoded slots (decode) */
+    int *run;        /* [slots]: the slots a backbone pass runs, in its row order */
+    /* the current overlap region (decode): n_codec codec tasks after the backbone task, which
+     * runs the backbone of r_run[r_nrun]; with r_noise (step_decode) also the flow head,
+     * writing r_eos, r_lat in r_run order, else h_pre, eos_pre */
     const int *r_slots;
     float *r_pcm;
     int r_n_codec;
+    const int *r_run;
+    int r_nrun;
+    const float *r_noise;
+    float *r_eos, *r_lat;
     /* batched codec (2+ slots): the low-rate stages of every decoded stream at once */
     ptts_codec_batch *cb;  /* sized for n_slots; NULL with one slot */
     ptts_codec_dec **decs; /* [slots]: the decoded slots' decoders, in pick order */
@@ -129,6 +140,7 @@ static void cpu_destroy(void *p) {
     ptts_free_aligned(g->h_pre);
     ptts_free_aligned(g->eos_pre);
     free(g->pick);
+    free(g->run);
     free(g->tid_codec);
     ptts_pool_free(g->sub);
     ptts_codec_batch_free(g->cb);
@@ -159,6 +171,7 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
     g->h_pre = ptts_calloc_aligned((size_t)slots * a->d * sizeof(float));
     g->eos_pre = ptts_calloc_aligned((size_t)slots * sizeof(float));
     g->pick = calloc((size_t)slots, sizeof *g->pick);
+    g->run = calloc((size_t)slots, sizeof *g->run);
     g->overlap = args->overlap;
     g->solo.k = g->ctx->k;
     g->solo.pool = NULL;
@@ -174,7 +187,7 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
     g->cctx.pool = g->csub;
     int rc = 0;
     if (!g->slot || !g->h || !g->x0 || !g->latent || !g->bb || !g->lat_in || !g->kv || !g->xs ||
-        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || !g->tid_codec ||
+        !g->hb || !g->eb || !g->h_pre || !g->eos_pre || !g->pick || !g->run || !g->tid_codec ||
         (threads > 1 && !g->sub) || !g->decs || !g->lats || (threads > 1 && !g->csub))
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
@@ -247,11 +260,11 @@ static int cpu_begin_chunk(void *p, int slot, const ptts_voice_state *v, const i
     return 0;
 }
 
-/* The backbone step of the slots at call positions pick[0..m) of `slots` (hb, eb rows 0..m). */
-static void backbone_pass(cpu_engine *g, const ptts_ctx *c, const int *slots, int m) {
+/* The backbone step of slots run[0..m) (hb, eb rows 0..m). */
+static void backbone_pass(cpu_engine *g, const ptts_ctx *c, const int *run, int m) {
     const ptts_arch *a = &g->w->arch;
     for (int j = 0; j < m; j++) {
-        int slot = slots[g->pick[j]];
+        int slot = run[j];
         cpu_slot *s = &g->slot[slot];
         g->bb[j] = &s->bb;
         g->lat_in[j] = s->have_latent ? g->latent + (size_t)slot * a->ld : NULL;
@@ -268,9 +281,9 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     /* the backbone for the slots whose step did not run in the last decode, all threads */
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (!g->slot[slots[i]].pre) g->pick[m++] = i;
+        if (!g->slot[slots[i]].pre) g->run[m++] = slots[i];
     double t0 = ptts_now();
-    if (m > 0) backbone_pass(g, g->ctx, slots, m);
+    if (m > 0) backbone_pass(g, g->ctx, g->run, m);
     double t1 = ptts_now();
     /* h [n, d], eos [n] in call order: pre-computed rows, then this pass's */
     for (int i = 0, j = 0; i < n; i++) {
@@ -309,22 +322,31 @@ static int overlap_pays(const cpu_engine *g, int n_codec, int fresh) {
     return g->overlap != PTTS_OVERLAP_OFF;
 }
 
-/* Task 0: the next step's backbone for the slots being decoded, on the borrowed pool; task
- * 1 + j: the codec of the j-th of them (one thread); the last threads - 1 tasks: lend this
- * thread to the backbone until it is done. Tasks are claimed in index order, so a thread
- * helps only once every codec is taken, and the backbone task is running by then (no task
- * waits for one not yet claimed). */
+/* Task 0: the next step on the borrowed pool: the backbone of r_run, and with step_decode the
+ * flow head too (its noise is known then), else h_pre / eos_pre for step(); task 1 + j: the
+ * codec of the j-th decoded slot (one thread); the last threads - 1 tasks: lend this thread
+ * to task 0 until it is done. Tasks are claimed in index order, so a thread helps only once
+ * every codec is taken, and task 0 is running by then (no task waits for one not yet
+ * claimed). The flow head's latents go to r_lat, not to the engine's latent rows, which the
+ * codec tasks are reading. */
 static void overlap_task(void *ctx, int task, int tid) {
     cpu_engine *g = ctx;
     const ptts_arch *a = &g->w->arch;
     if (task == 0) {
         double t0 = ptts_now();
-        backbone_pass(g, &g->bbctx, g->r_slots, g->r_n_codec);
-        for (int j = 0; j < g->r_n_codec; j++) {
-            int slot = g->r_slots[g->pick[j]];
-            memcpy(g->h_pre + (size_t)slot * a->d, g->hb + (size_t)j * a->d,
-                   (size_t)a->d * sizeof(float));
-            g->eos_pre[slot] = g->eb[j];
+        backbone_pass(g, &g->bbctx, g->r_run, g->r_nrun);
+        if (g->r_noise) {
+            double t1 = ptts_now();
+            ptts_flow_sample(g->flow, &g->bbctx, g->hb, g->r_noise, g->r_nrun, g->r_lat);
+            memcpy(g->r_eos, g->eb, (size_t)g->r_nrun * sizeof(float));
+            g->times.region_flow += ptts_now() - t1;
+        } else {
+            for (int j = 0; j < g->r_nrun; j++) {
+                int slot = g->r_run[j];
+                memcpy(g->h_pre + (size_t)slot * a->d, g->hb + (size_t)j * a->d,
+                       (size_t)a->d * sizeof(float));
+                g->eos_pre[slot] = g->eb[j];
+            }
         }
         g->times.region_backbone += ptts_now() - t0; /* one task a region: one writer */
         __atomic_store_n(&g->help_stop, 1, __ATOMIC_RELEASE);
@@ -383,11 +405,20 @@ static void gather_codecs(cpu_engine *g, const int *slots, int nc) {
     }
 }
 
-static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
-                      ptts_error *e) {
-    (void)e;
-    (void)k;
-    cpu_engine *g = p;
+/* The next step when it goes with a decode (step_decode): its slots, noise and outputs. */
+typedef struct next_step {
+    const int *slots;
+    int n;
+    const float *noise;
+    float *eos, *latents;
+} next_step;
+
+/* The codec of the slots of the last step call with counts > 0 (pcm in call order), and the
+ * next step: with nx (step_decode) that of nx->slots, else, in an overlap region, the backbone
+ * of the decoded slots ahead of step() (pre). Overlapped as overlap_pays says; otherwise the
+ * codec, then nx's step, each on every thread. */
+static int run_decode(cpu_engine *g, const int *slots, int n, const int *counts, float *pcm,
+                      const next_step *nx, ptts_error *e) {
     const ptts_arch *a = &g->w->arch;
     int nc = 0, fresh = 0;
     for (int i = 0; i < n; i++)
@@ -403,6 +434,19 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         g->r_slots = slots;
         g->r_pcm = pcm;
         g->r_n_codec = nc;
+        if (nx) {
+            g->r_run = nx->slots;
+            g->r_nrun = nx->n;
+            g->r_noise = nx->noise;
+            g->r_eos = nx->eos;
+            g->r_lat = nx->latents;
+        } else {
+            for (int j = 0; j < nc; j++)
+                g->run[j] = slots[g->pick[j]];
+            g->r_run = g->run;
+            g->r_nrun = nc;
+            g->r_noise = NULL;
+        }
         g->help_stop = 0;
         int threads = ptts_pool_threads(g->ctx->pool);
         if (g->cb && nc >= 2) {
@@ -412,8 +456,18 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
         } else {
             ptts_pool_run(g->ctx->pool, 1 + nc + threads - 1, overlap_task, g);
         }
-        for (int j = 0; j < nc; j++)
-            g->slot[slots[g->pick[j]]].pre = 1;
+        if (nx) {
+            for (int j = 0; j < nx->n; j++) {
+                memcpy(g->latent + (size_t)nx->slots[j] * a->ld, nx->latents + (size_t)j * a->ld,
+                       (size_t)a->ld * sizeof(float));
+                g->slot[nx->slots[j]].have_latent = 1;
+            }
+            g->times.steps++;
+            g->paired += nc;
+        } else {
+            for (int j = 0; j < nc; j++)
+                g->slot[slots[g->pick[j]]].pre = 1;
+        }
         g->overlapped += nc;
         g->times.region += ptts_now() - t0;
         return 0;
@@ -433,10 +487,33 @@ static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts
                                      pcm + (size_t)i * a->frame_samples, NULL);
     }
     g->times.codec += ptts_now() - t0;
-    return 0;
+    return nx ? cpu_step(g, nx->slots, nx->n, 1, nx->noise, nx->eos, nx->latents, e) : 0;
 }
 
-long ptts_engine_cpu_overlapped(const void *eng) { return ((const cpu_engine *)eng)->overlapped; }
+static int cpu_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
+                      ptts_error *e) {
+    (void)k;
+    return run_decode(p, slots, n, counts, pcm, NULL, e);
+}
+
+/* The codec of the last step call beside the whole next step, flow head included: the loop
+ * pairs the two whenever every utterance goes on (generate.c, batch_pair_k), so a frame is one
+ * pool region, and the flow head, whose weights the codec and backbone evict each frame, runs
+ * from memory while the codec computes (alone after the region it took 0.43 ms a frame on a
+ * Zen 4 where it takes 0.15 warm: bench/RESULTS.md). */
+static int cpu_step_decode(void *p, const int *slots, int n, int k, const int *counts, float *pcm,
+                           const int *next, int nn, int kn, const float *noise, float *eos,
+                           float *latents, ptts_error *e) {
+    (void)k;
+    if (kn != 1) return ptts_fail(e, PTTS_E_INTERNAL, "the CPU engine runs one step per call");
+    const next_step nx = {next, nn, noise, eos, latents};
+    return run_decode(p, slots, n, counts, pcm, &nx, e);
+}
+
+long ptts_engine_cpu_overlapped(const void *eng, int paired) {
+    const cpu_engine *g = eng;
+    return paired ? g->paired : g->overlapped;
+}
 
 void ptts_engine_cpu_times(const void *eng, ptts_cpu_times *out) {
     const cpu_engine *g = eng;
@@ -456,4 +533,5 @@ const ptts_engine_ops ptts_engine_cpu = {
     .begin_chunk = cpu_begin_chunk,
     .step = cpu_step,
     .decode = cpu_decode,
+    .step_decode = cpu_step_decode,
 };

@@ -148,14 +148,16 @@ static void batch_run(ptts_model *m, const ptts_voice *const *voices, float eos_
 }
 
 /* Frames the model's idle CPU engines decoded beside the next step (the engines of the runs
- * since the last ptts_model_set_overlap, which drops the idle ones). */
-static long idle_overlapped(const ptts_model *m) {
+ * since the last ptts_model_set_overlap, which drops the idle ones); with `paired`, beside the
+ * whole next step (the loop's step_decode), else beside it or its backbone alone. */
+static long idle_overlapped_as(const ptts_model *m, int paired) {
     long n = 0;
     for (int i = 0; i < 2; i++)
         if (m->be.cache.idle[i].eng && m->be.cache.idle[i].ops == &ptts_engine_cpu)
-            n += ptts_engine_cpu_overlapped(m->be.cache.idle[i].eng);
+            n += ptts_engine_cpu_overlapped(m->be.cache.idle[i].eng, paired);
     return n;
 }
+static long idle_overlapped(const ptts_model *m) { return idle_overlapped_as(m, 0); }
 
 /* Stream runs (eos thresholds thr[0..nthr)) and the batch with overlap ON, then OFF (the
  * engines read it when a stream or batch creates them): identical bits required, and the ON
@@ -171,13 +173,17 @@ static void overlap_compare(ptts_model *m, const ptts_voice *const *voices, cons
         snprintf(what, sizeof what, "%s stream (eos threshold %g)", name, (double)thr[t]);
         ptts_model_set_overlap(m, PTTS_OVERLAP_ON);
         stream_run(m, voices[0], thr[t], &a);
-        long on = idle_overlapped(m);
+        long on = idle_overlapped(m), on_paired = idle_overlapped_as(m, 1);
         ptts_model_set_overlap(m, PTTS_OVERLAP_OFF);
         stream_run(m, voices[0], thr[t], &b);
         long off = idle_overlapped(m);
         CHECKF(on > 0 && off == 0, "%s: %ld frames overlapped with ON, %ld with OFF", what, on,
                off);
-        printf("%s: %d frames\n", what, a.frames);
+        /* a stream pairs every call but a chunk's first and last (and those after its EOS) */
+        CHECKF(on_paired > 0, "%s: %ld of %ld overlapped frames beside the whole next step", what,
+               on_paired, on);
+        printf("%s: %d frames, %ld overlapped (%ld beside the whole next step)\n", what, a.frames,
+               on, on_paired);
         same_runs(&a, &b, ld, what);
         run_free(&a);
         run_free(&b);
@@ -189,13 +195,19 @@ static void overlap_compare(ptts_model *m, const ptts_voice *const *voices, cons
     }
     ptts_model_set_overlap(m, PTTS_OVERLAP_ON);
     batch_run(m, voices, batch_eos, ra);
-    long on = idle_overlapped(m);
+    long on = idle_overlapped(m), on_paired = idle_overlapped_as(m, 1);
     ptts_model_set_overlap(m, PTTS_OVERLAP_OFF);
     batch_run(m, voices, batch_eos, rb);
     long off = idle_overlapped(m);
     ptts_model_set_overlap(m, PTTS_OVERLAP_AUTO);
     CHECKF(on > 0 && off == 0, "%s batch: %ld frames overlapped with ON, %ld with OFF", name, on,
            off);
+    /* joins break the pairing (the backbone alone runs ahead), steady calls keep it */
+    CHECKF(on_paired > 0 && on_paired < on,
+           "%s batch: %ld of %ld overlapped frames beside the whole next step", name, on_paired,
+           on);
+    printf("%s batch: %ld frames overlapped, %ld beside the whole next step\n", name, on,
+           on_paired);
     for (int i = 0; i < NUTT; i++) {
         snprintf(what, sizeof what, "%s batch utterance %d", name, i);
         printf("%s: %d frames\n", what, ra[i].frames);
