@@ -475,6 +475,12 @@ static int bind_model(binder *b, const ptts_arch *a) {
     linear(b, &f->final_linear, "flow_lm.flow_net.final_layer.linear", ld, fd, 1, PTTS_W_F32);
     linear(b, &f->final_ada, "flow_lm.flow_net.final_layer.adaLN_modulation.1", 2 * fd, fd, 1,
            PTTS_W_F32);
+    /* read once a frame, after the codec and backbone have evicted them: streamed too (their
+     * cost inside the loop, bench/RESULTS.md "The flow head inside the overlap region") */
+    f->cond_embed.stream = f->input_proj.stream = 1;
+    f->final_linear.stream = f->final_ada.stream = 1;
+    for (int i = 0; i < a->flow_depth; i++)
+        f->block[i].mlp0.stream = f->block[i].mlp2.stream = f->block[i].ada.stream = 1;
 
     /* codec decoder */
     ptts_codec_weights *c = &w->codec;
