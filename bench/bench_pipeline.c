@@ -12,7 +12,8 @@
  *             a frame's time went inside the loop (ptts_engine_cpu_times, means over the runs):
  *             backbone, flow and codec as the loop ran them (their weights evicted by each
  *             other's, unlike the stages above, timed alone), the overlap region and inside it
- *             its backbone task and its codec tasks (one thread each), the rest (outside the
+ *             its step task (the next step's backbone, with its flow head when the loop pairs
+ *             them) and its codec tasks (one thread each), the rest (outside the
  *             engine: noise, EOS rule, copies), and the pool regions and worker wake-ups
  *   ttfa      time to first audio: ptts_stream_start (text, chunk prompt) + the first frame,
  *             from a loaded voice
@@ -322,7 +323,7 @@ static int bench_stream(ptts_model *m, const ptts_voice *v, const bench_args *ba
             parts->t.flow += c1.flow - c0.flow;
             parts->t.codec += c1.codec - c0.codec;
             parts->t.region += c1.region - c0.region;
-            parts->t.region_backbone += c1.region_backbone - c0.region_backbone;
+            parts->t.region_step += c1.region_step - c0.region_step;
             parts->t.region_flow += c1.region_flow - c0.region_flow;
             parts->t.region_codec += c1.region_codec - c0.region_codec;
             parts->t.regions += c1.regions - c0.regions;
@@ -492,7 +493,7 @@ static int bench_config(const bench_args *ba, int prec, int threads) {
                     if (c->region > 0)
                         printf(", overlap region %.2f (its step %.2f of which flow %.2f, "
                                "codec %.2f)",
-                               c->region * f, c->region_backbone * f, c->region_flow * f,
+                               c->region * f, c->region_step * f, c->region_flow * f,
                                c->region_codec * f);
                     printf(", rest %.2f ms/frame; %.1f pool regions, %.1f worker sleeps a frame\n",
                            (lp.wall - c->backbone - c->flow - c->codec - c->region) * f,

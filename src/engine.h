@@ -98,11 +98,11 @@ long ptts_engine_cpu_overlapped(const void *eng, int paired);
  * prints them per frame beside the stages timed alone: a stage's cost inside the loop, its
  * weights evicted by the others', against its cost run alone). step: the backbone of slots not
  * computed ahead, and the flow head; decode: the codec with every thread, or the overlap
- * region, and inside that region its step task (region_flow: the flow head of a step_decode
- * in it) and its codec tasks (summed over the
+ * region, and inside that region its step task (region_step: the next step's backbone, and
+ * with step_decode its flow head, region_flow of it) and its codec tasks (summed over the
  * threads that ran them); regions and sleeps: the model pool's (ptts_pool_counts). */
 typedef struct ptts_cpu_times {
-    double backbone, flow, codec, region, region_backbone, region_flow, region_codec;
+    double backbone, flow, codec, region, region_step, region_flow, region_codec;
     long steps, decodes, regions, sleeps;
 } ptts_cpu_times;
 void ptts_engine_cpu_times(const void *eng, ptts_cpu_times *out);

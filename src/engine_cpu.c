@@ -273,6 +273,18 @@ static void backbone_pass(cpu_engine *g, const ptts_ctx *c, const int *run, int 
                              g->hb, g->eb);
 }
 
+/* A step's end: each slot keeps its latent (latents [n, ld] in call order) as the next
+ * backbone step's input. */
+static void step_done(cpu_engine *g, const int *slots, int n, const float *latents) {
+    const ptts_arch *a = &g->w->arch;
+    for (int i = 0; i < n; i++) {
+        memcpy(g->latent + (size_t)slots[i] * a->ld, latents + (size_t)i * a->ld,
+               (size_t)a->ld * sizeof(float));
+        g->slot[slots[i]].have_latent = 1;
+    }
+    g->times.steps++;
+}
+
 static int cpu_step(void *p, const int *slots, int n, int k, const float *noise, float *eos,
                     float *latents, ptts_error *e) {
     cpu_engine *g = p;
@@ -298,12 +310,7 @@ static int cpu_step(void *p, const int *slots, int n, int k, const float *noise,
     ptts_flow_sample(g->flow, g->ctx, g->h, noise, n, latents);
     g->times.backbone += t1 - t0;
     g->times.flow += ptts_now() - t1;
-    g->times.steps++;
-    for (int i = 0; i < n; i++) {
-        memcpy(g->latent + (size_t)slots[i] * a->ld, latents + (size_t)i * a->ld,
-               (size_t)a->ld * sizeof(float));
-        g->slot[slots[i]].have_latent = 1;
-    }
+    step_done(g, slots, n, latents);
     return 0;
 }
 
@@ -348,7 +355,7 @@ static void overlap_task(void *ctx, int task, int tid) {
                 g->eos_pre[slot] = g->eb[j];
             }
         }
-        g->times.region_backbone += ptts_now() - t0; /* one task a region: one writer */
+        g->times.region_step += ptts_now() - t0; /* one task a region: one writer */
         __atomic_store_n(&g->help_stop, 1, __ATOMIC_RELEASE);
         return;
     }
@@ -457,12 +464,7 @@ static int run_decode(cpu_engine *g, const int *slots, int n, const int *counts,
             ptts_pool_run(g->ctx->pool, 1 + nc + threads - 1, overlap_task, g);
         }
         if (nx) {
-            for (int j = 0; j < nx->n; j++) {
-                memcpy(g->latent + (size_t)nx->slots[j] * a->ld, nx->latents + (size_t)j * a->ld,
-                       (size_t)a->ld * sizeof(float));
-                g->slot[nx->slots[j]].have_latent = 1;
-            }
-            g->times.steps++;
+            step_done(g, nx->slots, nx->n, nx->latents);
             g->paired += nc;
         } else {
             for (int j = 0; j < nc; j++)
