@@ -189,9 +189,12 @@ int main(int argc, char **argv) {
         double t0 = now();
         if (ops->create(&eng, &args, S, &e)) die("create", &e);
         double t_create = now() - t0;
-        /* positions as ptts_batch_reserve counts them: voice + ids + max_gen_len + 1 */
-        if (reserve > 0 &&
-            ops->reserve(eng, P + reserve + (int)ceil((reserve / 3.0 + 2.0) * 12.5) + 1, &e))
+        /* positions as ptts_batch_reserve counts them: voice + ids + max_gen_len + the kmax - 1
+         * steps a call may compute past it + 1 */
+        if (reserve > 0 && ops->reserve(eng,
+                                        P + reserve + (int)ceil((reserve / 3.0 + 2.0) * 12.5) +
+                                            ops->max_steps_per_call(eng),
+                                        &e))
             die("reserve", &e);
         int *slots = malloc((size_t)S * sizeof(int)), *counts = malloc((size_t)S * sizeof(int));
         float *noise = malloc((size_t)S * kk * a.ld * sizeof(float));

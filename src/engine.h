@@ -65,7 +65,8 @@ typedef struct ptts_engine_ops {
      * positions (voice + chunk ids + max_steps + 1), so that no begin_chunk within it grows
      * them (on a GPU a growth copies every slot's caches while the batch waits). */
     int (*reserve)(void *eng, int positions, ptts_error *e);
-    /* max_steps: the chunk's step budget (max_gen_len), so caches can be sized up front. */
+    /* max_steps: the steps the chunk may compute (max_gen_len, and the kmax - 1 that a call of
+     * the batch's k may compute past it: utt_max_steps), so caches can be sized up front. */
     int (*begin_chunk)(void *eng, int slot, const ptts_voice_state *v, const int *ids, int n_ids,
                        int max_steps, ptts_error *e);
     int (*step)(void *eng, const int *slots, int n, int k, const float *noise, float *eos,

@@ -272,7 +272,8 @@ int ptts_batch_reserve(ptts_batch *b, const ptts_voice *v, int n_ids, ptts_error
         return ptts_fail(e, PTTS_E_INVALID, "reserve: a voice and 1 to 4096 token ids, not %d",
                          n_ids);
     if (!b->ops->reserve) return 0;
-    return b->ops->reserve(b->eng, v->st->positions + n_ids + utt_max_gen(n_ids) + 1, e);
+    return b->ops->reserve(b->eng, v->st->positions + n_ids + utt_max_steps(n_ids, b->kmax) + 1,
+                           e);
 }
 
 int ptts_batch_active(const ptts_batch *b) {
@@ -337,11 +338,15 @@ static int batch_held(const ptts_batch *b, int n, int fresh) {
 /* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
  * needed; those that end are reported) and its k: how many slots, < 0 on an error. */
 static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
-    /* every active utterance takes the same k: the smallest remaining budget, and the ramp
-     * (utt_ramp) only while every utterance is in it: one that arrives at an idle batch gets
-     * its first audio after one frame's work; one that joins running streams, a call of the
-     * budget's frames (batch_held) */
-    int n = 0, k = b->kmax, ramp = 1, fresh = 0;
+    /* every active utterance takes the same k: the most frames any still wants (utt_plan), and
+     * the ramp (utt_ramp) only while every utterance is in it: one that arrives at an idle
+     * batch gets its first audio after one frame's work; one that joins running streams, a
+     * call of the budget's frames (batch_held). One that reaches max_gen_len inside the call
+     * computes the rest of it for nothing (utt_consume emits up to max_gen_len; its cache has
+     * room, utt_max_steps), as one that meets EOS does: before, its remaining frames set the k
+     * of the whole batch, a short call at each group's end (on the H200, 5-25 ms calls among
+     * 40 ms ones of 8 frames at 256 streams; bench/RESULTS.md) */
+    int n = 0, k = 1, ramp = 1, fresh = 0;
     for (int i = 0; i < b->n_slots; i++) {
         utt *u = &b->u[i];
         if (!u->voice) continue;
@@ -369,7 +374,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
             if (fn) fn(user, i, NULL, rc);
             continue;
         }
-        k = PTTS_MIN(k, utt_plan(u, b->kmax));
+        k = PTTS_MAX(k, utt_plan(u, b->kmax));
         ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
         fresh |= u->chunk == 0 && u->step == 0;
         b->active[n++] = i;
@@ -391,14 +396,14 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn) {
     for (int j = 0; j < b->dn; j++)
         ending += b->dend[j] && b->u[b->dslot[j]].voice && b->depoch[j] == b->epoch[b->dslot[j]];
     if (!b->ops->step_decode || n + ending != ptts_batch_active(b)) return 0;
-    int kn = b->kmax, m = 0;
+    int kn = 1, m = 0; /* the most frames any wants, as batch_plan */
     for (int j = 0; j < n; j++) {
         const utt *u = &b->u[b->active[j]];
         int kj = utt_pair_k(u, b->counts[j], k, b->kmax);
         b->ends[j] = kj == 0 && utt_ends(u);
         if (kj == 0 && !b->ends[j]) return 0;
         if (kj == 0) continue;
-        kn = PTTS_MIN(kn, kj);
+        kn = PTTS_MAX(kn, kj);
         b->next[m++] = b->active[j];
     }
     if (m == 0) return 0;

@@ -244,6 +244,8 @@ int utt_start_chunks(utt *u, const ptts_model *m, const ptts_voice *v, const ptt
 
 int utt_max_gen(int n_ids) { return (int)ceil(((double)n_ids / 3.0 + 2.0) * 12.5); }
 
+int utt_max_steps(int n_ids, int kmax) { return utt_max_gen(n_ids) + PTTS_MAX(kmax, 1) - 1; }
+
 int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng, int slot,
               ptts_error *e) {
     u->waiting = 0;
@@ -280,7 +282,8 @@ int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng
             } else {
                 u->F = ch->guess + 2;
             }
-            int rc = ops->begin_chunk(eng, slot, u->voice->st, ch->ids, ch->n_ids, u->max_gen, e);
+            int rc = ops->begin_chunk(eng, slot, u->voice->st, ch->ids, ch->n_ids,
+                                      utt_max_steps(ch->n_ids, ops->max_steps_per_call(eng)), e);
             if (rc) return rc;
             u->step = 0;
             u->eos_step = -1;
@@ -351,6 +354,10 @@ int utt_consume(utt *u, int k, const float *eos, const ptts_rng *after) {
     u->call_step0 = u->step;
     for (int j = 0; j < k; j++) {
         int s = u->step;
+        if (s >= u->max_gen) { /* computed for the batch's other utterances (batch_plan) */
+            u->rng = after[j - 1]; /* j >= 1: a call starts below max_gen (utt_ready) */
+            return j;
+        }
         if (u->o.noise && after[j].noise_used > u->o.noise_rows) { /* step s had no row */
             u->noise_short = after[j].noise_used;
             u->rng = after[j];

@@ -58,7 +58,11 @@ int utt_ready(utt *u, const ptts_model *m, const ptts_engine_ops *ops, void *eng
               ptts_error *e);
 /* A chunk's step budget, max_gen_len = ceil((n_ids / 3 + 2) * 12.5) in double (MODEL.md 8.4). */
 int utt_max_gen(int n_ids);
-/* Steps this utterance may take in one call (>= 1 when utt_ready said UTT_STEP). */
+/* The steps a chunk of n_ids ids may compute in a batch whose calls take up to kmax frames:
+ * max_gen_len, and the kmax - 1 past it that a call of the other utterances' k computes for one
+ * that reaches max_gen_len inside it (batch_plan); the caches are sized for them. */
+int utt_max_steps(int n_ids, int kmax);
+/* The frames this utterance still wants, at most kmax (>= 1 when utt_ready said UTT_STEP). */
 int utt_plan(const utt *u, int kmax);
 /* The most frames u's next call should compute (the first chunk ramps 1, 2, 4, ... kmax). */
 int utt_ramp(const utt *u, int kmax);
@@ -69,7 +73,8 @@ int utt_pair_k(const utt *u, int emitted, int k, int kmax);
 int utt_ends(const utt *u);
 /* Noise for k steps [k][ld], remembering the generator after each draw (for the rewind). */
 int utt_noise(utt *u, int ld, int k, float *noise, ptts_rng *after, ptts_error *e);
-/* Apply the EOS rule to k computed steps; returns how many frames to emit (a prefix). */
+/* Apply the EOS rule and max_gen_len to k computed steps; returns how many frames to emit (a
+ * prefix). */
 int utt_consume(utt *u, int k, const float *eos, const ptts_rng *after);
 /* The chunk's first samples faded in, in place on pcm [frame_samples] (MODEL.md 6). */
 void utt_fade_in(float *pcm, int frame_samples);
