@@ -458,6 +458,11 @@ int ptts_batch_end(ptts_batch *b, int slot, ptts_error *e);
  * in the reduced-precision modes, 4 in float32: with a 10 s voice and 50 ids, 410 positions,
  * about 10 MiB a stream for a 6-layer model of dimension 1024). Never shrinks. */
 int ptts_batch_reserve(ptts_batch *b, const ptts_voice *v, int n_ids, ptts_error *e);
+/* The same for any voice cloned from up to `seconds` of audio (ptts_voice_from_samples with
+ * max_seconds = seconds; PTTS_VOICE_CLONE_SECONDS: 377 positions): for a server that clones
+ * uploads, whose voices are not known at start. PTTS_E_UNSUPPORTED when the model cannot clone,
+ * PTTS_E_INVALID for seconds outside (0, 3600] or n_ids outside 1 to 4096. */
+int ptts_batch_reserve_clone(ptts_batch *b, double seconds, int n_ids, ptts_error *e);
 int ptts_batch_active(const ptts_batch *b);
 /* Active incremental slots that, at the last ptts_batch_step, had spoken all their complete
  * text and waited for more (they took no step). When it equals ptts_batch_active, stepping

@@ -33,6 +33,7 @@
 #include "generate.h"
 #include "model.h"
 #include "utterance.h"
+#include "voice.h"
 
 /* ---- step buffers --------------------------------------------------------------------------- */
 
@@ -272,8 +273,19 @@ int ptts_batch_reserve(ptts_batch *b, const ptts_voice *v, int n_ids, ptts_error
         return ptts_fail(e, PTTS_E_INVALID, "reserve: a voice and 1 to 4096 token ids, not %d",
                          n_ids);
     if (!b->ops->reserve) return 0;
-    return b->ops->reserve(b->eng, v->st->positions + n_ids + utt_max_steps(n_ids, b->kmax) + 1,
-                           e);
+    return b->ops->reserve(b->eng, v->st->positions + n_ids + utt_max_steps(n_ids, b->kmax) + 1, e);
+}
+
+int ptts_batch_reserve_clone(ptts_batch *b, double seconds, int n_ids, ptts_error *e) {
+    if (!b->m->w->arch.has_encoder)
+        return ptts_fail(e, PTTS_E_UNSUPPORTED, "reserve: this model cannot clone voices");
+    const int p = ptts_voice_clone_positions(b->m->w->arch.frame_samples, seconds);
+    if (p < 1 || n_ids < 1 || n_ids > 4096)
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "reserve: a clip of 0 to 3600 s and 1 to 4096 token ids, not %g s, %d",
+                         seconds, n_ids);
+    if (!b->ops->reserve) return 0;
+    return b->ops->reserve(b->eng, p + n_ids + utt_max_steps(n_ids, b->kmax) + 1, e);
 }
 
 int ptts_batch_active(const ptts_batch *b) {

@@ -354,7 +354,7 @@ int utt_consume(utt *u, int k, const float *eos, const ptts_rng *after) {
     u->call_step0 = u->step;
     for (int j = 0; j < k; j++) {
         int s = u->step;
-        if (s >= u->max_gen) { /* computed for the batch's other utterances (batch_plan) */
+        if (s >= u->max_gen) {     /* computed for the batch's other utterances (batch_plan) */
             u->rng = after[j - 1]; /* j >= 1: a call starts below max_gen (utt_ready) */
             return j;
         }

@@ -40,6 +40,11 @@ int ptts_voice_state_load(ptts_voice_state **out, const char *path, int layers, 
                           ptts_error *e);
 int ptts_voice_state_load_memory(ptts_voice_state **out, const void *buf, size_t size,
                                  const char *name, int layers, int heads, int dh, ptts_error *e);
+/* The most positions a voice cloned from `seconds` of audio holds (ptts_voice_from_samples):
+ * the clip cut and resampled to at most ceil(seconds * 24000) samples, end_on_pause's 80 ms
+ * of zeros after it, frames of frame_samples, and the BOS row where the model has one (30 s,
+ * 1920-sample frames: 377). */
+int ptts_voice_clone_positions(int frame_samples, double seconds);
 /* Write the reference's 3.3 format (F32 cache, int64 offset, int64 pad = 0), atomically. */
 int ptts_voice_state_save(const ptts_voice_state *v, const char *path, ptts_error *e);
 

@@ -63,6 +63,13 @@ static int no_cloning(ptts_error *e) {
                      "model with voice cloning");
 }
 
+int ptts_voice_clone_positions(int frame_samples, double seconds) {
+    if (frame_samples < 1 || !(seconds > 0) || seconds > 3600) return 0;
+    const int64_t n =
+        (int64_t)ceil(seconds * PTTS_SAMPLE_RATE) + (int64_t)(0.08 * PTTS_SAMPLE_RATE);
+    return (int)((n + frame_samples - 1) / frame_samples) + 1;
+}
+
 int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *samples, int64_t n,
                             int sample_rate, double max_seconds, ptts_error *e) {
     if (!out) return ptts_fail(e, PTTS_E_INVALID, "out is NULL");

@@ -75,6 +75,10 @@ static void reference_in_batch(ptts_model *m, const ptts_voice *v, const ptts_vo
     CHECK(ptts_batch_reserve(b, v, 0, &e) == PTTS_E_INVALID);
     CHECK(ptts_batch_reserve(b, v, 5000, &e) == PTTS_E_INVALID);
     CHECK(ptts_batch_reserve(b, NULL, 50, &e) == PTTS_E_INVALID);
+    CHECKF(ptts_batch_reserve_clone(b, PTTS_VOICE_CLONE_SECONDS, 58, &e) == 0, "%s", e.msg);
+    CHECK(ptts_batch_reserve_clone(b, 0, 58, &e) == PTTS_E_INVALID);
+    CHECK(ptts_batch_reserve_clone(b, 1e9, 58, &e) == PTTS_E_INVALID);
+    CHECK(ptts_batch_reserve_clone(b, 30, 0, &e) == PTTS_E_INVALID);
     collect c = {.cancel_slot = -1, .utt_of_slot = {0, 1, 2}};
     for (int i = 0; i < 3; i++) {
         c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float));

@@ -243,6 +243,8 @@ static void hour_long(const ptts_model *m) {
     /* 30 s at 44.1 kHz -> 1323000 samples -> 720000 at 24 kHz -> + 1920 zeros (end_on_pause)
      * -> 376 frames + BOS */
     CHECKF(v && ptts_voice_positions(v) == 377, "%d positions", v ? ptts_voice_positions(v) : -1);
+    /* what a server reserves its caches for (ptts_batch_reserve_clone) */
+    CHECK(ptts_voice_clone_positions(PTTS_FRAME_SAMPLES, 30) == 377);
     const double whole_mb = 3600.0 * rate * sizeof(float) / 1048576.0;
     printf("1-hour WAV (%.0f MB on disk, %lld MB allocated; %.0f MB as float): cloned from 30 s "
            "in %.2f s, peak RSS %ld -> %ld MB\n",
@@ -268,6 +270,7 @@ static void hour_long(const ptts_model *m) {
     REQUIRE(ptts_voice_from_samples(&u, m, x, (int64_t)(12.5 * rate), rate, 0, &e) == 0);
     /* 12.5 s: 300000 samples at 24 kHz + 1920 zeros -> 158 frames + BOS */
     CHECK(voice_state_err(w->st, u->st) == 0 && ptts_voice_positions(w) == 1 + 158);
+    CHECK(ptts_voice_clone_positions(PTTS_FRAME_SAMPLES, 12.5) == 1 + 158);
     ptts_voice_free(u);
     ptts_voice_free(w);
     free(x);

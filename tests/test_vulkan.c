@@ -273,10 +273,24 @@ static void kv_reserve(ptts_model *m) {
     batch_vs_cpu_t(m, S, grow, ids); /* the reserve's path inside a batch's life */
     c = counts_of(m, S, NULL, NULL);
     CHECKF(c.kv_grows == 1, "a second reserve of the same size: %llu growths", c.kv_grows);
+    /* for any clone of up to 30 s (a server that clones uploads): 377 voice positions */
+    ptts_model_info info;
+    ptts_model_get_info(m, &info);
+    REQUIRE(ptts_batch_create(&b, m, S, &e) == 0);
+    int rc = ptts_batch_reserve_clone(b, PTTS_VOICE_CLONE_SECONDS, ids, &e);
+    ptts_batch_free(b);
+    c = counts_of(m, S, NULL, NULL);
+    const unsigned long long want_clone = want - (unsigned long long)ptts_voice_positions(v) + 377;
+    if (info.has_voice_cloning)
+        CHECKF(rc == 0 && c.kv_positions == want_clone && c.kv_grows == 2,
+               "reserved for a 30 s clone: rc %d (%s), %llu positions (want %llu), %llu growths",
+               rc, e.msg, c.kv_positions, want_clone, c.kv_grows);
+    else
+        CHECKF(rc == PTTS_E_UNSUPPORTED, "reserve for a clone without an encoder: rc %d", rc);
     const ptts_vk_tuning tiny = {.kv_range = 1 << 20}; /* 1 MiB bindings: 4096 ids do not fit */
     ptts_model_set_vk_tuning(m, &tiny);
     REQUIRE(ptts_batch_create(&b, m, S, &e) == 0);
-    int rc = ptts_batch_reserve(b, v, 4096, &e);
+    rc = ptts_batch_reserve(b, v, 4096, &e);
     CHECKF(rc == PTTS_E_NOMEM && strstr(e.msg, "storage buffer range"),
            "reserve past the range: rc %d (%s)", rc, e.msg);
     /* the caches it had are kept: the batch still speaks */

@@ -420,21 +420,30 @@ int srv_gen_start(srv *s, ptts_error *e) {
     int rc = ptts_batch_create(&s->batch, s->model, s->cfg.max_concurrent, e);
     if (rc) return rc;
     /* Every stream's caches sized now for a chunk of max_tokens ids (+8: a chunk prepared again
-     * may tokenize a few ids longer) with the longest voice loaded at start: else the first
-     * chunk longer than any before grows them while every stream of the batch waits
-     * (ptts_batch_reserve). Voices added later (uploads, URLs) may still grow them once. */
+     * may tokenize a few ids longer) with the longest voice loaded at start and, where the model
+     * clones, the longest clone of an upload or an audio URL (30 s: 377 positions): else the
+     * first chunk longer than any before grows them while every stream of the batch waits
+     * (ptts_batch_reserve). A voice-state file longer than both (a preset loaded later, a URL)
+     * may still grow them once. */
     const ptts_voice *longest = NULL;
     for (int i = 0; i < s->n_voices; i++)
         if (!longest || ptts_voice_positions(s->voices[i].v) > ptts_voice_positions(longest))
             longest = s->voices[i].v;
     const int ids = (s->cfg.go.max_tokens > 0 ? s->cfg.go.max_tokens : 50) + 8;
+    ptts_model_info info;
+    ptts_model_get_info(s->model, &info);
     ptts_error re = {0};
-    if (longest && ids <= 512 && ptts_batch_reserve(s->batch, longest, ids, &re))
+    int rc2 = 0;
+    if (ids <= 512 && longest) rc2 = ptts_batch_reserve(s->batch, longest, ids, &re);
+    if (ids <= 512 && !rc2 && info.has_voice_cloning)
+        rc2 = ptts_batch_reserve_clone(s->batch, PTTS_VOICE_CLONE_SECONDS, ids, &re);
+    if (rc2)
         srv_log(s, PTTS_LOG_WARN, "caches not sized ahead (%s): a new longest chunk grows them",
                 re.msg);
-    else if (longest && ids <= 512)
-        srv_log(s, PTTS_LOG_INFO, "caches sized for chunks of %d ids with a voice of %d positions",
-                ids, ptts_voice_positions(longest));
+    else if (ids <= 512 && (longest || info.has_voice_cloning))
+        srv_log(s, PTTS_LOG_INFO,
+                "caches sized for chunks of %d ids with a voice of %d positions%s", ids,
+                ptts_voice_positions(longest), info.has_voice_cloning ? " or a clone of 30 s" : "");
     if (pthread_create(&s->gen_thread, NULL, gen_main, s)) {
         ptts_batch_free(s->batch);
         s->batch = NULL;
