@@ -54,6 +54,8 @@ tiny_pos = hdr["transformer.layers.0.self_attn/cache"]["shape"][2]
 m = re.search(r"caches sized for chunks of (\d+) ids with a voice of (\d+) positions", start_log)
 check(m is not None and m.group(1) == "58" and int(m.group(2)) >= tiny_pos,
       f"the caches are sized at start ({m.group(0) if m else 'no line'}; tiny: {tiny_pos})")
+# tiny clones: also for the longest clone an upload can give (ptts_batch_reserve_clone)
+check("positions or a clone of 30 s" in start_log, "the caches are sized for a 30 s clone")
 
 
 def cleanup():
