@@ -95,8 +95,8 @@ typedef struct ptts_kernels {
     void (*gemm_q8q)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                      const float *b, float *Y, int ldy, int m0, int m1);
     /* gemm_f32, gemm_bf16 and gemm_q8q for a W that streams from memory (ptts_lin.stream):
-     * the same results bit for bit; the SIMD tables fetch W ahead non-temporally when the
-     * call's rows of X read it once (gemm_loop.h, "streamed matrices"). */
+     * the same results bit for bit; the SIMD tables fetch W ahead (non-temporally on AMD, into
+     * L2 on Intel) for any number of rows of X (gemm_loop.h, "streamed matrices"). */
     void (*gemm_f32_stream)(int N, int K, const float *X, int ldx, const float *W, const float *b,
                             float *Y, int ldy, int m0, int m1);
     void (*gemm_bf16_stream)(int N, int K, const float *X, int ldx, const uint16_t *W,
