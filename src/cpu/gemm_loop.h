@@ -37,18 +37,18 @@
  * CPU (ptts_cpu_stream_prefetch): non-temporally on AMD, into L2 on Intel. Also for a batch's
  * N > NB: the chunks of NB rows re-read a block of W (4 rows, 4-16 KiB) from L1 right after its
  * first read, and without the prefetch the hardware's own did not keep the compute fed (a 2-vCPU
- * Zen 5, one thread, the backbone's 24 int8 matrices: N = 8 12.2-13.0 -> 4.7-5.1 ms a pass, at
- * the kernel's in-cache speed; N = 16 18.4 -> 9.2-9.8; bf16 N = 8 20.8-21.3 -> 17.6-18.0;
- * bench/RESULTS.md, "Batched steps prefetched"). The same arithmetic: the plain entries' bits.
- * Measured with `bench_pipeline --threads 2 --stored bf16`, interleaved against the plain entries
- * (bench/RESULTS.md, "Streamed backbone weights"): on a 2-vCPU Zen 4 the non-temporal form took the
- * int8 backbone step from ~2.03 to 1.49-1.63 ms and the loop from ~3.4 to 2.85-3.07 ms (the L2
- * form: 1.64-1.94 and 2.95-3.17); in bf16 and in float32 on bf16 values the step -11 to -14%, the
- * loop -6 to -7%. On the H200 host's Xeon (Sapphire / Emerald Rapids) the non-temporal form lost
- * 26-43% on the step and 25-62% on the loop (its fills skip L2), while the L2 form, against the
- * plain entries (medians of 4 rounds): bf16 step 8.85 -> 5.40 ms and loop 12.93 -> 9.04; float32 on
- * bf16 values 9.93 -> 4.56 and 16.53 -> 13.28; int8 2.44 -> 2.17 and 6.96 -> 5.12. A temporal
- * prefetch into L1 (T0) gained least. */
+ * Zen 5, one thread, the backbone's 24 int8 matrices: N = 8 12.1-12.7 -> 5.1-5.8 ms a pass, at
+ * the kernel's in-cache speed; N = 16 18.4 -> 9.2-9.8; bf16 N = 8 20.0-21.5 -> 17.6-18.0;
+ * bench/RESULTS.md, "The CPU server against the engine; batched steps prefetched"). The same
+ * arithmetic: the plain entries' bits. Measured with `bench_pipeline --threads 2 --stored bf16`,
+ * interleaved against the plain entries (bench/RESULTS.md, "Streamed backbone weights"): on a
+ * 2-vCPU Zen 4 the non-temporal form took the int8 backbone step from ~2.03 to 1.49-1.63 ms and the
+ * loop from ~3.4 to 2.85-3.07 ms (the L2 form: 1.64-1.94 and 2.95-3.17); in bf16 and in float32 on
+ * bf16 values the step -11 to -14%, the loop -6 to -7%. On the H200 host's Xeon (Sapphire / Emerald
+ * Rapids) the non-temporal form lost 26-43% on the step and 25-62% on the loop (its fills skip L2),
+ * while the L2 form, against the plain entries (medians of 4 rounds): bf16 step 8.85 -> 5.40 ms and
+ * loop 12.93 -> 9.04; float32 on bf16 values 9.93 -> 4.56 and 16.53 -> 13.28; int8 2.44 -> 2.17
+ * and 6.96 -> 5.12. A temporal prefetch into L1 (T0) gained least. */
 #define PF_AHEAD 16384
 
 /* m blocks of 4 rows of W outside, chunks of NB rows of X inside, so a 4-row W block is read
