@@ -184,7 +184,10 @@ static double bench_backbone(ptts_model *m, const ptts_voice *v, const int *ids,
                              const bench_args *ba, ptts_error *e) {
     const ptts_arch *a = &m->w->arch;
     ptts_backbone bb;
-    if (ptts_backbone_init(&bb, m->w, v->st->positions + n_ids + ba->frames + 8, e)) return -1;
+    /* the cache in the engine's format (engine_cpu.c: float16 with bf16 or int8 weights) */
+    if (ptts_backbone_init(&bb, m->w, v->st->positions + n_ids + ba->frames + 8,
+                           m->w->mode != PTTS_WMODE_F32, e))
+        return -1;
     float *h = ptts_calloc_aligned((size_t)a->d * sizeof(float));
     float *lat = ptts_calloc_aligned((size_t)a->ld * sizeof(float));
     double t[64];

@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
             ptts_voice_state *st = NULL;
             c0 = proc_cpu();
             t0 = ptts_now();
-            if (ptts_backbone_init(&bb, m->w, T + 1, &e) ||
+            if (ptts_backbone_init(&bb, m->w, T + 1, 0, &e) ||
                 ptts_backbone_prompt_voice_latents(&bb, &m->ctx, lat, T, &e) ||
                 ptts_backbone_to_voice(&bb, &st, &e))
                 return 1;

@@ -454,9 +454,9 @@ int ptts_batch_end(ptts_batch *b, int slot, ptts_error *e);
  * caches are copied (about 0.1 s at 256 streams on an H200). Chunks are split at max_tokens
  * (ptts_gen_options, 50) counted on the text before each chunk is prepared again, which can add
  * a few ids; a sentence with no break within max_tokens is one longer chunk. The memory is held
- * for every stream (on a GPU, 2 bytes per position, layer and model dimension for K and for V
- * in the reduced-precision modes, 4 in float32: with a 10 s voice and 50 ids, 410 positions,
- * about 10 MiB a stream for a 6-layer model of dimension 1024). Never shrinks. */
+ * for every stream (on the CPU and on a GPU, 2 bytes per position, layer and model dimension
+ * for K and for V in the reduced-precision modes, 4 in float32: with a 10 s voice and 50 ids,
+ * 410 positions, about 10 MiB a stream for a 6-layer model of dimension 1024). Never shrinks. */
 int ptts_batch_reserve(ptts_batch *b, const ptts_voice *v, int n_ids, ptts_error *e);
 /* The same for any voice cloned from up to `seconds` of audio (ptts_voice_from_samples with
  * max_seconds = seconds; PTTS_VOICE_CLONE_SECONDS: 377 positions): for a server that clones

@@ -19,12 +19,12 @@ static int alloc_scratch(ptts_backbone *b, ptts_error *e) {
     return 0;
 }
 
-int ptts_backbone_init(ptts_backbone *b, const ptts_weights *w, int cap, ptts_error *e) {
+int ptts_backbone_init(ptts_backbone *b, const ptts_weights *w, int cap, int kv16, ptts_error *e) {
     memset(b, 0, sizeof *b);
     b->w = w;
     const ptts_arch *a = &w->arch;
     if (cap < 1) cap = 1;
-    if (ptts_kv_init(&b->kv, a->layers, a->d, cap))
+    if (ptts_kv_init(&b->kv, a->layers, a->d, cap, kv16))
         return ptts_fail(e, PTTS_E_NOMEM, "backbone: cannot allocate a cache of %d positions", cap);
     b->rows = ptts_calloc_aligned((size_t)PTTS_PROMPT_BLOCK * a->d * sizeof(float));
     b->x1 = ptts_calloc_aligned((size_t)a->d * sizeof(float));
@@ -50,7 +50,7 @@ int ptts_backbone_reserve(ptts_backbone *b, int positions, ptts_error *e) {
     if (positions <= b->kv.cap) return 0;
     int cap = PTTS_MAX(positions, b->kv.cap + b->kv.cap / 2);
     ptts_kv nkv;
-    if (ptts_kv_init(&nkv, b->kv.layers, b->kv.d, cap))
+    if (ptts_kv_init(&nkv, b->kv.layers, b->kv.d, cap, b->kv.f16))
         return ptts_fail(e, PTTS_E_NOMEM, "backbone: cannot allocate a cache of %d positions", cap);
     ptts_kv_copy(&nkv, &b->kv);
     ptts_kv_free(&b->kv);
@@ -67,12 +67,9 @@ int ptts_backbone_set_voice(ptts_backbone *b, const ptts_voice_state *v, ptts_er
     int rc = ptts_backbone_reserve(b, v->positions, e);
     if (rc) return rc;
     size_t row = (size_t)a->d, P = (size_t)v->positions;
-    for (int l = 0; l < a->layers; l++) {
-        memcpy(b->kv.k + (size_t)l * b->kv.cap * row, v->k + (size_t)l * P * row,
-               P * row * sizeof(float));
-        memcpy(b->kv.v + (size_t)l * b->kv.cap * row, v->v + (size_t)l * P * row,
-               P * row * sizeof(float));
-    }
+    for (int l = 0; l < a->layers; l++)
+        ptts_kv_set_rows(ptts_kernels_best(), &b->kv, l, 0, (int)P, v->k + (size_t)l * P * row,
+                         v->v + (size_t)l * P * row);
     b->kv.len = v->positions;
     return 0;
 }
@@ -149,11 +146,8 @@ int ptts_backbone_to_voice(const ptts_backbone *b, ptts_voice_state **out, ptts_
     int rc = ptts_voice_state_alloc(out, a->layers, a->heads, a->d / a->heads, P, e);
     if (rc) return rc;
     size_t row = (size_t)a->d;
-    for (int l = 0; l < a->layers; l++) {
-        memcpy((*out)->k + (size_t)l * P * row, b->kv.k + (size_t)l * b->kv.cap * row,
-               (size_t)P * row * sizeof(float));
-        memcpy((*out)->v + (size_t)l * P * row, b->kv.v + (size_t)l * b->kv.cap * row,
-               (size_t)P * row * sizeof(float));
-    }
+    for (int l = 0; l < a->layers; l++)
+        ptts_kv_get_rows(&b->kv, l, 0, P, (*out)->k + (size_t)l * P * row,
+                         (*out)->v + (size_t)l * P * row);
     return 0;
 }

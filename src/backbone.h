@@ -21,12 +21,14 @@ typedef struct ptts_backbone {
     float *x1;      /* [d] step input */
 } ptts_backbone;
 
-int ptts_backbone_init(ptts_backbone *b, const ptts_weights *w, int cap, ptts_error *e);
+/* kv16: the cache in float16 (ops.h; the engine's choice in the bf16 and int8 modes), else
+ * float32 */
+int ptts_backbone_init(ptts_backbone *b, const ptts_weights *w, int cap, int kv16, ptts_error *e);
 void ptts_backbone_free(ptts_backbone *b);
 /* Make room for `positions` cache positions (grows, keeping the contents). Called at chunk
  * start, never per frame. */
 int ptts_backbone_reserve(ptts_backbone *b, int positions, ptts_error *e);
-/* Cache := the voice state (shape checked). */
+/* Cache := the voice state (shape checked; rounded to float16 in a float16 cache). */
 int ptts_backbone_set_voice(ptts_backbone *b, const ptts_voice_state *v, ptts_error *e);
 /* Append prompt rows [n, d] (outputs discarded). */
 void ptts_backbone_prompt_rows(ptts_backbone *b, const ptts_ctx *c, const float *rows, int n);
@@ -47,7 +49,7 @@ void ptts_backbone_step(ptts_backbone *b, const ptts_ctx *c, const float *latent
 void ptts_backbone_step_batch(ptts_backbone *const *b, int n, const ptts_ctx *c,
                               const float *const *latent_prev, float *x, float *scratch, int cap,
                               ptts_kv **kv, float *h, float *eos);
-/* The cache as a voice state (copy). */
+/* The cache as a voice state (copy; a float16 cache's values widened, exactly). */
 int ptts_backbone_to_voice(const ptts_backbone *b, ptts_voice_state **out, ptts_error *e);
 
 #endif

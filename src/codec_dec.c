@@ -164,7 +164,7 @@ int ptts_codec_dec_create(ptts_codec_dec **out, const ptts_weights *w, ptts_erro
     ok = ok && d->z && d->quant && d->up_partial;
     /* the ring holds every key a query of a 16-row frame can see */
     const int cap = cw->dec_tr.window + us - 1;
-    if (ok && ptts_kv_init(&d->kv, cw->dec_tr.layers, cw->dec_tr.d, cap) != 0) ok = 0;
+    if (ok && ptts_kv_init(&d->kv, cw->dec_tr.layers, cw->dec_tr.d, cap, 0) != 0) ok = 0;
     if (ok) {
         d->tr_scratch =
             ptts_bufs_alloc(&d->bufs, ptts_transformer_scratch(&cw->dec_tr, us, cap), 1);

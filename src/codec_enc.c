@@ -57,7 +57,7 @@ static int enc_init(encoder *en, const ptts_weights *w, int bs) {
     if (ptts_sconv_init(&en->bufs, &en->out, &cw->enc_out, rows)) return -1;
     if (ptts_sconv_init(&en->bufs, &en->ds, &cw->downsample, rows)) return -1;
     const int cap = cw->enc_tr.window + rows - 1;
-    if (ptts_kv_init(&en->kv, cw->enc_tr.layers, cw->enc_tr.d, cap)) return -1;
+    if (ptts_kv_init(&en->kv, cw->enc_tr.layers, cw->enc_tr.d, cap, 0)) return -1;
     en->tr_scratch =
         ptts_bufs_alloc(&en->bufs, ptts_transformer_scratch(&cw->enc_tr, rows, cap), 1);
     return en->tr_scratch ? 0 : -1;

@@ -191,8 +191,12 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
         (threads > 1 && !g->sub) || !g->decs || !g->lats || (threads > 1 && !g->csub))
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
+    /* the backbone's caches in float16 where its weights are bf16 or int8, as on the GPU: the
+     * attention reads half the bytes a step (bench/RESULTS.md, "float16 KV caches on the CPU");
+     * float32 keeps the reference's arithmetic */
+    const int kv16 = g->w->mode != PTTS_WMODE_F32;
     for (int i = 0; !rc && i < slots; i++) {
-        rc = ptts_backbone_init(&g->slot[i].bb, g->w, 512, e);
+        rc = ptts_backbone_init(&g->slot[i].bb, g->w, 512, kv16, e);
         if (!rc) rc = ptts_codec_dec_create(&g->slot[i].dec, g->w, e);
     }
     if (!rc && slots > 1) rc = ptts_codec_batch_create(&g->cb, g->w, slots, e);

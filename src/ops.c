@@ -13,6 +13,7 @@
  * into the same regions. No split changes a value: each is computed as on one thread.
  */
 #include "ops.h"
+#include "half.h"
 
 #include <math.h>
 #include <string.h>
@@ -270,21 +271,27 @@ void ptts_elu_par(const ptts_ctx *c, float *y, const float *x, int n) {
 
 /* ---- KV cache ----------------------------------------------------------------------------- */
 
-int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap) {
+int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap, int f16) {
     memset(kv, 0, sizeof *kv);
     size_t n;
     if (layers <= 0 || d <= 0 || cap <= 0 || ptts_mul_size((size_t)layers * d, (size_t)cap, &n) ||
-        ptts_mul_size(n, sizeof(float), &n))
+        ptts_mul_size(n, f16 ? sizeof(uint16_t) : sizeof(float), &n))
         return PTTS_E_INVALID;
-    kv->k = ptts_calloc_aligned(n);
-    kv->v = ptts_calloc_aligned(n);
-    if (!kv->k || !kv->v) {
+    if (f16) {
+        kv->kh = ptts_calloc_aligned(n);
+        kv->vh = ptts_calloc_aligned(n);
+    } else {
+        kv->k = ptts_calloc_aligned(n);
+        kv->v = ptts_calloc_aligned(n);
+    }
+    if (f16 ? !kv->kh || !kv->vh : !kv->k || !kv->v) {
         ptts_kv_free(kv);
         return PTTS_E_NOMEM;
     }
     kv->layers = layers;
     kv->d = d;
     kv->cap = cap;
+    kv->f16 = f16 != 0;
     return 0;
 }
 
@@ -292,24 +299,59 @@ void ptts_kv_free(ptts_kv *kv) {
     if (!kv) return;
     ptts_free_aligned(kv->k);
     ptts_free_aligned(kv->v);
+    ptts_free_aligned(kv->kh);
+    ptts_free_aligned(kv->vh);
     memset(kv, 0, sizeof *kv);
 }
 
 void ptts_kv_reset(ptts_kv *kv) { kv->len = 0; }
 
+/* element offset of row r of `layer` */
+static size_t kv_off(const ptts_kv *kv, int layer, int r) {
+    return ((size_t)layer * kv->cap + (size_t)r) * kv->d;
+}
+
 int ptts_kv_copy(ptts_kv *dst, const ptts_kv *src) {
-    if (dst->layers != src->layers || dst->d != src->d || dst->cap < src->len ||
-        src->len > src->cap)
+    if (dst->layers != src->layers || dst->d != src->d || dst->f16 != src->f16 ||
+        dst->cap < src->len || src->len > src->cap)
         return PTTS_E_INVALID;
-    size_t row = (size_t)src->d;
+    const size_t bytes = (size_t)src->len * src->d * (src->f16 ? sizeof(uint16_t) : sizeof(float));
     for (int l = 0; l < src->layers; l++) {
-        memcpy(dst->k + (size_t)l * dst->cap * row, src->k + (size_t)l * src->cap * row,
-               (size_t)src->len * row * sizeof(float));
-        memcpy(dst->v + (size_t)l * dst->cap * row, src->v + (size_t)l * src->cap * row,
-               (size_t)src->len * row * sizeof(float));
+        if (src->f16) {
+            memcpy(dst->kh + kv_off(dst, l, 0), src->kh + kv_off(src, l, 0), bytes);
+            memcpy(dst->vh + kv_off(dst, l, 0), src->vh + kv_off(src, l, 0), bytes);
+        } else {
+            memcpy(dst->k + kv_off(dst, l, 0), src->k + kv_off(src, l, 0), bytes);
+            memcpy(dst->v + kv_off(dst, l, 0), src->v + kv_off(src, l, 0), bytes);
+        }
     }
     dst->len = src->len;
     return 0;
+}
+
+void ptts_kv_set_rows(const ptts_kernels *kt, ptts_kv *kv, int layer, int r0, int n, const float *k,
+                      const float *v) {
+    const size_t o = kv_off(kv, layer, r0), m = (size_t)n * kv->d;
+    if (!kv->f16) {
+        memcpy(kv->k + o, k, m * sizeof(float));
+        memcpy(kv->v + o, v, m * sizeof(float));
+        return;
+    }
+    kt->f16_from_f32(kv->kh + o, k, m);
+    kt->f16_from_f32(kv->vh + o, v, m);
+}
+
+void ptts_kv_get_rows(const ptts_kv *kv, int layer, int r0, int n, float *k, float *v) {
+    const size_t o = kv_off(kv, layer, r0), m = (size_t)n * kv->d;
+    if (!kv->f16) {
+        memcpy(k, kv->k + o, m * sizeof(float));
+        memcpy(v, kv->v + o, m * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < m; i++) {
+        k[i] = st_f16_to_f32(kv->kh[o + i]);
+        v[i] = st_f16_to_f32(kv->vh[o + i]);
+    }
 }
 
 /* ---- RoPE --------------------------------------------------------------------------------- */
@@ -386,8 +428,10 @@ static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1,
                      float *s) {
     const ptts_kernels *k = j->c->k;
     const int d = j->t->d, dh = d / j->t->heads, cap = kv->cap, win = j->t->window;
-    const float *K = kv->k + (size_t)j->layer * cap * d + (size_t)h * dh;
-    const float *V = kv->v + (size_t)j->layer * cap * d + (size_t)h * dh;
+    /* head h's columns of the layer's rows, in the cache's format */
+    const size_t off = (size_t)j->layer * cap * d + (size_t)h * dh;
+    const float *K = kv->f16 ? NULL : kv->k + off, *V = kv->f16 ? NULL : kv->v + off;
+    const uint16_t *Kh = kv->f16 ? kv->kh + off : NULL, *Vh = kv->f16 ? kv->vh + off : NULL;
     const float scale = 1.0f / sqrtf((float)dh);
     for (int i = i0; i < i1; i += PTTS_ROWS_Q) {
         const int nq = PTTS_MIN(PTTS_ROWS_Q, i1 - i);
@@ -409,8 +453,13 @@ static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1,
         key_runs r = runs_of(k0, end[nq - 1] - k0, cap);
         for (int e = 0; e < nq; e++)
             sn[e] = se[e] + r.n0;
-        k->dot_rows_q(q, nq, K + (size_t)r.r0 * d, d, r.n0, dh, scale, se);
-        k->dot_rows_q(q, nq, K, d, r.n - r.n0, dh, scale, sn);
+        if (Kh) {
+            k->dot_rows_q_h(q, nq, Kh + (size_t)r.r0 * d, d, r.n0, dh, scale, se);
+            k->dot_rows_q_h(q, nq, Kh, d, r.n - r.n0, dh, scale, sn);
+        } else {
+            k->dot_rows_q(q, nq, K + (size_t)r.r0 * d, d, r.n0, dh, scale, se);
+            k->dot_rows_q(q, nq, K, d, r.n - r.n0, dh, scale, sn);
+        }
         for (int e = 0; e < nq; e++) {
             se[e] += first[e] - k0; /* row e's own keys from here */
             k->softmax(se[e], end[e] - first[e]);
@@ -431,10 +480,16 @@ static void att_rows(const att_job *j, const ptts_kv *kv, int h, int i0, int i1,
             for (int e = e_lo; e < e_hi; e++)
                 pp[e - e_lo] = se[e] + (ka - first[e]);
             r = runs_of(ka, kb - ka, cap);
-            k->axpy_rows_q(o + e_lo, pp, e_hi - e_lo, V + (size_t)r.r0 * d, d, r.n0, dh);
+            if (Vh)
+                k->axpy_rows_q_h(o + e_lo, pp, e_hi - e_lo, Vh + (size_t)r.r0 * d, d, r.n0, dh);
+            else
+                k->axpy_rows_q(o + e_lo, pp, e_hi - e_lo, V + (size_t)r.r0 * d, d, r.n0, dh);
             for (int e = 0; e < e_hi - e_lo; e++)
                 pp[e] += r.n0;
-            k->axpy_rows_q(o + e_lo, pp, e_hi - e_lo, V, d, r.n - r.n0, dh);
+            if (Vh)
+                k->axpy_rows_q_h(o + e_lo, pp, e_hi - e_lo, Vh, d, r.n - r.n0, dh);
+            else
+                k->axpy_rows_q(o + e_lo, pp, e_hi - e_lo, V, d, r.n - r.n0, dh);
             ka = kb;
         }
     }
@@ -451,6 +506,7 @@ static void att_task(void *ctx, int task, int tid) {
 /* Rows r0 .. r1 of a layer's qkv [n, 3d]: RoPE on q and k at the row's position, k and v
  * appended to the row's cache (rows are independent: any split). */
 typedef struct {
+    const ptts_kernels *k;
     const ptts_transformer *t;
     ptts_kv *const *kv;
     int rpg, layer;
@@ -461,13 +517,11 @@ static void rope_rows(void *ctx, int r0, int r1) {
     const rope_job *j = ctx;
     const int d = j->t->d, dh = d / j->t->heads;
     for (int i = r0; i < r1; i++) {
-        const ptts_kv *kc = j->kv[i / j->rpg];
+        ptts_kv *kc = j->kv[i / j->rpg];
         const int pos = kc->len + i % j->rpg, row = pos % kc->cap;
         float *q = j->qkv + (size_t)i * 3 * d;
         ptts_rope(q, q + d, j->t->heads, dh, pos);
-        memcpy(kc->k + ((size_t)j->layer * kc->cap + row) * d, q + d, (size_t)d * sizeof(float));
-        memcpy(kc->v + ((size_t)j->layer * kc->cap + row) * d, q + 2 * d,
-               (size_t)d * sizeof(float));
+        ptts_kv_set_rows(j->k, kc, j->layer, row, 1, q + d, q + 2 * d);
     }
 }
 
@@ -504,7 +558,7 @@ static void transformer_run(const ptts_ctx *c, const ptts_transformer *t, ptts_k
         for (int i = 0; i < n; i++)
             k->layernorm(h + (size_t)i * d, x + (size_t)i * d, L->norm1_w, L->norm1_b, d, 1e-5f);
         ptts_linear(c, &L->in_proj, h, n, qkv);
-        rope_job rj = {t, kv, rpg, l, qkv};
+        rope_job rj = {c->k, t, kv, rpg, l, qkv};
         ptts_rows_par(c, n, 1, 2000.0 * dh * n, rope_rows, &rj); /* ~1 us of expf/sincosf a row */
         att_job aj = {c, t, kv, nkv, rpg, l, qkv, att, scores, scap};
         int tasks = nkv * t->heads;

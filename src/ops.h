@@ -51,18 +51,30 @@ void ptts_elu_par(const ptts_ctx *c, float *y, const float *x, int n);
  * Keys (after RoPE) and values per layer, [cap, d] each. Position p is stored at row p % cap:
  * with window w and at most n rows per call, cap = w + n - 1 keeps every key a query needs
  * (the codec's bounded cache); with cap >= every position ever stored it is a plain cache
- * (the backbone). `len` counts positions appended since reset. */
+ * (the backbone). `len` counts positions appended since reset. In float32 (k, v) or float16
+ * (kh, vh: the backbone's in the bf16 and int8 modes, as the GPU holds them; a value is rounded
+ * to nearest even once, when it is stored, and read back exactly: half the bytes the attention
+ * reads each step). */
 typedef struct ptts_kv {
     int layers, d, cap;
     int len;
-    float *k, *v; /* [layers][cap][d] */
+    int f16;           /* 1: kh, vh hold the rows (k, v NULL); 0: k, v */
+    float *k, *v;      /* [layers][cap][d] */
+    uint16_t *kh, *vh; /* [layers][cap][d] */
 } ptts_kv;
 
-int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap);
+int ptts_kv_init(ptts_kv *kv, int layers, int d, int cap, int f16);
 void ptts_kv_free(ptts_kv *kv);
 void ptts_kv_reset(ptts_kv *kv); /* len = 0 (contents are overwritten as positions arrive) */
-/* Copy src's positions into dst (dst->cap >= src->len, same layers and d, plain caches). */
+/* Copy src's positions into dst (dst->cap >= src->len, same layers, d and format, plain
+ * caches). */
 int ptts_kv_copy(ptts_kv *dst, const ptts_kv *src);
+/* Rows r0 .. r0 + n - 1 (r0 + n <= cap) of `layer`: set from float32 keys and values [n, d]
+ * (rounded in a float16 cache by the kernel table's f16_from_f32), or read out as float32
+ * (exact). */
+void ptts_kv_set_rows(const ptts_kernels *kt, ptts_kv *kv, int layer, int r0, int n, const float *k,
+                      const float *v);
+void ptts_kv_get_rows(const ptts_kv *kv, int layer, int r0, int n, float *k, float *v);
 
 /* Scratch floats ptts_transformer_forward needs for n rows over a cache of `cap` positions. */
 size_t ptts_transformer_scratch(const ptts_transformer *t, int n, int cap);

@@ -396,6 +396,7 @@ int ptts_packed_load_memory(ptts_weights **out, const void *buf, size_t size, co
     ptts_error se = {0};
     int rc = ptts_weights_skeleton(&w, &a, &se);
     if (rc) return ptts_fail(e, rc, "%s: %s", name, se.msg);
+    w->mode = (int)prec;
     walker k = {.load = 1, .base = p, .size = size, .payload = payload, .table = p + table};
     k.n_entries = n_entries;
     walk(&k, w);

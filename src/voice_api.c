@@ -124,7 +124,7 @@ int ptts_voice_from_samples(ptts_voice **out, const ptts_model *m, const float *
     free(cut);
     if (rc) return rc;
     ptts_backbone bb;
-    rc = ptts_backbone_init(&bb, m->w, T + 1, e);
+    rc = ptts_backbone_init(&bb, m->w, T + 1, 0, e); /* the voice state exact, in float32 */
     if (!rc) rc = ptts_backbone_prompt_voice_latents(&bb, &m->ctx, lat, T, e);
     ptts_voice_state *st = NULL;
     if (!rc) rc = ptts_backbone_to_voice(&bb, &st, e);

@@ -577,6 +577,7 @@ int ptts_weights_load(ptts_weights **out, const char *path, const ptts_weights_o
         st_close(f);
         return ptts_fail(e, PTTS_E_NOMEM, "%s: out of memory", path);
     }
+    b.w->mode = b.mode;
     rc = bind_model(&b, &a);
     rc = finish(&b, rc, path, out, e);
     st_close(f);
@@ -592,6 +593,7 @@ int ptts_weights_fill(ptts_weights **out, const ptts_arch *arch, const ptts_weig
         .src = SRC_FILL, .mode = o ? o->mode : PTTS_WMODE_F32, .fill_bf16 = o ? o->fill_bf16 : 0};
     b.w = calloc(1, sizeof *b.w);
     if (!b.w) return ptts_fail(e, PTTS_E_NOMEM, "pocket-fill-v1: out of memory");
+    b.w->mode = b.mode;
     int rc = bind_model(&b, &a);
     return finish(&b, rc, "pocket-fill-v1", out, e);
 }

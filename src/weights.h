@@ -127,6 +127,7 @@ typedef struct ptts_codec_weights {
 
 typedef struct ptts_weights {
     ptts_arch arch;
+    int mode; /* ptts_wmode the arrays were built for (below) */
     /* backbone */
     const float *bos_emb;          /* [ld] */
     const float *bos_before_voice; /* [d] or NULL */

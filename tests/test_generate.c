@@ -4,9 +4,11 @@
  * test_generate.c - the whole text-to-speech loop against the reference (tiny model):
  * generate.safetensors replayed with the recorded noise: chunk texts and ids, latents,
  * EOS logits, PCM per frame; generate_short with the eos_case threshold (exactly 16 frames);
- * prompting in one batch equals prompting row by row; the voice is never modified.
+ * prompting in one batch equals prompting row by row; the voice is never modified; the float16
+ * cache of the reduced-precision modes holds the float32 values rounded.
  */
 #include "backbone.h"
+#include "half.h"
 #include "replay.h"
 
 /* Prompting a batch equals prompting row by row (same cache to rounding). */
@@ -17,8 +19,8 @@ static void batch_vs_rows(ptts_model *m) {
     for (int i = 0; i < n; i++)
         ids[i] = (i * 37 + 11) % m->w->arch.nb;
     ptts_backbone a, b;
-    REQUIRE(ptts_backbone_init(&a, m->w, 64, &e) == 0);
-    REQUIRE(ptts_backbone_init(&b, m->w, 64, &e) == 0);
+    REQUIRE(ptts_backbone_init(&a, m->w, 64, 0, &e) == 0);
+    REQUIRE(ptts_backbone_init(&b, m->w, 64, 0, &e) == 0);
     ptts_backbone_prompt_tokens(&a, &m->ctx, ids, n);
     for (int i = 0; i < n; i++)
         ptts_backbone_prompt_tokens(&b, &m->ctx, ids + i, 1);
@@ -32,6 +34,66 @@ static void batch_vs_rows(ptts_model *m) {
     }
     printf("batch vs row-by-row prompting: max rel err %.3g\n", worst);
     CHECK(worst <= 1e-5);
+    ptts_backbone_free(&a);
+    ptts_backbone_free(&b);
+}
+
+/* The float16 cache (the bf16 and int8 modes' engine, here over the tiny float32 weights): layer
+ * 0's keys and values, computed from the same rows in both, are the float32 cache's rounded to
+ * nearest even, exactly; the later layers and a step's outputs stay close to the float32
+ * cache's; a voice state set into it reads back rounded. */
+static void kv16_cache(ptts_model *m) {
+    ptts_error e = {0};
+    const int n = 37, d = m->w->arch.d;
+    int ids[37];
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * 53 + 5) % m->w->arch.nb;
+    ptts_backbone a, b;
+    REQUIRE(ptts_backbone_init(&a, m->w, 64, 0, &e) == 0);
+    REQUIRE(ptts_backbone_init(&b, m->w, 64, 1, &e) == 0);
+    CHECK(!a.kv.f16 && b.kv.f16 && b.kv.kh && !b.kv.k);
+    ptts_backbone_prompt_tokens(&a, &m->ctx, ids, n);
+    ptts_backbone_prompt_tokens(&b, &m->ctx, ids, n);
+    float *ka = malloc((size_t)n * d * sizeof(float)), *va = malloc((size_t)n * d * sizeof(float));
+    float *kb = malloc((size_t)n * d * sizeof(float)), *vb = malloc((size_t)n * d * sizeof(float));
+    REQUIRE(ka && va && kb && vb);
+    double worst = 0;
+    for (int l = 0; l < a.kv.layers; l++) {
+        ptts_kv_get_rows(&a.kv, l, 0, n, ka, va);
+        ptts_kv_get_rows(&b.kv, l, 0, n, kb, vb);
+        if (l == 0) {
+            size_t off = 0;
+            for (size_t i = 0; i < (size_t)n * d && !off; i++)
+                if (kb[i] != st_f16_to_f32(st_f32_to_f16(ka[i])) ||
+                    vb[i] != st_f16_to_f32(st_f32_to_f16(va[i])))
+                    off = i + 1;
+            CHECKF(!off, "float16 cache, layer 0: value %zu is not the float32 one rounded",
+                   off - 1);
+        }
+        worst = fmax(worst, fmax(rel_l2(kb, ka, (size_t)n * d), rel_l2(vb, va, (size_t)n * d)));
+    }
+    float ha[512], hb[512], ea, eb;
+    REQUIRE(d <= 512);
+    ptts_backbone_step(&a, &m->ctx, NULL, ha, &ea);
+    ptts_backbone_step(&b, &m->ctx, NULL, hb, &eb);
+    const double eh = rel_l2(hb, ha, (size_t)d);
+    printf("float16 cache against float32: keys and values max rel err %.3g, step h %.3g, eos "
+           "%.4g vs %.4g\n",
+           worst, eh, eb, ea);
+    CHECK(worst > 0 && worst <= 2e-3 && eh > 0 && eh <= 2e-3 && fabs(eb - ea) <= 1e-2);
+    /* a voice state through the float16 cache: rounded on the way in, read back exactly */
+    ptts_voice_state *st = NULL, *st16 = NULL;
+    REQUIRE(ptts_backbone_to_voice(&a, &st, &e) == 0);
+    REQUIRE(ptts_backbone_set_voice(&b, st, &e) == 0);
+    REQUIRE(ptts_backbone_to_voice(&b, &st16, &e) == 0);
+    size_t bad = 0, total = (size_t)st->layers * st->positions * d;
+    for (size_t i = 0; i < total; i++)
+        bad += st16->k[i] != st_f16_to_f32(st_f32_to_f16(st->k[i])) ||
+               st16->v[i] != st_f16_to_f32(st_f32_to_f16(st->v[i]));
+    CHECKF(!bad, "a voice state through the float16 cache: %zu values not rounded once", bad);
+    ptts_voice_state_free(st);
+    ptts_voice_state_free(st16);
+    free(ka), free(va), free(kb), free(vb);
     ptts_backbone_free(&a);
     ptts_backbone_free(&b);
 }
@@ -159,6 +221,7 @@ int main(void) {
     replay(m, "tiny", "generate_short", "voice_legacy_current_end.safetensors", 1e9f, 50, 1e-4,
            &ee);
     batch_vs_rows(m);
+    kv16_cache(m);
     ptts_model_free(m);
     samplers();
     padded();

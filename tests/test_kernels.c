@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "half.h"
 #include "pool.h"
 #include "ptts.h"
 #include "test.h"
@@ -479,7 +480,8 @@ static void test_dot(const ptts_kernels *k) {
 }
 
 /* dot_rows / axpy_rows: bit for bit the table's own dot / axpy in a loop (the attention's
- * results must not depend on which is used), strided rows, head widths 64 and others. */
+ * results must not depend on which is used), strided rows, head widths 64 and others; their
+ * float16 forms bit for bit the float32 forms over the rows widened. */
 static void test_rows(const ptts_kernels *k) {
     static const int NS[] = {64, 16, 63, 100};
     static const int ROWS[] = {0, 1, 7, 16, 17, 48, 300};
@@ -496,7 +498,13 @@ static void test_rows(const ptts_kernels *k) {
             for (int i = 0; i < n; i++)
                 q[i] = test_frand(-1.f, 1.f);
             for (int i = 0; i < rows * ld; i++)
-                K[i] = test_frand(-1.f, 1.f);
+                K[i] = test_frand(-1.f, 1.f) * (i % 13 ? 1.f : 1e-6f); /* some float16 subnormals */
+            /* the float16 forms' rows, and the same values widened for the float32 forms */
+            uint16_t *Kh = malloc(((size_t)rows * ld + 1) * sizeof(uint16_t));
+            float *Kw = malloc(((size_t)rows * ld + 1) * sizeof(float));
+            REQUIRE(Kh && Kw);
+            for (int i = 0; i < rows * ld; i++)
+                Kw[i] = st_f16_to_f32(Kh[i] = st_f32_to_f16(K[i]));
             for (int r = 0; r < rows; r++)
                 p[r] = test_frand(0.f, 1.f);
             for (int i = 0; i < n; i++)
@@ -537,6 +545,32 @@ static void test_rows(const ptts_kernels *k) {
                            "%s dot_rows_q nq=%d n=%d rows=%d: query %d differs from dot_rows",
                            k->isa, nq, n, rows, i);
                 }
+                /* the float16 forms: exactly the float32 forms over the widened rows */
+                k->dot_rows_q_h((const float *const *)qs, nq, Kh, ld, rows, n, 0.125f, outs);
+                for (int i = 0; i < nq; i++) {
+                    k->dot_rows(qs[i], Kw, ld, rows, n, 0.125f, want);
+                    CHECKF(!memcmp(outs[i], want, (size_t)rows * sizeof(float)),
+                           "%s dot_rows_q_h nq=%d n=%d rows=%d: query %d differs from dot_rows "
+                           "on the widened rows",
+                           k->isa, nq, n, rows, i);
+                }
+                float *yh[PTTS_ROWS_Q], *yw[PTTS_ROWS_Q];
+                for (int i = 0; i < nq; i++) {
+                    yh[i] = malloc((size_t)n * sizeof(float));
+                    yw[i] = malloc((size_t)n * sizeof(float));
+                    REQUIRE(yh[i] && yw[i]);
+                    memcpy(yh[i], ys[i], (size_t)n * sizeof(float));
+                    memcpy(yw[i], ys[i], (size_t)n * sizeof(float));
+                }
+                k->axpy_rows_q_h(yh, (const float *const *)ps, nq, Kh, ld, rows, n);
+                k->axpy_rows_q(yw, (const float *const *)ps, nq, Kw, ld, rows, n);
+                for (int i = 0; i < nq; i++) {
+                    CHECKF(!memcmp(yh[i], yw[i], (size_t)n * sizeof(float)),
+                           "%s axpy_rows_q_h nq=%d n=%d rows=%d: vector %d differs from "
+                           "axpy_rows_q on the widened rows",
+                           k->isa, nq, n, rows, i);
+                    free(yh[i]), free(yw[i]);
+                }
                 float *y0[PTTS_ROWS_Q];
                 for (int i = 0; i < nq; i++) {
                     y0[i] = malloc((size_t)n * sizeof(float));
@@ -553,8 +587,46 @@ static void test_rows(const ptts_kernels *k) {
                 }
                 free(want);
             }
-            free(q), free(K), free(p), free(o1), free(o2), free(y1), free(y2);
+            free(q), free(K), free(Kh), free(Kw), free(p), free(o1), free(o2), free(y1), free(y2);
         }
+}
+
+/* f16_from_f32: half.h's bits for every table, over values of every float16 class (normal,
+ * subnormal, the halfway cases between two halves, overflow to inf, inf, NaN, signed zeros) at
+ * lengths that leave every tail. */
+static void test_f16_from_f32(const ptts_kernels *k) {
+    enum { N = 4099 };
+    float *x = malloc(N * sizeof(float));
+    uint16_t *y = malloc(N * sizeof(uint16_t));
+    REQUIRE(x && y);
+    static const float special[] = {0.f,      -0.f,           65504.f,        65519.f,   65520.f,
+                                    -70000.f, 1e-8f,          -3e-8f,         6.1e-5f,   5.96e-8f,
+                                    2.98e-8f, 1e-45f,         INFINITY,       -INFINITY, NAN,
+                                    -NAN,     1.00048828125f, 1.00146484375f, 2049.f,    2051.f};
+    const int ns = (int)(sizeof special / sizeof special[0]);
+    for (int i = 0; i < N; i++) {
+        if (i < ns)
+            x[i] = special[i];
+        else if (i % 3 == 0) /* exactly halfway between two halves: the tie rounds to even */
+            x[i] = st_f16_to_f32((uint16_t)(i * 7919 % 0x7bff)) *
+                   (1.f + 0x1p-11f * (float)(i % 2 ? 1 : -1));
+        else
+            x[i] = test_frand(-1.f, 1.f) * ldexpf(1.f, i % 40 - 28);
+    }
+    static const int LEN[] = {N, 1, 7, 15, 16, 17, 33};
+    for (size_t li = 0; li < sizeof LEN / sizeof LEN[0]; li++) {
+        const int n = LEN[li];
+        memset(y, 0xab, N * sizeof(uint16_t));
+        k->f16_from_f32(y, x, (size_t)n);
+        int bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (y[i] != st_f32_to_f16(x[i])) bad = i;
+        CHECKF(bad < 0, "%s f16_from_f32 n=%d: x[%d] = %a gives %04x, half.h %04x", k->isa, n, bad,
+               bad < 0 ? 0. : (double)x[bad], bad < 0 ? 0 : y[bad],
+               bad < 0 ? 0 : st_f32_to_f16(x[bad]));
+        CHECKF(n == N || y[n] == 0xabab, "%s f16_from_f32 n=%d wrote past the end", k->isa, n);
+    }
+    free(x), free(y);
 }
 
 /* tanh GELU against the same formula in double (the inner u from the float x): errors in units of
@@ -663,7 +735,8 @@ static void test_complete(const ptts_kernels *k) {
                         !k->gemm_f32_stream + !k->gemm_bf16_stream + !k->gemm_q8q_stream +
                         !k->gemm_f32_panel + !k->gemm_bf16_panel + !k->layernorm + !k->softmax +
                         !k->gelu + !k->silu + !k->elu + !k->dot + !k->dot_rows + !k->axpy_rows +
-                        !k->dot_rows_q + !k->axpy_rows_q + !k->axpy;
+                        !k->dot_rows_q + !k->axpy_rows_q + !k->dot_rows_q_h + !k->axpy_rows_q_h +
+                        !k->axpy + !k->f16_from_f32;
     CHECKF(missing == 0, "%s: %d table entries unset", k->isa, missing);
 }
 
@@ -944,6 +1017,7 @@ int main(void) {
         test_layernorm(all[i]);
         test_dot(all[i]);
         test_rows(all[i]);
+        test_f16_from_f32(all[i]);
         report_gelu_accuracy(all[i]);
     }
     ptts_pool_free(pool);

@@ -159,8 +159,19 @@ typedef struct ptts_kernels {
      * read once, every y in registers) */
     void (*axpy_rows_q)(float *const *y, const float *const *p, int nq, const float *V, int ldv,
                         int rows, int n);
+    /* dot_rows_q and axpy_rows_q over float16 rows (IEEE binary16, the KV caches of the
+     * reduced-precision modes): exactly this table's dot_rows_q / axpy_rows_q over the rows
+     * widened to float32, which is exact (the keys and values read in half the bytes) */
+    void (*dot_rows_q_h)(const float *const *q, int nq, const uint16_t *K, int ldk, int rows, int n,
+                         float scale, float *const *out);
+    void (*axpy_rows_q_h)(float *const *y, const float *const *p, int nq, const uint16_t *V,
+                          int ldv, int rows, int n);
     /* y += a * x */
     void (*axpy)(float *y, float a, const float *x, int n);
+    /* y[i] = x[i] rounded to float16, the bits of half.h's st_f32_to_f16 (nearest even,
+     * overflow to inf, NaNs quiet; F16C / FCVTN where the ISA has them): what a float16 KV
+     * cache stores */
+    void (*f16_from_f32)(uint16_t *y, const float *x, size_t n);
 } ptts_kernels;
 
 const ptts_kernels *ptts_kernels_ref(void);

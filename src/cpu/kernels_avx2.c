@@ -83,6 +83,17 @@ AI vf vload(const float *p) { return _mm256_loadu_ps(p); }
 AI void vstore(float *p, vf v) { _mm256_storeu_ps(p, v); }
 AI vf vload_n(const float *p, int r) { return _mm256_maskload_ps(p, tail_mask(r)); }
 AI void vstore_n(float *p, vf v, int r) { _mm256_maskstore_ps(p, tail_mask(r), v); }
+AI vf vload_h(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+AI void vstore_h(uint16_t *p, vf v) {
+    _mm_storeu_si128((__m128i *)p,
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+/* no 16-bit masked load: the tail through an 8-half copy */
+AI vf vload_h_n(const uint16_t *p, int r) {
+    uint16_t t[8] = {0};
+    memcpy(t, p, (size_t)r * sizeof(uint16_t));
+    return vload_h(t);
+}
 AI vf vkeep_n(vf v, int r) { return _mm256_and_ps(v, _mm256_castsi256_ps(tail_mask(r))); }
 AI vf vfill_n(vf v, int r, float f) {
     return _mm256_blendv_ps(_mm256_set1_ps(f), v, _mm256_castsi256_ps(tail_mask(r)));
@@ -386,7 +397,8 @@ AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, co
 PTTS_ROWS_Q_LOOPS(dot_rows_isa, axpy_rows_isa)
 
 static const ptts_kernels k_avx2 =
-    PTTS_ISA_TABLE("avx2", dot_rows_isa, axpy_rows_isa, dot_rows_q_isa, axpy_rows_q_isa);
+    PTTS_ISA_TABLE("avx2", dot_rows_isa, axpy_rows_isa, dot_rows_q_isa, axpy_rows_q_isa,
+                   dot_rows_q_h_isa, axpy_rows_q_h_isa);
 
 const ptts_kernels *ptts_kernels_avx2(void);
 const ptts_kernels *ptts_kernels_avx2(void) { return &k_avx2; }

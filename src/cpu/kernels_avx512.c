@@ -85,6 +85,14 @@ AI vf vload(const float *p) { return _mm512_loadu_ps(p); }
 AI void vstore(float *p, vf v) { _mm512_storeu_ps(p, v); }
 AI vf vload_n(const float *p, int r) { return _mm512_maskz_loadu_ps(tail_mask(r), p); }
 AI void vstore_n(float *p, vf v, int r) { _mm512_mask_storeu_ps(p, tail_mask(r), v); }
+AI vf vload_h(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+AI void vstore_h(uint16_t *p, vf v) {
+    _mm256_storeu_si256((__m256i *)p,
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+AI vf vload_h_n(const uint16_t *p, int r) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(tail_mask(r), p));
+}
 AI vf vkeep_n(vf v, int r) { return _mm512_maskz_mov_ps(tail_mask(r), v); }
 AI vf vfill_n(vf v, int r, float f) {
     return _mm512_mask_blend_ps(tail_mask(r), _mm512_set1_ps(f), v);
@@ -363,70 +371,94 @@ AI __m512 fold1(__m512 a, __m512 b) {
                          _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+/* A row of a float32 (h = 0) or float16 (h = 1) matrix with rows ldk elements apart. */
+AI const void *kv_row(const void *p, int h, size_t off) {
+    return h ? (const void *)((const uint16_t *)p + off) : (const void *)((const float *)p + off);
+}
+
 /* dot_isa's four partial sums of one 64-wide row, added as dot_isa adds them */
-AI __m512 dot64_partial(__m512 q0, __m512 q1, __m512 q2, __m512 q3, const float *b) {
+AI __m512 dot64_partial(__m512 q0, __m512 q1, __m512 q2, __m512 q3, const void *b, int h) {
     const __m512 z = _mm512_setzero_ps();
-    __m512 s0 = _mm512_fmadd_ps(q0, _mm512_loadu_ps(b), z);
-    __m512 s1 = _mm512_fmadd_ps(q1, _mm512_loadu_ps(b + 16), z);
-    __m512 s2 = _mm512_fmadd_ps(q2, _mm512_loadu_ps(b + 32), z);
-    __m512 s3 = _mm512_fmadd_ps(q3, _mm512_loadu_ps(b + 48), z);
+    __m512 s0 = _mm512_fmadd_ps(q0, vload_kv(b, h, 0), z);
+    __m512 s1 = _mm512_fmadd_ps(q1, vload_kv(b, h, 16), z);
+    __m512 s2 = _mm512_fmadd_ps(q2, vload_kv(b, h, 32), z);
+    __m512 s3 = _mm512_fmadd_ps(q3, vload_kv(b, h, 48), z);
     return _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
 }
 
 /* 16 consecutive rows' dots with q (q0..q3: its four 16-float parts), times the scale, to out:
  * fold8 .. fold1 leave row 4m + k in element 4k + m, put back in order by one permute (the
  * scale is the same float product as dot * scale) */
-AI void dot16(__m512 q0, __m512 q1, __m512 q2, __m512 q3, const float *b, int ldk, __m512 sc,
+AI void dot16(__m512 q0, __m512 q1, __m512 q2, __m512 q3, const void *b, int h, int ldk, __m512 sc,
               float *out) {
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     __m512 w[8];
     for (int j = 0; j < 8; j++)
-        w[j] = fold8(dot64_partial(q0, q1, q2, q3, b + (size_t)(2 * j) * ldk),
-                     dot64_partial(q0, q1, q2, q3, b + (size_t)(2 * j + 1) * ldk));
+        w[j] = fold8(dot64_partial(q0, q1, q2, q3, kv_row(b, h, (size_t)(2 * j) * ldk), h),
+                     dot64_partial(q0, q1, q2, q3, kv_row(b, h, (size_t)(2 * j + 1) * ldk), h));
     const __m512 x0 = fold4(w[0], w[1]), x1 = fold4(w[2], w[3]), x2 = fold4(w[4], w[5]),
                  x3 = fold4(w[6], w[7]);
     const __m512 z = fold1(fold2(x0, x1), fold2(x2, x3));
     _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_permutexvar_ps(order, z), sc));
 }
 
-/* dot_isa over consecutive rows with q loaded once: the same loads, FMAs and final sums in
- * the same order per row as dot_isa (identical results), without a call per row; sixteen rows
- * at a time share the horizontal sums (dot16). */
-static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, int n, float scale,
-                            float *out) {
-    if (n != 64) { /* the head width of every shipped model; others take the plain loop */
-        dot_rows_isa(q, K, ldk, rows, n, scale, out);
-        return;
-    }
+/* dot_isa over consecutive 64-wide rows with q loaded once: the same loads, FMAs and final sums
+ * in the same order per row as dot_isa (identical results), without a call per row; sixteen
+ * rows at a time share the horizontal sums (dot16). */
+AI void dot_rows64(const float *q, const void *K, int h, int ldk, int rows, float scale,
+                   float *out) {
     const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16),
                  q2 = _mm512_loadu_ps(q + 32), q3 = _mm512_loadu_ps(q + 48);
     const __m512 sc = _mm512_set1_ps(scale);
     int r = 0;
     for (; r + 16 <= rows; r += 16)
-        dot16(q0, q1, q2, q3, K + (size_t)r * ldk, ldk, sc, out + r);
+        dot16(q0, q1, q2, q3, kv_row(K, h, (size_t)r * ldk), h, ldk, sc, out + r);
     for (; r < rows; r++)
-        out[r] = _mm512_reduce_add_ps(dot64_partial(q0, q1, q2, q3, K + (size_t)r * ldk)) * scale;
+        out[r] =
+            _mm512_reduce_add_ps(dot64_partial(q0, q1, q2, q3, kv_row(K, h, (size_t)r * ldk), h)) *
+            scale;
 }
 
-/* dot_rows_avx512 for nq queries over the same rows: each block of 16 rows for every query
- * while it is in L1 (a 64-wide head's 16 keys are 4 KiB), so the keys come from further away
- * once, not nq times. */
-static void dot_rows_q_avx512(const float *const *q, int nq, const float *K, int ldk, int rows,
-                              int n, float scale, float *const *out) {
-    if (n != 64) {
-        for (int i = 0; i < nq; i++)
-            dot_rows_avx512(q[i], K, ldk, rows, n, scale, out[i]);
-        return;
-    }
+static void dot_rows_avx512(const float *q, const float *K, int ldk, int rows, int n, float scale,
+                            float *out) {
+    if (n != 64) /* the head width of every shipped model; others take the plain loop */
+        dot_rows_isa(q, K, ldk, rows, n, scale, out);
+    else
+        dot_rows64(q, K, 0, ldk, rows, scale, out);
+}
+
+/* dot_rows64 for nq queries over the same rows: each block of 16 rows for every query while it
+ * is in L1 (a 64-wide head's 16 keys are 4 KiB, 2 KiB in float16), so the keys come from
+ * further away once, not nq times. */
+AI void dot_rows_q64(const float *const *q, int nq, const void *K, int h, int ldk, int rows,
+                     float scale, float *const *out) {
     const __m512 sc = _mm512_set1_ps(scale);
     const int blocks = rows / 16;
     for (int bk = 0; bk < blocks; bk++)
         for (int i = 0; i < nq; i++)
             dot16(_mm512_loadu_ps(q[i]), _mm512_loadu_ps(q[i] + 16), _mm512_loadu_ps(q[i] + 32),
-                  _mm512_loadu_ps(q[i] + 48), K + (size_t)bk * 16 * ldk, ldk, sc, out[i] + bk * 16);
+                  _mm512_loadu_ps(q[i] + 48), kv_row(K, h, (size_t)bk * 16 * ldk), h, ldk, sc,
+                  out[i] + bk * 16);
     for (int i = 0; i < nq; i++)
-        dot_rows_avx512(q[i], K + (size_t)blocks * 16 * ldk, ldk, rows - blocks * 16, n, scale,
-                        out[i] + blocks * 16);
+        dot_rows64(q[i], kv_row(K, h, (size_t)blocks * 16 * ldk), h, ldk, rows - blocks * 16, scale,
+                   out[i] + blocks * 16);
+}
+
+static void dot_rows_q_avx512(const float *const *q, int nq, const float *K, int ldk, int rows,
+                              int n, float scale, float *const *out) {
+    if (n != 64)
+        for (int i = 0; i < nq; i++)
+            dot_rows_isa(q[i], K, ldk, rows, n, scale, out[i]);
+    else
+        dot_rows_q64(q, nq, K, 0, ldk, rows, scale, out);
+}
+
+static void dot_rows_q_h_avx512(const float *const *q, int nq, const uint16_t *K, int ldk, int rows,
+                                int n, float scale, float *const *out) {
+    if (n != 64)
+        dot_rows_q_h_isa(q, nq, K, ldk, rows, n, scale, out);
+    else
+        dot_rows_q64(q, nq, K, 1, ldk, rows, scale, out);
 }
 
 /* axpy_isa over rows with y held in registers: per element y = fma(p[r], x, y) for r in
@@ -452,18 +484,19 @@ static void axpy_rows_avx512(float *y, const float *p, const float *V, int ldv, 
     _mm512_storeu_ps(y + 48, y3);
 }
 
-/* axpy_rows_avx512 for nq (y, p) over the same 64-wide rows: each y exactly as its own call, the
- * values loaded once for all (4 nq independent FMA chains: one y's four wait on the FMA latency) */
-AI void axpy_q64(float *const *y, const float *const *p, const int nq, const float *V, int ldv,
-                 int rows) {
+/* axpy_rows_avx512 for nq (y, p) over the same 64-wide rows of float32 (h = 0) or float16 (h =
+ * 1): each y exactly as its own call, the values loaded once for all (4 nq independent FMA
+ * chains: one y's four wait on the FMA latency) */
+AI void axpy_q64(float *const *y, const float *const *p, const int nq, const void *V, int h,
+                 int ldv, int rows) {
     __m512 a[PTTS_ROWS_Q][4];
     for (int i = 0; i < nq; i++)
         for (int c = 0; c < 4; c++)
             a[i][c] = _mm512_loadu_ps(y[i] + 16 * c);
     for (int r = 0; r < rows; r++) {
-        const float *x = V + (size_t)r * ldv;
-        const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16),
-                     x2 = _mm512_loadu_ps(x + 32), x3 = _mm512_loadu_ps(x + 48);
+        const void *x = kv_row(V, h, (size_t)r * ldv);
+        const __m512 x0 = vload_kv(x, h, 0), x1 = vload_kv(x, h, 16), x2 = vload_kv(x, h, 32),
+                     x3 = vload_kv(x, h, 48);
         for (int i = 0; i < nq; i++) {
             const __m512 pi = _mm512_set1_ps(p[i][r]);
             a[i][0] = _mm512_fmadd_ps(pi, x0, a[i][0]);
@@ -477,23 +510,37 @@ AI void axpy_q64(float *const *y, const float *const *p, const int nq, const flo
             _mm512_storeu_ps(y[i] + 16 * c, a[i][c]);
 }
 
-static void axpy_rows_q_avx512(float *const *y, const float *const *p, int nq, const float *V,
-                               int ldv, int rows, int n) {
-    if (n != 64) {
-        for (int i = 0; i < nq; i++)
-            axpy_rows_avx512(y[i], p[i], V, ldv, rows, n);
-        return;
-    }
-    switch (nq) { /* a constant nq each: the accumulators stay in registers */
-    case 1: axpy_q64(y, p, 1, V, ldv, rows); break;
-    case 2: axpy_q64(y, p, 2, V, ldv, rows); break;
-    case 3: axpy_q64(y, p, 3, V, ldv, rows); break;
-    default: axpy_q64(y, p, 4, V, ldv, rows); break;
+/* a constant nq each: the accumulators stay in registers */
+AI void axpy_q64_n(float *const *y, const float *const *p, int nq, const void *V, int h, int ldv,
+                   int rows) {
+    switch (nq) {
+    case 1: axpy_q64(y, p, 1, V, h, ldv, rows); break;
+    case 2: axpy_q64(y, p, 2, V, h, ldv, rows); break;
+    case 3: axpy_q64(y, p, 3, V, h, ldv, rows); break;
+    default: axpy_q64(y, p, 4, V, h, ldv, rows); break;
     }
 }
 
-static const ptts_kernels k_avx512 = PTTS_ISA_TABLE("avx512", dot_rows_avx512, axpy_rows_avx512,
-                                                    dot_rows_q_avx512, axpy_rows_q_avx512);
+static void axpy_rows_q_avx512(float *const *y, const float *const *p, int nq, const float *V,
+                               int ldv, int rows, int n) {
+    if (n != 64)
+        for (int i = 0; i < nq; i++)
+            axpy_rows_isa(y[i], p[i], V, ldv, rows, n);
+    else
+        axpy_q64_n(y, p, nq, V, 0, ldv, rows);
+}
+
+static void axpy_rows_q_h_avx512(float *const *y, const float *const *p, int nq, const uint16_t *V,
+                                 int ldv, int rows, int n) {
+    if (n != 64)
+        axpy_rows_q_h_isa(y, p, nq, V, ldv, rows, n);
+    else
+        axpy_q64_n(y, p, nq, V, 1, ldv, rows);
+}
+
+static const ptts_kernels k_avx512 =
+    PTTS_ISA_TABLE("avx512", dot_rows_avx512, axpy_rows_avx512, dot_rows_q_avx512,
+                   axpy_rows_q_avx512, dot_rows_q_h_avx512, axpy_rows_q_h_avx512);
 
 const ptts_kernels *ptts_kernels_avx512(void);
 const ptts_kernels *ptts_kernels_avx512(void) { return &k_avx512; }

@@ -309,6 +309,14 @@ AI void vstore_n(float *p, vf v, int r) {
     vst1q_f32(t, v);
     memcpy(p, t, (size_t)r * sizeof(float));
 }
+AI vf vload_h(const uint16_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+/* FCVTN in the FPCR's rounding (nearest even unless a program changes it) */
+AI void vstore_h(uint16_t *p, vf v) { vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v))); }
+AI vf vload_h_n(const uint16_t *p, int r) {
+    uint16_t t[4] = {0, 0, 0, 0};
+    memcpy(t, p, (size_t)r * sizeof(uint16_t));
+    return vload_h(t);
+}
 AI vf vkeep_n(vf v, int r) {
     return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), lanes(r)));
 }
@@ -351,7 +359,8 @@ AI vf vsel_pos_nan(vf x, vf neg) {
 PTTS_ROWS_Q_LOOPS(dot_rows_isa, axpy_rows_isa)
 
 static const ptts_kernels k_neon =
-    PTTS_ISA_TABLE("neon", dot_rows_isa, axpy_rows_isa, dot_rows_q_isa, axpy_rows_q_isa);
+    PTTS_ISA_TABLE("neon", dot_rows_isa, axpy_rows_isa, dot_rows_q_isa, axpy_rows_q_isa,
+                   dot_rows_q_h_isa, axpy_rows_q_h_isa);
 
 const ptts_kernels *ptts_kernels_neon(void);
 const ptts_kernels *ptts_kernels_neon(void) { return &k_neon; }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "half.h"
 #include "kernels.h"
 
 static void gemm_f32_ref(int N, int K, const float *X, int ldx, const float *W, const float *b,
@@ -259,6 +260,34 @@ static void axpy_rows_q_ref(float *const *y, const float *const *p, int nq, cons
         axpy_rows_ref(y[i], p[i], V, ldv, rows, n);
 }
 
+/* the float16 forms: dot_ref and axpy_ref with each value widened (exact) as it is read */
+static float dot_h_ref(const float *a, const uint16_t *b, int n) {
+    float s = 0.f;
+    for (int i = 0; i < n; i++)
+        s += a[i] * st_f16_to_f32(b[i]);
+    return s;
+}
+
+static void dot_rows_q_h_ref(const float *const *q, int nq, const uint16_t *K, int ldk, int rows,
+                             int n, float scale, float *const *out) {
+    for (int i = 0; i < nq; i++)
+        for (int r = 0; r < rows; r++)
+            out[i][r] = dot_h_ref(q[i], K + (size_t)r * ldk, n) * scale;
+}
+
+static void axpy_rows_q_h_ref(float *const *y, const float *const *p, int nq, const uint16_t *V,
+                              int ldv, int rows, int n) {
+    for (int i = 0; i < nq; i++)
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < n; c++)
+                y[i][c] += p[i][r] * st_f16_to_f32(V[(size_t)r * ldv + c]);
+}
+
+static void f16_from_f32_ref(uint16_t *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        y[i] = st_f32_to_f16(x[i]);
+}
+
 static const ptts_kernels k_ref = {
     .isa = "ref",
     .gemm_f32 = gemm_f32_ref,
@@ -281,6 +310,9 @@ static const ptts_kernels k_ref = {
     .axpy_rows = axpy_rows_ref,
     .dot_rows_q = dot_rows_q_ref,
     .axpy_rows_q = axpy_rows_q_ref,
+    .dot_rows_q_h = dot_rows_q_h_ref,
+    .axpy_rows_q_h = axpy_rows_q_h_ref,
+    .f16_from_f32 = f16_from_f32_ref,
 };
 
 const ptts_kernels *ptts_kernels_ref(void) { return &k_ref; }

@@ -11,6 +11,8 @@
  *   vzero, vset1           (): 0; (float): broadcast
  *   vload, vstore          full vectors, unaligned
  *   vload_n, vstore_n      (p, r), r in 1..VL: the first r lanes, lanes >= r read as 0 / kept
+ *   vload_h, vload_h_n     VL (the first r) float16 values widened to float32 (exact)
+ *   vstore_h               VL values rounded to float16 as half.h's st_f32_to_f16 rounds
  *   vkeep_n, vfill_n       (v, r): lanes >= r set to 0; (v, r, f): lanes >= r set to f
  *   vadd vsub vmul vdiv vmax vmin   one instruction each; vmax(lo, x) / vmin(hi, x) give NaN
  *                          for a NaN x (x86: the second operand; NEON: any NaN operand)
@@ -24,6 +26,8 @@
  */
 #ifndef PTTS_VEC_LOOP_H
 #define PTTS_VEC_LOOP_H
+
+#include "half.h"
 
 /* ---- exp and the activations (constants and method: approx.h) ----------------------------- */
 
@@ -153,27 +157,49 @@ static void layernorm_isa(float *y, const float *x, const float *w, const float 
     }
 }
 
-static float dot_isa(const float *a, const float *b, int n) {
+/* dot and axpy over a row b / x of float32 (h = 0) or float16 (h = 1): the same operations on
+ * the same float32 values (a float16 value widened as it is read, exactly) */
+AI vf vload_kv(const void *p, int h, int i) {
+    return h ? vload_h((const uint16_t *)p + i) : vload((const float *)p + i);
+}
+AI vf vload_kv_n(const void *p, int h, int i, int r) {
+    return h ? vload_h_n((const uint16_t *)p + i, r) : vload_n((const float *)p + i, r);
+}
+
+AI float dot_kv(const float *a, const void *b, int h, int n) {
     vf s0 = vzero(), s1 = vzero(), s2 = vzero(), s3 = vzero();
     int i = 0;
     for (; i + 4 * VL <= n; i += 4 * VL) {
-        s0 = vfma(vload(a + i), vload(b + i), s0);
-        s1 = vfma(vload(a + i + VL), vload(b + i + VL), s1);
-        s2 = vfma(vload(a + i + 2 * VL), vload(b + i + 2 * VL), s2);
-        s3 = vfma(vload(a + i + 3 * VL), vload(b + i + 3 * VL), s3);
+        s0 = vfma(vload(a + i), vload_kv(b, h, i), s0);
+        s1 = vfma(vload(a + i + VL), vload_kv(b, h, i + VL), s1);
+        s2 = vfma(vload(a + i + 2 * VL), vload_kv(b, h, i + 2 * VL), s2);
+        s3 = vfma(vload(a + i + 3 * VL), vload_kv(b, h, i + 3 * VL), s3);
     }
     for (; i + VL <= n; i += VL)
-        s0 = vfma(vload(a + i), vload(b + i), s0);
-    if (i < n) s1 = vfma(vload_n(a + i, n - i), vload_n(b + i, n - i), s1);
+        s0 = vfma(vload(a + i), vload_kv(b, h, i), s0);
+    if (i < n) s1 = vfma(vload_n(a + i, n - i), vload_kv_n(b, h, i, n - i), s1);
     return vhsum(vadd(vadd(s0, s1), vadd(s2, s3)));
 }
 
-static void axpy_isa(float *y, float a, const float *x, int n) {
+AI void axpy_kv(float *y, float a, const void *x, int h, int n) {
     const vf av = vset1(a);
     int i = 0;
     for (; i + VL <= n; i += VL)
-        vstore(y + i, vfma(av, vload(x + i), vload(y + i)));
-    if (i < n) vstore_n(y + i, vfma(av, vload_n(x + i, n - i), vload_n(y + i, n - i)), n - i);
+        vstore(y + i, vfma(av, vload_kv(x, h, i), vload(y + i)));
+    if (i < n) vstore_n(y + i, vfma(av, vload_kv_n(x, h, i, n - i), vload_n(y + i, n - i)), n - i);
+}
+
+static float dot_isa(const float *a, const float *b, int n) { return dot_kv(a, b, 0, n); }
+
+static void axpy_isa(float *y, float a, const float *x, int n) { axpy_kv(y, a, x, 0, n); }
+
+/* float32 to float16 (kernels.h): whole vectors, then the tail one value at a time */
+static void f16_from_f32_isa(uint16_t *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + VL <= n; i += VL)
+        vstore_h(y + i, vload(x + i));
+    for (; i < n; i++)
+        y[i] = st_f32_to_f16(x[i]);
 }
 
 /* the row versions (kernels.h): exactly dot_isa / axpy_isa in a loop */
@@ -201,9 +227,26 @@ static void axpy_rows_isa(float *y, const float *p, const float *V, int ldv, int
             axpy_rows_fn(y[i], p[i], V, ldv, rows, n);                                             \
     }
 
+/* the float16 _q forms (kernels.h): dot_rows_isa / axpy_rows_isa's loops on float16 rows, for
+ * the tables whose row kernels are those (AVX-512 has its own) */
+static void dot_rows_q_h_isa(const float *const *q, int nq, const uint16_t *K, int ldk, int rows,
+                             int n, float scale, float *const *out) {
+    for (int i = 0; i < nq; i++)
+        for (int r = 0; r < rows; r++)
+            out[i][r] = dot_kv(q[i], K + (size_t)r * ldk, 1, n) * scale;
+}
+
+static void axpy_rows_q_h_isa(float *const *y, const float *const *p, int nq, const uint16_t *V,
+                              int ldv, int rows, int n) {
+    for (int i = 0; i < nq; i++)
+        for (int r = 0; r < rows; r++)
+            axpy_kv(y[i], p[i][r], V + (size_t)r * ldv, 1, n);
+}
+
 /* The kernel table of an ISA file built on this header and gemm_loop.h (both define the _isa
  * kernels); the row kernels and their _q forms are the file's (AVX-512 has its own). */
-#define PTTS_ISA_TABLE(name, dot_rows_fn, axpy_rows_fn, dot_rows_q_fn, axpy_rows_q_fn)             \
+#define PTTS_ISA_TABLE(name, dot_rows_fn, axpy_rows_fn, dot_rows_q_fn, axpy_rows_q_fn,             \
+                       dot_rows_q_h_fn, axpy_rows_q_h_fn)                                          \
     {                                                                                              \
         .isa = name, .gemm_f32 = gemm_f32_isa, .gemm_f32_panel = gemm_f32_panel_isa,               \
         .gemm_bf16_panel = gemm_bf16_panel_isa, .gemm_bf16 = gemm_bf16_isa,                        \
@@ -212,6 +255,8 @@ static void axpy_rows_isa(float *y, const float *p, const float *V, int ldv, int
         .layernorm = layernorm_isa, .softmax = softmax_isa, .gelu = gelu_isa, .silu = silu_isa,    \
         .elu = elu_isa, .dot = dot_isa, .dot_rows = dot_rows_fn, .axpy = axpy_isa,                 \
         .axpy_rows = axpy_rows_fn, .dot_rows_q = dot_rows_q_fn, .axpy_rows_q = axpy_rows_q_fn,     \
+        .dot_rows_q_h = dot_rows_q_h_fn, .axpy_rows_q_h = axpy_rows_q_h_fn,                        \
+        .f16_from_f32 = f16_from_f32_isa,                                                          \
     }
 
 #endif
