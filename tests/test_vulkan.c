@@ -864,6 +864,34 @@ static void flow_heads(const ptts_model *m) {
     }
 }
 
+/* The reduced-precision paths (float16 caches, tensor cores) follow the precision mode, not
+ * the matrices' storage: in float32 a released-style file's matrices (every value bf16) are
+ * stored as bf16 as in bf16 mode (weights.c), and its caches must stay float32. */
+static void half_by_mode(const ptts_engine_ops *ops) {
+    ptts_arch a;
+    REQUIRE(ptts_arch_preset(&a, "tiny") == 0);
+    for (int p = 0; p < 2; p++) {
+        ptts_model *m;
+        ptts_error e = {0};
+        int rc =
+            ptts_model_create_filled_bf16(&m, &a, fixture_path("tokenizer/sp_unigram.model"), 2,
+                                          p ? PTTS_PRECISION_BF16 : PTTS_PRECISION_F32, 1, &e);
+        REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
+        CHECK(m->w->backbone.layer[0].in_proj.type == PTTS_W_BF16); /* stored alike */
+        m->be.engine = ops;
+        void *eng;
+        REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
+        ptts_vk_counts c;
+        ptts_vulkan_engine_counts(eng, &c);
+        const int tc = ptts_vulkan_engine_tc(eng);
+        ptts_engine_release(&m->be, ops, 1, eng, 0);
+        CHECKF(c.kv_half == (unsigned long long)p && (p || !tc),
+               "%s mode on bf16-stored weights: float16 caches %llu, tensor cores %d",
+               p ? "bf16" : "float32", c.kv_half, tc);
+        ptts_model_free(m);
+    }
+}
+
 int main(void) {
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
@@ -902,6 +930,7 @@ int main(void) {
     kv_split(m);
     kv_reserve(m);
     kv_half(m);
+    half_by_mode(ops);
     codec_groups(m);
     /* the step as one persistent dispatch (stepk.comp) with a one-workgroup grid: the path a
      * GPU that reports its SM count takes by default, exercised on any device */

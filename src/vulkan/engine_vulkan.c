@@ -287,8 +287,10 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
                          g->tn.gemm_force < -1 ? "register-tiled" : "tensor-core",
                          g->tn.gemm_force < -1 ? t->gemm_force : t->tc_force);
     /* tensor cores by default where the model runs in reduced precision (bf16 / int8 backbone
-     * weights: the CPU path rounds the codec's operands to bf16 there too) */
-    const int half = g->w->backbone.layer[0].in_proj.type != PTTS_W_F32;
+     * weights: the CPU path rounds the codec's operands to bf16 there too). The mode, not the
+     * matrices' storage: in float32 a released (BF16) file's matrices are stored as bf16 too,
+     * and float32 means the reference's arithmetic (float32 operands and caches). */
+    const int half = g->w->mode != PTTS_WMODE_F32;
     g->tn.tc = g->c.coop && (a->tensor_cores ? a->tensor_cores > 0 : half);
     g->tn.conv_copy = t->conv_copy > 0; /* ELU on load unless a test asks (vk_engine.h) */
     /* the caches (backbone and codec rings) in float16 where the weights are reduced
