@@ -192,7 +192,7 @@ static int cpu_create(void **out, const ptts_engine_args *args, int slots, ptts_
         rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     g->n_slots = slots;
     /* the backbone's caches in float16 where its weights are bf16 or int8, as on the GPU: the
-     * attention reads half the bytes a step (bench/RESULTS.md, "float16 KV caches on the CPU");
+     * attention reads half the bytes a step (bench/RESULTS.md, "Float16 KV caches on the CPU");
      * float32 keeps the reference's arithmetic */
     const int kv16 = g->w->mode != PTTS_WMODE_F32;
     for (int i = 0; !rc && i < slots; i++) {
