@@ -14,7 +14,12 @@
  *   512 k, zero-padded to whole tiles in k and to 16 or 32 rows, and reused by every panel; a
  *   K above 512 is taken in slices, each rounded once per group of PG panels, whose C tiles
  *   wait in memory (f32, exact) between slices, so the sums run in the same order as in one
- *   pass. B comes from the panel layout as stored. The products are the reference's (exact
+ *   pass. B comes from the panel layout as stored; in a block of 16 rows (the codec's
+ *   low-rate stages, which read ~19 MB of panels a frame for 16 rows) each k step prefetches
+ *   the W lines 4 KiB ahead: in the CPU loop, where the backbone's stream on the other core
+ *   has pushed those panels out of the caches, that cut the stages by ~15% and the int8 loop
+ *   by ~14% (bench/RESULTS.md, "AMX: the codec's panels prefetched"); alone, with the panels
+ *   in L3, it changes nothing measurable. The products are the reference's (exact
  *   bf16 products of the same rounded operands, DAZ); tdpbf16ps adds them in the order
  *   kernels.h states for this table (Intel's, which the hardware follows to the bit), within
  *   kernels.h's bound of the other tables' results.
@@ -54,8 +59,9 @@ static void tiles_on(void) {
 
 /* ---- bf16 panels ---------------------------------------------------------------------------- */
 
-#define SL_MAX 512 /* k per slice of the X buffer: 32 rows x 512 bf16 = 32 KiB */
-#define PG 8       /* panels whose C tiles wait in memory between slices (32 KiB) */
+#define SL_MAX 512    /* k per slice of the X buffer: 32 rows x 512 bf16 = 32 KiB */
+#define PG 8          /* panels whose C tiles wait in memory between slices (32 KiB) */
+#define PF_AHEAD 4096 /* bytes of W prefetched ahead in a block of 16 rows (see the top) */
 
 /* Rows [0, rows) of X, k in [k0, k0 + sl), rounded to bf16 into rows of sl (a multiple of 32)
  * of xb; k >= K and rows [rows, rows_pad) are zero. */
@@ -153,6 +159,11 @@ static void gemm_bf16_panel_amx(int K, const float *X, int ldx, const uint16_t *
                     for (int k = 0; k < kn; k += 32) {
                         const int k2 = (k0 + k) / 2;
                         const uint16_t *B = k2 + AMX_ROWS <= K2 ? Wp + (size_t)k2 * 64 : bt;
+                        if (!two) /* W's 2 KiB two k steps ahead (past a panel: the next's) */
+                            for (int l = 0; l < 2048; l += 64)
+                                _mm_prefetch((const char *)((uintptr_t)(Wp + (size_t)k2 * 64) +
+                                                            PF_AHEAD + (uintptr_t)l),
+                                             _MM_HINT_T0);
                         _tile_loadd(6, B, 128);
                         _tile_loadd(7, B + 32, 128);
                         _tile_loadd(4, xb + k, sl * 2);

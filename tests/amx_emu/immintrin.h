@@ -81,6 +81,9 @@ static inline __m512 _mm512_maskz_loadu_ps(__mmask16 m, const void *p) {
         if (m >> i & 1) memcpy(&u.f[i], (const float *)p + i, 4);
     return emu_ps(u);
 }
+/* a hint with no effect on the program's values: nothing to model */
+#define _MM_HINT_T0 3
+static inline void _mm_prefetch(const char *p, int hint) { (void)p, (void)hint; }
 static inline void _mm512_storeu_ps(void *p, __m512 v) { memcpy(p, &v, 64); }
 static inline void _mm512_storeu_si512(void *p, __m512i v) { memcpy(p, &v, 64); }
 static inline void _mm_storeu_si128(void *p, __m128i v) { memcpy(p, &v, 16); }
