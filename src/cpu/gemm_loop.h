@@ -19,10 +19,11 @@
  *   PR, BPR                  X rows per f32 / bf16 panel tile (2, 3, 4 or 8, as a literal: the
  *                            tail dispatch is chosen by token pasting)
  *   panel_out, panel_setup   (b, m, left): bias and store masks of one panel (left outputs)
- *   ptile                    (nr, K, X, ldx, Wp, o, Y, ldy): f32 panel tile, nr <= PR
+ *   ptile                    (nr, K, X, ldx, Wp, o, Y, ldy, pf): f32 panel tile, nr <= PR, the
+ *                            panel's lines pf bytes ahead prefetched (0: none; "panels" below)
  *   xrows_bf16               (rows, K, Kp, X, ldx, xb): rows of X rounded to bf16 as
  *                            kernels.h specifies (DAZ), zero-padded to Kp = K rounded up to even
- *   btile                    (nr, K2, xb, Kp, Wp16, o, Y, ldy): bf16 panel tile, nr <= BPR
+ *   btile                    (nr, K2, xb, Kp, Wp16, o, Y, ldy, pf): bf16 panel tile, nr <= BPR
  */
 #ifndef PTTS_GEMM_LOOP_H
 #define PTTS_GEMM_LOOP_H
@@ -206,7 +207,18 @@ static void gemm_q8q_stream_isa(int N, int K, const float *X, int ldx, const int
 }
 
 /* ---- panels (outer products) --------------------------------------------------------------
- * Rows [n0, n1) of X in tiles of PR rows against one panel of 32 outputs at a time. */
+ * Rows [n0, n1) of X in tiles of PR rows against one panel of 32 outputs at a time. A call of
+ * at most PANEL_PF_ROWS rows (the codec's low-rate stages: 16 rows against ~19 MB of bf16 or
+ * ~38 MB of f32 panels a frame) reads each panel from memory in its first row tile and the
+ * rest from L1/L2: that tile prefetches the panel PANEL_PF bytes ahead, on Intel (the vendor
+ * of PTTS_PF_L2; measured there with the AVX-512 tiles: bench/RESULTS.md, "Panels
+ * prefetched"); the other tables' tiles ignore it. No value changes. */
+#define PANEL_PF_ROWS 16
+#define PANEL_PF 4096
+
+static int panel_pf_bytes(int rows) {
+    return rows <= PANEL_PF_ROWS && ptts_cpu_stream_prefetch() == PTTS_PF_L2 ? PANEL_PF : 0;
+}
 
 /* The tails of PANEL_ROWS: TILE(t, r) for the t < P rows left, t a constant. */
 #define PANEL_TAIL_8(TILE, r)                                                                      \
@@ -251,13 +263,15 @@ static void gemm_f32_panel_isa(int K, const float *X, int ldx, const float *Wp, 
                                float *Y, int ldy, int M, int n0, int n1, int p0, int p1) {
     if (n1 <= n0) return;
     const float *Xn = X + (size_t)n0 * ldx;
+    const int pf = panel_pf_bytes(n1 - n0);
     for (int p = p0; p < p1; p++) {
         const int m = p * PTTS_PANEL, left = M - m;
         if (left <= 0) break;
         const panel_out o = panel_setup(b, m, left);
         const float *W = Wp + (size_t)p * K * PTTS_PANEL;
         float *Ym = Y + (size_t)n0 * ldy + m;
-#define PTILE(nr, r) ptile(nr, K, Xn + (size_t)(r)*ldx, ldx, W, &o, Ym + (size_t)(r)*ldy, ldy)
+#define PTILE(nr, r)                                                                               \
+    ptile(nr, K, Xn + (size_t)(r)*ldx, ldx, W, &o, Ym + (size_t)(r)*ldy, ldy, (r) ? 0 : pf)
         PANEL_ROWS(n1 - n0, PR, PTILE);
 #undef PTILE
     }
@@ -273,6 +287,7 @@ static void gemm_bf16_panel_isa(int K, const float *X, int ldx, const uint16_t *
     if (n1 <= n0 || K < 0 || K > PTTS_BF16_PANEL_KMAX) return;
     const int Kp = (K + 1) & ~1, K2 = Kp / 2;
     _Alignas(64) uint16_t xb[BXBUF / sizeof(uint16_t)];
+    const int pf = panel_pf_bytes(n1 - n0);
     int chunk = Kp ? BXBUF / (2 * Kp) : n1 - n0;
     if (chunk >= BPR) chunk -= chunk % BPR;
     for (int nc = n0; nc < n1; nc += chunk) {
@@ -284,7 +299,8 @@ static void gemm_bf16_panel_isa(int K, const float *X, int ldx, const uint16_t *
             const panel_out o = panel_setup(b, m, left);
             const uint16_t *W = Wp16 + (size_t)p * K2 * 2 * PTTS_PANEL;
             float *Yc = Y + (size_t)nc * ldy + m;
-#define BTILE(nr, r) btile(nr, K2, xb + (size_t)(r)*Kp, Kp, W, &o, Yc + (size_t)(r)*ldy, ldy)
+#define BTILE(nr, r)                                                                               \
+    btile(nr, K2, xb + (size_t)(r)*Kp, Kp, W, &o, Yc + (size_t)(r)*ldy, ldy, (r) ? 0 : pf)
             PANEL_ROWS(rows, BPR, BTILE);
 #undef BTILE
         }

@@ -263,7 +263,8 @@ AI void panel_store(const panel_out *o, __m256 a[4], float *y) {
 }
 
 AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
-              int ldy) {
+              int ldy, int pf) {
+    (void)pf; /* no prefetch: not measured with this table (gemm_loop.h, "panels") */
     __m256 a[PR][4];
     for (int r = 0; r < nr; r++)
         for (int j = 0; j < 4; j++)
@@ -383,7 +384,8 @@ AI void btile_run(int flush, int nr, int K2, const uint16_t *xb, int Kp, const u
 }
 
 AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
-              float *Y, int ldy) {
+              float *Y, int ldy, int pf) {
+    (void)pf; /* as ptile */
     const unsigned csr = csr_read();
     csr_write(csr & ~CSR_FLAGS);
     btile_run(0, nr, K2, xb, Kp, Wp, o, Y, ldy);

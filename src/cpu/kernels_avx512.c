@@ -271,12 +271,21 @@ AI panel_out panel_setup(const float *b, int m, int left) {
     return o;
 }
 
+/* The panel's two lines of step k, pf bytes on (gemm_loop.h, "panels"); pf 0: none. */
+AI void panel_pf(const void *w, int pf) {
+    if (pf) {
+        _mm_prefetch((const char *)((uintptr_t)w + (uintptr_t)pf), _MM_HINT_T0);
+        _mm_prefetch((const char *)((uintptr_t)w + (uintptr_t)pf + 64), _MM_HINT_T0);
+    }
+}
+
 AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
-              int ldy) {
+              int ldy, int pf) {
     __m512 a0[PR], a1[PR];
     for (int r = 0; r < nr; r++)
         a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k = 0; k < K; k++) {
+        panel_pf(Wp + (size_t)k * 32, pf);
         __m512 w0 = _mm512_loadu_ps(Wp + (size_t)k * 32);
         __m512 w1 = _mm512_loadu_ps(Wp + (size_t)k * 32 + 16);
         for (int r = 0; r < nr; r++) {
@@ -325,11 +334,12 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
 #define BPR 8 /* rows per bf16 tile */
 
 AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
-              float *Y, int ldy) {
+              float *Y, int ldy, int pf) {
     __m512 a0[BPR], a1[BPR];
     for (int r = 0; r < nr; r++)
         a0[r] = a1[r] = _mm512_setzero_ps();
     for (int k2 = 0; k2 < K2; k2++) {
+        panel_pf(Wp + (size_t)k2 * 64, pf);
         __m512bh w0 = (__m512bh)_mm512_loadu_si512((const void *)(Wp + (size_t)k2 * 64));
         __m512bh w1 = (__m512bh)_mm512_loadu_si512((const void *)(Wp + (size_t)k2 * 64 + 32));
         for (int r = 0; r < nr; r++) {

@@ -210,7 +210,8 @@ AI void panel_store(const panel_out *o, float32x4_t a[8], float *y) {
 }
 
 AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
-              int ldy) {
+              int ldy, int pf) {
+    (void)pf; /* no prefetch: not measured with this table (gemm_loop.h, "panels") */
     float32x4_t a[PR][8];
     for (int r = 0; r < nr; r++)
         for (int j = 0; j < 8; j++)
@@ -254,7 +255,8 @@ static void xrows_bf16(int rows, int K, int Kp, const float *X, int ldx, uint16_
 }
 
 AI void btile(int nr, int K2, const uint16_t *xb, int Kp, const uint16_t *Wp, const panel_out *o,
-              float *Y, int ldy) {
+              float *Y, int ldy, int pf) {
+    (void)pf; /* as ptile */
     const uint32x4_t hi = vdupq_n_u32(0xffff0000u);
     float32x4_t a[BPR][8];
     for (int r = 0; r < nr; r++)
