@@ -212,7 +212,8 @@ static void gemm_q8q_stream_isa(int N, int K, const float *X, int ldx, const int
  * ~38 MB of f32 panels a frame) reads each panel from memory in its first row tile and the
  * rest from L1/L2: that tile prefetches the panel PANEL_PF bytes ahead, on Intel (the vendor
  * of PTTS_PF_L2; measured there with the AVX-512 tiles: bench/RESULTS.md, "Panels
- * prefetched"); the other tables' tiles ignore it. No value changes. */
+ * prefetched"); the AVX2 tiles ignore it (measured: it lost there), NEON's too (not measured).
+ * No value changes. */
 #define PANEL_PF_ROWS 16
 #define PANEL_PF 4096
 

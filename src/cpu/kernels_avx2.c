@@ -264,7 +264,7 @@ AI void panel_store(const panel_out *o, __m256 a[4], float *y) {
 
 AI void ptile(int nr, int K, const float *X, int ldx, const float *Wp, const panel_out *o, float *Y,
               int ldy, int pf) {
-    (void)pf; /* no prefetch: not measured with this table (gemm_loop.h, "panels") */
+    (void)pf; /* no prefetch: it lost with these tiles (bench/RESULTS.md, "Panels prefetched") */
     __m256 a[PR][4];
     for (int r = 0; r < nr; r++)
         for (int j = 0; j < 4; j++)
