@@ -8,7 +8,8 @@
  * adds the batched decoder (ptts_codec_dec_frames_low + _high) against N lone decoders, one
  * thread, calling-thread CPU ms per stream-frame (low-rate part, high-rate part), alternated.
  * Without it, first the decoder's attention with the _q row kernels (kernels.h) against one
- * query at a time, one thread, alternated.
+ * query at a time, one thread, alternated; each thread count's line is followed by the wall ms
+ * per frame of each decoder stage in the same run (codec.h, ptts_codec_taps.stage_s).
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,19 +30,29 @@ static double thread_cpu(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Wall ms per frame; *cpu_ms receives the calling thread's CPU ms per frame. */
+/* Wall ms per frame; *cpu_ms receives the calling thread's CPU ms per frame, stage_ms
+ * [PTTS_CODEC_STAGES] the wall ms per frame of each stage (ptts_codec_taps.stage_s, read in
+ * the same run: 10 clock reads a frame). */
 static double bench_decoder(ptts_codec_dec *d, const ptts_ctx *c, const float *lat, int ld,
-                            int frames, float *pcm, double *cpu_ms) {
+                            int frames, float *pcm, double *cpu_ms, double *stage_ms) {
+    double st[PTTS_CODEC_STAGES] = {0};
+    const ptts_codec_taps taps = {.stage_s = st};
     ptts_codec_dec_reset(d);
     for (int t = 0; t < 5; t++)
         ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
     ptts_codec_dec_reset(d);
     double t0 = ptts_now(), c0 = thread_cpu();
     for (int t = 0; t < frames; t++)
-        ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, NULL);
+        ptts_codec_dec_frame(d, c, lat + (size_t)(t % 16) * ld, pcm, &taps);
     *cpu_ms = (thread_cpu() - c0) * 1e3 / frames;
+    for (int i = 0; i < PTTS_CODEC_STAGES; i++)
+        stage_ms[i] = st[i] * 1e3 / frames;
     return (ptts_now() - t0) * 1e3 / frames;
 }
+
+/* The stage names of ptts_codec_taps.stage_s, in its order. */
+static const char *const stage_name[PTTS_CODEC_STAGES] = {
+    "upsample", "transformer", "dec_in", "up0", "res0", "up1", "res1", "up2", "res2", "out"};
 
 /* One thread: N streams decoded alone vs batched, rounds alternated; CPU ms per stream-frame. */
 static int bench_batched(const ptts_weights *w, const float *lat, int frames, int N) {
@@ -188,10 +199,10 @@ int main(int argc, char **argv) {
         ptts_pool *pool = nt > 1 ? ptts_pool_create(nt) : NULL;
         if (nt > 1 && !pool) return 1;
         ptts_ctx c = {k, pool};
-        double cpu_ms;
+        double cpu_ms, stage_ms[PTTS_CODEC_STAGES];
         long reg0, sl0, reg1, sl1;
         ptts_pool_counts(pool, &reg0, &sl0);
-        double ms = bench_decoder(d, &c, lat, ld, frames, pcm, &cpu_ms);
+        double ms = bench_decoder(d, &c, lat, ld, frames, pcm, &cpu_ms, stage_ms);
         ptts_pool_counts(pool, &reg1, &sl1);
         double t0 = ptts_now();
         float *latents = NULL;
@@ -205,6 +216,10 @@ int main(int argc, char **argv) {
         printf("threads %d: decoder %.2f ms/frame wall (%.1fx real time), calling thread CPU "
                "%.2f ms/frame; encoder %.2f s for 10 s of audio (%.1fx real time)\n",
                nt, ms, 80.0 / ms, cpu_ms, enc_s, 10.0 / enc_s);
+        printf("  stages, wall ms/frame:");
+        for (int i = 0; i < PTTS_CODEC_STAGES; i++)
+            printf(" %s %.3f", stage_name[i], stage_ms[i]);
+        printf("\n");
         if (pool) /* the warm-up frames included: (frames + 5) decoded between the counts */
             printf("  pool: %.1f regions, %.2f worker sleeps a frame\n",
                    (double)(reg1 - reg0) / (frames + 5), (double)(sl1 - sl0) / (frames + 5));

@@ -17,11 +17,31 @@ void ptts_codec_dec_free(ptts_codec_dec *d);
 /* Fresh state (the reference decodes each text chunk from a fresh state). */
 void ptts_codec_dec_reset(ptts_codec_dec *d);
 
+/* The decoder's stages in order, for ptts_codec_taps.stage_s: quant_out and the upsampling,
+ * the transformer, dec_in (with its ELU), up[0] (16 rows in, 96 out: the last low-rate stage),
+ * then the high-rate ones: res[0], up[1], res[1], up[2], res[2], out (with its ELU). */
+enum {
+    PTTS_CDS_UPSAMPLE,
+    PTTS_CDS_TRANSFORMER,
+    PTTS_CDS_DEC_IN,
+    PTTS_CDS_UP0,
+    PTTS_CDS_RES0,
+    PTTS_CDS_UP1,
+    PTTS_CDS_RES1,
+    PTTS_CDS_UP2,
+    PTTS_CDS_RES2,
+    PTTS_CDS_OUT,
+    PTTS_CODEC_STAGES
+};
+
 /* Intermediate values of the last decoded frame, for tests (layouts as the fixture's taps):
  * quant [C] after the 1x1 conv, up [C, 16] after the upsampling, tr [C, 16] after the
- * transformer (channel-major, i.e. transposed from the internal [16, C]). */
+ * transformer (channel-major, i.e. transposed from the internal [16, C]); and for benchmarks,
+ * stage_s [PTTS_CODEC_STAGES]: wall seconds added to each stage's entry (10 clock reads a
+ * frame; nothing when NULL). */
 typedef struct ptts_codec_taps {
     float *quant, *up, *tr; /* caller's buffers, or NULL */
+    double *stage_s;
 } ptts_codec_taps;
 
 /* One frame: latent [ld] as produced by the flow head (normalized; the decoder applies

@@ -241,39 +241,56 @@ static void dec_quant_up(ptts_codec_dec *d, const ptts_ctx *c, const float *late
     }
 }
 
+/* With st (ptts_codec_taps.stage_s): the time since *t added to st[stage], *t now. */
+static void stage_done(double *st, int stage, double *t) {
+    if (!st) return;
+    double now = ptts_now();
+    st[stage] += now - *t;
+    *t = now;
+}
+
 /* After up[0]'s rows are in d->up[0].acc [us * r0, 4nf]: the high-rate SEANet stages, one
- * stream (rows 96 .. 1920 a frame: plenty for the kernels on their own). */
-static void dec_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm) {
+ * stream (rows 96 .. 1920 a frame: plenty for the kernels on their own). st, t: stage_done. */
+static void dec_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm, double *st, double *t) {
     int rows = d->w->codec.upsample_stride * d->up[0].ct->stride, width = d->up[0].ct->cout;
     ptts_sres_run(c, &d->res[0], d->up[0].acc, rows);
+    stage_done(st, PTTS_CDS_RES0, t);
     const float *cur = d->up[0].acc;
     for (int s = 1; s < 3; s++) {
         float *curw = d->up[s - 1].acc; /* cur: ELU in place */
         sconvtr_run_elu(c, &d->up[s], curw, rows);
+        stage_done(st, s == 1 ? PTTS_CDS_UP1 : PTTS_CDS_UP2, t);
         rows *= d->up[s].ct->stride;
         width = d->up[s].ct->cout;
         ptts_sres_run(c, &d->res[s], d->up[s].acc, rows);
+        stage_done(st, s == 1 ? PTTS_CDS_RES1 : PTTS_CDS_RES2, t);
         cur = d->up[s].acc;
     }
     ptts_elu_par(c, ptts_sconv_in(&d->out), cur, rows * width);
     ptts_sconv_run(c, &d->out, rows, pcm);
+    stage_done(st, PTTS_CDS_OUT, t);
 }
 
 void ptts_codec_dec_frame(ptts_codec_dec *d, const ptts_ctx *c, const float *latent, float *pcm,
                           const ptts_codec_taps *taps) {
     const int C = d->w->arch.C, us = d->w->codec.upsample_stride;
+    double *st = taps ? taps->stage_s : NULL, t = st ? ptts_now() : 0;
     float *x = ptts_sconv_in(&d->in);
     dec_quant_up(d, c, latent, x, taps);
     if (taps && taps->up) transpose_to(taps->up, x, us, C);
+    stage_done(st, PTTS_CDS_UPSAMPLE, &t);
 
     ptts_transformer_forward(c, &d->w->codec.dec_tr, &d->kv, x, us, d->tr_scratch);
     if (taps && taps->tr) transpose_to(taps->tr, x, us, C);
+    stage_done(st, PTTS_CDS_TRANSFORMER, &t);
 
     /* SEANet decoder: dec_in, ELU, up[0] (the low-rate stages, as batched below), then the rest */
     ptts_sconv_run(c, &d->in, us, d->h0);
     ptts_elu_par(c, d->h0, d->h0, us * d->in.cv->cout);
+    stage_done(st, PTTS_CDS_DEC_IN, &t);
     sconvtr_run(c, &d->up[0], d->h0, us);
-    dec_high(d, c, pcm);
+    stage_done(st, PTTS_CDS_UP0, &t);
+    dec_high(d, c, pcm, st, &t);
 }
 
 /* ---- batched decoding ------------------------------------------------------------------------
@@ -375,5 +392,5 @@ void ptts_codec_dec_frames_low(ptts_codec_batch *b, ptts_codec_dec *const *d, in
 }
 
 void ptts_codec_dec_frame_high(ptts_codec_dec *d, const ptts_ctx *c, float *pcm) {
-    dec_high(d, c, pcm);
+    dec_high(d, c, pcm, NULL, NULL);
 }

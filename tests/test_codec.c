@@ -96,7 +96,7 @@ static void test_decode(const ptts_weights *w, const ptts_ctx *c) {
     for (int t = 0; t < N; t++) {
         ptts_codec_taps tp = {0};
         int which = t == 0 ? 0 : t == N - 1 ? 1 : -1;
-        if (which >= 0) tp = (ptts_codec_taps){got[which][0], got[which][1], got[which][2]};
+        if (which >= 0) tp = (ptts_codec_taps){got[which][0], got[which][1], got[which][2], NULL};
         ptts_codec_dec_frame(d, c, lat + (size_t)t * ld, pcm + (size_t)t * fs,
                              which >= 0 ? &tp : NULL);
         double err = rel_l2(pcm + (size_t)t * fs, pcm_ref + (size_t)t * fs, (size_t)fs);
