@@ -120,13 +120,13 @@ static void pf_detect(void) {
     if (!__get_cpuid(0, &a, &b, &c, &d)) return;
     /* the vendor string in EBX, EDX, ECX */
     if (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) /* AuthenticAMD */
-        pf_kind = PTTS_PF_NT;
+        pf_kind = PTTS_PF_STREAM;
     else if (b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu) /* GenuineIntel */
-        pf_kind = PTTS_PF_L2;
+        pf_kind = PTTS_PF_STREAM | PTTS_PF_PANEL;
 #endif
 }
 
-int ptts_cpu_stream_prefetch(void) {
+int ptts_cpu_prefetch(void) {
     pthread_once(&pf_once, pf_detect);
     return pf_kind;
 }

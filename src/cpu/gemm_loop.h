@@ -11,7 +11,7 @@
  *   NB                       X rows per widening / q8q tile (3 or 4)
  *   tile4, tile1             (wt, pf, nb, K, X, ldx, W, m, scale, b, Y, ldy): rows m..m+3 (or m)
  *                            of W against rows 0..nb-1 of X, nb <= NB a constant after inlining;
- *                            pf != 0: W's lines prefetched |pf| bytes ahead (pf_ahead)
+ *                            pf != 0: W's lines prefetched pf bytes ahead (pf_ahead)
  *   qx_t, QALIGN             element type of a quantised X row (q8q) and the multiple of K its
  *                            rows are padded to (with the value of q = 0)
  *   quant_row                (K, Kp, x, xq) -> d: row x quantised as kernels.h specifies
@@ -34,22 +34,24 @@
 
 /* ---- streamed matrices (ptts_lin.stream, the *_stream entries) ---------------------------
  * A matrix read once a step and larger than the caches (the backbone's, 76-302 MB a step) is
- * read with each line prefetched PF_AHEAD bytes ahead (pf_ahead), in the form that pays on the
- * CPU (ptts_cpu_stream_prefetch): non-temporally on AMD, into L2 on Intel. Also for a batch's
- * N > NB: the chunks of NB rows re-read a block of W (4 rows, 4-16 KiB) from L1 right after its
- * first read, and without the prefetch the hardware's own did not keep the compute fed (a 2-vCPU
- * Zen 5, one thread, the backbone's 24 int8 matrices: N = 8 12.1-12.7 -> 5.1-5.8 ms a pass, at
- * the kernel's in-cache speed; N = 16 18.4 -> 9.2-9.8; bf16 N = 8 20.0-21.5 -> 17.6-18.0;
- * bench/RESULTS.md, "The CPU server against the engine; batched steps prefetched"). The same
- * arithmetic: the plain entries' bits. Measured with `bench_pipeline --threads 2 --stored bf16`,
- * interleaved against the plain entries (bench/RESULTS.md, "Streamed backbone weights"): on a
- * 2-vCPU Zen 4 the non-temporal form took the int8 backbone step from ~2.03 to 1.49-1.63 ms and the
- * loop from ~3.4 to 2.85-3.07 ms (the L2 form: 1.64-1.94 and 2.95-3.17); in bf16 and in float32 on
- * bf16 values the step -11 to -14%, the loop -6 to -7%. On the H200 host's Xeon (Sapphire / Emerald
- * Rapids) the non-temporal form lost 26-43% on the step and 25-62% on the loop (its fills skip L2),
- * while the L2 form, against the plain entries (medians of 4 rounds): bf16 step 8.85 -> 5.40 ms and
- * loop 12.93 -> 9.04; float32 on bf16 values 9.93 -> 4.56 and 16.53 -> 13.28; int8 2.44 -> 2.17
- * and 6.96 -> 5.12. A temporal prefetch into L1 (T0) gained least. */
+ * read with each line prefetched PF_AHEAD bytes ahead into L2 (pf_ahead, PREFETCHT1), on x86
+ * (ptts_cpu_prefetch, PTTS_PF_STREAM). Also for a batch's N > NB: the chunks of NB rows re-read
+ * a block of W (4 rows, 4-16 KiB) from L1 right after its first read, and without the prefetch
+ * the hardware's own did not keep the compute fed (a 2-vCPU Zen 5, one thread, the backbone's 24
+ * int8 matrices: N = 8 12.1-12.7 -> 5.1-5.8 ms a pass, at the kernel's in-cache speed; N = 16
+ * 18.4 -> 9.2-9.8; bf16 N = 8 20.0-21.5 -> 17.6-18.0; bench/RESULTS.md, "The CPU server against
+ * the engine; batched steps prefetched"). The same arithmetic: the plain entries' bits.
+ * Measured with `bench_pipeline --threads 2 --stored bf16`, interleaved (bench/RESULTS.md,
+ * "Streamed backbone weights" and "The prefetch policy on a second Zen 4"): on the H200 host's
+ * Xeon (Sapphire / Emerald Rapids), against no prefetch (medians of 4 rounds): bf16 step 8.85
+ * -> 5.40 ms and loop 12.93 -> 9.04; float32 on bf16 values 9.93 -> 4.56 and 16.53 -> 13.28;
+ * int8 2.44 -> 2.17 and 6.96 -> 5.12; there the non-temporal form (PREFETCHNTA) lost 26-43% on
+ * the step and 25-62% on the loop (its fills skip L2), T0 gained least. On a 2-vCPU Zen 4 the
+ * non-temporal form took the int8 step from ~2.03 to 1.49-1.63 ms and the loop from ~3.4 to
+ * 2.85-3.07 (this form: 1.64-1.94 and 2.95-3.17), so AMD used it until, on a second Zen 4 host,
+ * this form beat it on the loop in every mode (int8 7.22 -> 5.28 ms, bf16 10.00 -> 7.29, float32
+ * on bf16 values 11.46 -> 9.21; 10 of 10 rounds each): one form for x86, the one that never
+ * lost much. */
 #define PF_AHEAD 16384
 
 /* m blocks of 4 rows of W outside, chunks of NB rows of X inside, so a 4-row W block is read
@@ -102,11 +104,8 @@ AI void gemm_run(int wt, int pf, int N, int K, const float *X, int ldx, const vo
 /* stream: the *_stream entries (W prefetched ahead, as the CPU wants it) */
 AI void gemm_any(int wt, int stream, int N, int K, const float *X, int ldx, const void *W,
                  const float *scale, const float *b, float *Y, int ldy, int m0, int m1) {
-    const int h = stream ? ptts_cpu_stream_prefetch() : 0;
-    if (h == PTTS_PF_NT)
+    if (stream && (ptts_cpu_prefetch() & PTTS_PF_STREAM))
         gemm_run(wt, PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
-    else if (h == PTTS_PF_L2)
-        gemm_run(wt, -PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
     else
         gemm_run(wt, 0, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
 }
@@ -197,11 +196,8 @@ static void gemm_q8q_isa(int N, int K, const float *X, int ldx, const int8_t *W,
 static void gemm_q8q_stream_isa(int N, int K, const float *X, int ldx, const int8_t *W,
                                 const float *scale, const float *b, float *Y, int ldy, int m0,
                                 int m1) {
-    const int h = ptts_cpu_stream_prefetch();
-    if (h == PTTS_PF_NT)
+    if (ptts_cpu_prefetch() & PTTS_PF_STREAM)
         q8q_run(PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
-    else if (h == PTTS_PF_L2)
-        q8q_run(-PF_AHEAD, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
     else
         q8q_run(0, N, K, X, ldx, W, scale, b, Y, ldy, m0, m1);
 }
@@ -210,15 +206,16 @@ static void gemm_q8q_stream_isa(int N, int K, const float *X, int ldx, const int
  * Rows [n0, n1) of X in tiles of PR rows against one panel of 32 outputs at a time. A call of
  * at most PANEL_PF_ROWS rows (the codec's low-rate stages: 16 rows against ~19 MB of bf16 or
  * ~38 MB of f32 panels a frame) reads each panel from memory in its first row tile and the
- * rest from L1/L2: that tile prefetches the panel PANEL_PF bytes ahead, on Intel (the vendor
- * of PTTS_PF_L2; measured there with the AVX-512 tiles: bench/RESULTS.md, "Panels
- * prefetched"); the AVX2 tiles ignore it (measured: it lost there), NEON's too (not measured).
- * No value changes. */
+ * rest from L1/L2: that tile prefetches the panel PANEL_PF bytes ahead, on Intel
+ * (PTTS_PF_PANEL; measured there with the AVX-512 tiles: bench/RESULTS.md, "Panels
+ * prefetched"); not on AMD (a 2-vCPU Zen 4, interleaved: the loop within 1% without the stream
+ * prefetch and 5% slower with it, "The prefetch policy on a second Zen 4"); the AVX2 tiles
+ * ignore it (measured: it lost there), NEON's too (not measured). No value changes. */
 #define PANEL_PF_ROWS 16
 #define PANEL_PF 4096
 
 static int panel_pf_bytes(int rows) {
-    return rows <= PANEL_PF_ROWS && ptts_cpu_stream_prefetch() == PTTS_PF_L2 ? PANEL_PF : 0;
+    return rows <= PANEL_PF_ROWS && (ptts_cpu_prefetch() & PTTS_PF_PANEL) ? PANEL_PF : 0;
 }
 
 /* The tails of PANEL_ROWS: TILE(t, r) for the t < P rows left, t a constant. */

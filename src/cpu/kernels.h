@@ -95,8 +95,8 @@ typedef struct ptts_kernels {
     void (*gemm_q8q)(int N, int K, const float *X, int ldx, const int8_t *W, const float *scale,
                      const float *b, float *Y, int ldy, int m0, int m1);
     /* gemm_f32, gemm_bf16 and gemm_q8q for a W that streams from memory (ptts_lin.stream):
-     * the same results bit for bit; the SIMD tables fetch W ahead (non-temporally on AMD, into
-     * L2 on Intel) for any number of rows of X (gemm_loop.h, "streamed matrices"). */
+     * the same results bit for bit; the SIMD tables fetch W ahead into L2 (on x86: Intel
+     * and AMD) for any number of rows of X (gemm_loop.h, "streamed matrices"). */
     void (*gemm_f32_stream)(int N, int K, const float *X, int ldx, const float *W, const float *b,
                             float *Y, int ldy, int m0, int m1);
     void (*gemm_bf16_stream)(int N, int K, const float *X, int ldx, const uint16_t *W,
@@ -177,11 +177,12 @@ typedef struct ptts_kernels {
 const ptts_kernels *ptts_kernels_ref(void);
 /* The best variant for this CPU, capped by PTTS_ISA. Never NULL (falls back to ref). */
 const ptts_kernels *ptts_kernels_best(void);
-/* How the *_stream entries prefetch on this CPU (gemm_loop.h, "streamed matrices"): 0 not at
- * all (other vendors and architectures: not measured), PTTS_PF_NT non-temporally (AMD),
- * PTTS_PF_L2 into L2 (Intel, where the non-temporal form loses). */
-enum { PTTS_PF_NT = 1, PTTS_PF_L2 = 2 };
-int ptts_cpu_stream_prefetch(void);
+/* The software prefetches that pay on this CPU (gemm_loop.h), a set of flags: PTTS_PF_STREAM,
+ * the *_stream entries' weights fetched into L2 ahead ("streamed matrices": x86, Intel and
+ * AMD), PTTS_PF_PANEL, the panels of 16-row calls ("panels": Intel; neutral on a Zen 4). 0 on
+ * other architectures (not measured). */
+enum { PTTS_PF_STREAM = 1, PTTS_PF_PANEL = 2 };
+int ptts_cpu_prefetch(void);
 /* Every variant this build has and this CPU runs (ref first); returns the count. */
 int ptts_kernels_all(const ptts_kernels **out, int max);
 

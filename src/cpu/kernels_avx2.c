@@ -137,12 +137,9 @@ AI int tile4_head(int wt, int pf, int nb, int K, const float *X, int ldx, const 
     return 0;
 }
 
-/* The line |pf| bytes past p of a streamed matrix fetched ahead: pf > 0 non-temporally, pf < 0
- * into L2 (gemm_loop.h, "streamed matrices"). */
-AI void pf_ahead(const void *p, int pf) {
-    if (pf > 0) _mm_prefetch((const char *)p + pf, _MM_HINT_NTA);
-    if (pf < 0) _mm_prefetch((const char *)p - pf, _MM_HINT_T1);
-}
+/* The line pf bytes past p of a streamed matrix fetched ahead into L2 (gemm_loop.h, "streamed
+ * matrices"). */
+AI void pf_ahead(const void *p, int pf) { _mm_prefetch((const char *)p + pf, _MM_HINT_T1); }
 
 #include "vec_loop.h"
 #include "vec_tile.h"

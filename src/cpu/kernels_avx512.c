@@ -118,12 +118,9 @@ AI vf vsel_pos_nan(vf x, vf neg) {
     return _mm512_mask_blend_ps((__mmask16)(pos | nan), neg, x);
 }
 
-/* The line |pf| bytes past p of a streamed matrix fetched ahead: pf > 0 non-temporally, pf < 0
- * into L2 (gemm_loop.h, "streamed matrices"). */
-AI void pf_ahead(const void *p, int pf) {
-    if (pf > 0) _mm_prefetch((const char *)p + pf, _MM_HINT_NTA);
-    if (pf < 0) _mm_prefetch((const char *)p - pf, _MM_HINT_T1);
-}
+/* The line pf bytes past p of a streamed matrix fetched ahead into L2 (gemm_loop.h, "streamed
+ * matrices"). */
+AI void pf_ahead(const void *p, int pf) { _mm_prefetch((const char *)p + pf, _MM_HINT_T1); }
 
 /* The bf16 prefix of the 4-row tile: 32 bf16 weights per 512-bit load, widened without
  * shuffles: as 32-bit lanes, lane i holds element 2i in its low half and 2i+1 in its high

@@ -7,7 +7,7 @@
  *   vhsum4                 (a, b, c, d): the four horizontal sums in one __m128
  *   tile4_head             (wt, pf, nb, K, X, ldx, W, row, acc): an ISA-specific prefix of the
  *                          4-row tile's k loop; returns the k it reached (0: none)
- *   pf_ahead               (p, pf): fetch the line |pf| bytes past p (gemm_loop.h, "streamed
+ *   pf_ahead               (p, pf): fetch the line pf bytes past p (gemm_loop.h, "streamed
  *                          matrices")
  *   NB, WT_*               as for gemm_loop.h
  */
@@ -20,7 +20,7 @@
  * bias and store take 4 outputs at a time. */
 
 /* Rows m..m+3 of W against rows 0..nb-1 of X (nb a constant after inlining); pf != 0: each line
- * of W read is prefetched |pf| bytes ahead (a streamed matrix, gemm_loop.h). */
+ * of W read is prefetched pf bytes ahead (a streamed matrix, gemm_loop.h). */
 AI void tile4(int wt, int pf, int nb, int K, const float *X, int ldx, const void *W, int m,
               const float *scale, const float *b, float *Y, int ldy) {
     const int esz = wt == WT_F32 ? 4 : wt == WT_BF16 ? 2 : 1;
