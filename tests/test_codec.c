@@ -118,6 +118,17 @@ static void test_decode(const ptts_weights *w, const ptts_ctx *c) {
     CHECKF(memcmp(pcm, pcm2, (size_t)N * fs * sizeof(float)) == 0,
            "decoding after reset differs (rel L2 %.3g)", rel_l2(pcm2, pcm, (size_t)N * fs));
 
+    /* stage timing (taps.stage_s, for benchmarks) changes no value and times every stage */
+    double st[PTTS_CODEC_STAGES] = {0};
+    const ptts_codec_taps timed = {.stage_s = st};
+    ptts_codec_dec_reset(d);
+    for (int t = 0; t < N; t++)
+        ptts_codec_dec_frame(d, c, lat + (size_t)t * ld, pcm2 + (size_t)t * fs, &timed);
+    CHECKF(memcmp(pcm, pcm2, (size_t)N * fs * sizeof(float)) == 0,
+           "decoding with stage_s differs (rel L2 %.3g)", rel_l2(pcm2, pcm, (size_t)N * fs));
+    for (int i = 0; i < PTTS_CODEC_STAGES; i++)
+        CHECKF(st[i] > 0 && st[i] < 60, "stage %d: %g s over %d frames", i, st[i], N);
+
     /* with pools of 2 and 3 threads: bit for bit (every stage splits rows or outputs so that
      * each value is computed as on one thread, whatever the chunks) */
     for (int nt = 2; nt <= 3; nt++) {
