@@ -91,6 +91,8 @@ struct ptts_batch {
     int *next;                /* the slots of the call paired with this decode (batch_pair_k) */
     unsigned char *ends;      /* [n] of this call: the utterance ends with its frames */
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
+    unsigned char *taken;     /* [n_slots]: frames of this or the last call not out */
+    long decodes, paired;     /* calls decoded since created, and of them with step_decode */
     float *zeros;             /* [frame_samples]: a frame of a pause */
     ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
     int failed;               /* an engine operation failed: the engine is not reused */
@@ -134,6 +136,7 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->pend_live = calloc((size_t)max_streams, 1);
         b->next = calloc((size_t)max_streams, sizeof *b->next);
         b->ends = calloc((size_t)max_streams, 1);
+        b->taken = calloc((size_t)max_streams, 1);
         b->dend = calloc((size_t)max_streams, 1);
         b->zeros = calloc((size_t)m->w->arch.frame_samples, sizeof *b->zeros);
         b->defer = b->ops->sync != NULL;
@@ -146,8 +149,8 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->dstep0 = calloc((size_t)max_streams, sizeof *b->dstep0);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
         if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->next && b->ends &&
-                     b->dend && b->zeros && b->dslot && b->dcount && b->dfade && b->depoch &&
-                     b->epoch && b->dchunk && b->dstep0))
+                     b->taken && b->dend && b->zeros && b->dslot && b->dcount && b->dfade &&
+                     b->depoch && b->epoch && b->dchunk && b->dstep0))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -172,6 +175,7 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->pend_live);
     free(b->next);
     free(b->ends);
+    free(b->taken);
     free(b->dend);
     free(b->zeros);
     free(b->dslot);
@@ -340,11 +344,48 @@ static void batch_measure(ptts_batch *b) {
 
 void ptts_batch_set_call_budget(ptts_batch *b, double seconds) { b->call_budget = seconds; }
 
+void ptts_batch_calls(const ptts_batch *b, long *decodes, long *paired) {
+    *decodes = b->decodes;
+    *paired = b->paired;
+}
+
 /* Whether a call of n utterances is held to the call budget (batch_kcap): when it steps more
  * than one and a slot is free for another to join, or an utterance's first frame is in it
  * (fresh: one that just joined, whose first audio waits for the call). */
 static int batch_held(const ptts_batch *b, int n, int fresh) {
     return n > 1 && (fresh || ptts_batch_active(b) < b->n_slots);
+}
+
+/* Slot i's utterance made ready for a call (utt_ready, which begins its next chunk where one
+ * is due): 1 when it takes a step; else 0: it waits for text, gave a frame of a pause, or ended
+ * or failed, which fn is told (the slot freed). */
+static int batch_ready(ptts_batch *b, int i, ptts_batch_fn fn, void *user) {
+    utt *u = &b->u[i];
+    ptts_error se = {0};
+    int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
+    if (rc == UTT_WAIT) return 0;
+    if (rc == UTT_SILENCE) { /* a frame of the pause (the last one short), no step */
+        int ns = (int)PTTS_MIN(u->silence, (int64_t)b->m->w->arch.frame_samples);
+        u->silence -= ns;
+        if (fn && fn(user, i, b->zeros, ns)) batch_clear(b, i);
+        return 0;
+    }
+    if (rc < 0) {
+        if (!u->text_failed) b->failed = 1; /* an engine's error: not reused */
+        batch_clear(b, i);
+        if (b->slot_err)
+            *b->slot_err = se;
+        else
+            ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
+    } else if (rc == 0) { /* complete: the slot is free; its record stays for the status */
+        u->voice = NULL;
+        b->pend_live[i] = 0;
+    }
+    if (rc <= 0) {
+        if (fn) fn(user, i, NULL, rc);
+        return 0;
+    }
+    return 1;
 }
 
 /* The batch's slots for a fresh step call (every utterance that is ready, beginning chunks as
@@ -361,31 +402,7 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
     int n = 0, k = 1, ramp = 1, fresh = 0;
     for (int i = 0; i < b->n_slots; i++) {
         utt *u = &b->u[i];
-        if (!u->voice) continue;
-        ptts_error se = {0};
-        int rc = utt_ready(u, b->m, b->ops, b->eng, i, &se);
-        if (rc == UTT_WAIT) continue;
-        if (rc == UTT_SILENCE) { /* a frame of the pause (the last one short), no step */
-            int ns = (int)PTTS_MIN(u->silence, (int64_t)b->m->w->arch.frame_samples);
-            u->silence -= ns;
-            if (fn && fn(user, i, b->zeros, ns)) batch_clear(b, i);
-            continue;
-        }
-        if (rc < 0) {
-            if (!u->text_failed) b->failed = 1; /* an engine's error: not reused */
-            batch_clear(b, i);
-            if (b->slot_err)
-                *b->slot_err = se;
-            else
-                ptts_log(PTTS_LOG_ERROR, "stream %d: %s", i, se.msg);
-        } else if (rc == 0) { /* complete: the slot is free; its record stays for the status */
-            u->voice = NULL;
-            b->pend_live[i] = 0;
-        }
-        if (rc <= 0) {
-            if (fn) fn(user, i, NULL, rc);
-            continue;
-        }
+        if (!u->voice || !batch_ready(b, i, fn, user)) continue;
         k = PTTS_MAX(k, utt_plan(u, b->kmax));
         ramp = PTTS_MAX(ramp, utt_ramp(u, b->kmax));
         fresh |= u->chunk == 0 && u->step == 0;
@@ -397,30 +414,60 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
 }
 
 /* With step_decode: the k of the next call when it can go with this call's decode, else 0;
- * that call's slots in b->next[*nn]. Every utterance of the batch is in this call (none waits
- * to join), and each either goes on (utt_pair_k) or ends with this call's frames (utt_ends:
- * b->ends, left out of the next call and completed once its frames are out, hand_out_late).
- * Before, one utterance's end broke the pairing for all: on the H200 that call's decode ran
- * alone, 76 ms where a paired call of 256 streams takes 40 (bench/RESULTS.md). */
-static int batch_pair_k(ptts_batch *b, int n, int k, int *nn) {
+ * that call's slots in b->next[*nn]. The batch pairs when it is running (an utterance of this
+ * call goes on past its ramp, utt_pair_k); else its decode runs alone and batch_plan takes the
+ * batch up (a lone stream's or a wave's first audio does not wait for a paired call), as it
+ * does when it carries an utterance's first frames. Else an utterance of this call goes on in
+ * the next (utt_pair_k: in a running batch in its ramp too), or ends with this call's frames
+ * (utt_ends: b->ends, completed once its frames are out, hand_out_late), or sits out: its chunk
+ * ended and another chunk, a pause or streamed text follows. The batch's other utterances are
+ * then made ready (batch_ready) unless they have frames still to hand out (`taken`: this
+ * call's and the last call's, whose hand-out comes after this; a chunk begun now would reset
+ * the codec, a pause's frames would go out ahead of them): one that has just started, whose
+ * streamed text has come or which sat out joins the next call (its chunk begun now); one that
+ * waits for text or gives a frame of a pause stays out. The next call is held to the budget
+ * while a slot is free or one joins. A join now costs the one decode of its first frames
+ * (utt_pair_k); before, it also broke the pairing for the call before it and, on the GPU, for
+ * every call of its ramp, and so did every chunk's end, pause, cancel and wait for streamed
+ * text; one utterance's end did until d7effd8 (on the H200 that call's decode ran alone, 76 ms
+ * where a paired call of 256 streams takes 40; bench/RESULTS.md). */
+static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, void *user) {
     *nn = 0;
-    int ending = 0; /* left out of this call, complete once the last call's frames are out */
-    for (int j = 0; j < b->dn; j++)
-        ending += b->dend[j] && b->u[b->dslot[j]].voice && b->depoch[j] == b->epoch[b->dslot[j]];
-    if (!b->ops->step_decode || n + ending != ptts_batch_active(b)) return 0;
-    int kn = 1, m = 0; /* the most frames any wants, as batch_plan */
+    if (!b->ops->step_decode || n == 0) return 0;
+    /* running: one of the call is past its ramp, so the ramp holds back no one (batch_plan) */
+    int running = 0;
+    for (int j = 0; j < n && !running; j++)
+        running = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0) > 0;
+    if (!running) return 0;
+    int kn = 1, m = 0, fresh = 0; /* the most frames any wants, as batch_plan */
     for (int j = 0; j < n; j++) {
         const utt *u = &b->u[b->active[j]];
-        int kj = utt_pair_k(u, b->counts[j], k, b->kmax);
+        b->ends[j] = 0;
+        if (!u->voice) continue; /* cancelled since the call was computed: no frame, no step */
+        /* an utterance's first frames: this decode alone, its frames out at once (utt_pair_k) */
+        if (b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0) return 0;
+        int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running);
         b->ends[j] = kj == 0 && utt_ends(u);
-        if (kj == 0 && !b->ends[j]) return 0;
-        if (kj == 0) continue;
+        if (kj == 0) continue; /* ends, or sits out until its frames are out (taken) */
         kn = PTTS_MAX(kn, kj);
         b->next[m++] = b->active[j];
     }
-    if (m == 0) return 0;
-    /* held to the call budget while a slot is free (batch_held), counting the ending ones */
-    if (m > 1 && m < b->n_slots) kn = PTTS_MIN(kn, batch_kcap(b, m));
+    memset(b->taken, 0, (size_t)b->n_slots);
+    for (int j = 0; j < n; j++)
+        b->taken[b->active[j]] = 1;
+    for (int j = 0; j < b->dn; j++) /* the last call's frames, not out yet (hand_out_late) */
+        if ((b->dend[j] || b->dcount[j] > 0) && b->depoch[j] == b->epoch[b->dslot[j]])
+            b->taken[b->dslot[j]] = 1;
+    for (int i = 0; i < b->n_slots; i++) {
+        utt *u = &b->u[i];
+        if (!u->voice || b->taken[i] || !batch_ready(b, i, fn, user)) continue;
+        kn = PTTS_MAX(kn, utt_plan(u, b->kmax));
+        fresh |= u->chunk == 0 && u->step == 0;
+        b->next[m++] = i;
+    }
+    /* held to the call budget (batch_held) while a slot is free (the ending ones counted) or
+     * one joins (its first frames wait for this call) */
+    if (m > 1 && (fresh || m < b->n_slots)) kn = PTTS_MIN(kn, batch_kcap(b, m));
     *nn = m;
     return kn;
 }
@@ -502,7 +549,8 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         b->pend_live[slot] = 0;
     }
     int nn;
-    int kn = batch_pair_k(b, n, k, &nn);
+    int kn = batch_pair_k(b, n, k, &nn, fn, user);
+    b->decodes++;
     int late = 0; /* this call's frames are handed out at the next step */
     if (kn > 0) { /* the next call's noise, drawn after this call's EOS rule as it would be */
         for (int j = 0; j < nn; j++) {
@@ -511,6 +559,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
                                 b->q.after + (size_t)j * b->kmax, e)))
                 return rc;
         }
+        b->paired++;
         rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, b->next, nn, kn,
                                  b->q.noise, b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
         late = b->defer;

@@ -322,14 +322,17 @@ int utt_noise(utt *u, int ld, int k, float *noise, ptts_rng *after, ptts_error *
 int utt_ramp(const utt *u, int kmax) { return u->chunk == 0 ? PTTS_MIN(kmax, u->step + 1) : kmax; }
 
 /* The k of u's next call when it can be computed with this call's decode (step_decode): u
- * emitted all k frames of this call, which was not its first, and goes on in its chunk past
- * the ramp; else 0. In the ramp, and for the call of an utterance's first frames (one that
- * joined running streams can leave the ramp in it), the decode runs alone and its frames go
- * out at once: a paired call's go out after the next call, which first audio would wait for
- * (on the H200, 1,024 streams joining 341: 535-602 ms). */
-int utt_pair_k(const utt *u, int emitted, int k, int kmax) {
+ * emitted all k frames of this call, which was not its first, and goes on in its chunk; else
+ * 0. The call of an utterance's first frames decodes alone and its frames go out at once: a
+ * paired call's go out after the next call, which first audio would wait for (on the H200,
+ * 1,024 streams joining 341: 535-602 ms). Pairing that call too was measured under a steady
+ * load of 1,024 clients on an H100: 4191x against 3417-3471x, but a median first audio of 183
+ * ms against 79-82 (bench/RESULTS.md, "Joins that keep the pairing"); not taken. In its ramp u
+ * pairs only in a `running` batch (another utterance of the call is past its ramp, so the ramp
+ * sets no k, batch_plan); alone, or in a wave that is all in its ramp, it decodes alone too. */
+int utt_pair_k(const utt *u, int emitted, int k, int kmax, int running) {
     if (!u->voice || emitted != k || !u->in_chunk || u->step >= u->max_gen ||
-        utt_ramp(u, kmax) != kmax || (u->call_chunk == 0 && u->call_step0 == 0))
+        (u->call_chunk == 0 && u->call_step0 == 0) || (!running && utt_ramp(u, kmax) != kmax))
         return 0;
     return utt_plan(u, kmax);
 }

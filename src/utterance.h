@@ -66,8 +66,9 @@ int utt_max_steps(int n_ids, int kmax);
 int utt_plan(const utt *u, int kmax);
 /* The most frames u's next call should compute (the first chunk ramps 1, 2, 4, ... kmax). */
 int utt_ramp(const utt *u, int kmax);
-/* The k of u's next call when it can be computed with this call's decode, else 0. */
-int utt_pair_k(const utt *u, int emitted, int k, int kmax);
+/* The k of u's next call when it can be computed with this call's decode, else 0; `running`:
+ * another utterance of the call is past its ramp (utt_ramp does not hold u back). */
+int utt_pair_k(const utt *u, int emitted, int k, int kmax, int running);
 /* After utt_consume: whether u has nothing after this call's frames (its chunk ended, and no
  * chunk, pause or streamed text follows), so that the next utt_ready says UTT_DONE. */
 int utt_ends(const utt *u);

@@ -3,8 +3,10 @@
  * test_batch.c - several utterances through one ptts_batch give the same audio as each one
  * alone through ptts_synthesize (same seeds), including a slot freed and reused mid-run and a
  * cancelled slot; the reference's generate case replayed inside a batch next to other streams,
- * with the caches sized ahead (ptts_batch_reserve).
+ * with the caches sized ahead (ptts_batch_reserve); utterances that join running ones keep the
+ * running ones' decodes paired with their next steps (batch_pair_k) and speak as they do alone.
  */
+#include "generate.h"
 #include "model.h"
 #include "replay.h"
 #include "test.h"
@@ -107,6 +109,105 @@ static void reference_in_batch(ptts_model *m, const ptts_voice *v, const ptts_vo
     free(ref);
 }
 
+/* Samples collected per utterance (frames of pauses may be short). */
+typedef struct {
+    float *pcm[3];
+    size_t n[3];
+    int ended[3];
+} samples;
+
+static void put_samples(float *dst, size_t *have, const float *pcm, int n) {
+    if (*have + (size_t)n <= (size_t)MAXF * PTTS_FRAME_SAMPLES)
+        memcpy(dst + *have, pcm, (size_t)n * sizeof(float));
+    *have += (size_t)n;
+}
+
+static int on_samples(void *user, int slot, const float *pcm, int n) {
+    samples *c = user;
+    if (!pcm)
+        c->ended[slot] = 1;
+    else
+        put_samples(c->pcm[slot], &c->n[slot], pcm, n);
+    return 0;
+}
+
+typedef struct {
+    float *pcm;
+    size_t n;
+} one_samples;
+
+static int on_one_samples(void *user, const float *pcm, int n) {
+    one_samples *c = user;
+    put_samples(c->pcm, &c->n, pcm, n);
+    return 0;
+}
+
+/* Two utterances join a running one, each after a few steps: a join costs one decode apart
+ * from the next step (its first frames', which go out at once), where it cost two (the call
+ * before it joined too) or, with a GPU's ramp, more. The running one goes through chunks
+ * (max_tokens) and a pause, the last joiner begins with a pause: an utterance between chunks
+ * sits out a call instead of taking the pairing from all. Every utterance's frames (pauses
+ * included) are the same as alone. Unpaired decodes are counted from the first join until the
+ * running utterance ends: the two joins', 14 before. */
+static void joins_keep_pairing(ptts_model *m, const ptts_voice *v) {
+    ptts_error e = {0};
+    static const char *texts[3] = {
+        "This one runs for a while, sentence after sentence. <break time=\"200ms\"/> Then it "
+        "goes on.",
+        "The second joins, and it speaks for a while too. It has a second sentence.",
+        "[pause:100ms]And a third one joins it, then says one more thing after that."};
+    ptts_gen_options o[3];
+    for (int i = 0; i < 3; i++) {
+        o[i] = ptts_gen_options_default();
+        o[i].seed = 40 + (uint64_t)i;
+        o[i].seed_set = 1;
+        o[i].eos_threshold = 1e9f; /* to max_gen_len: the running one outlasts both joins */
+        o[i].eos_threshold_set = 1;
+        o[i].max_tokens = 10;
+    }
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    samples c = {0};
+    for (int i = 0; i < 3; i++)
+        REQUIRE((c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float))));
+    CHECK(ptts_batch_start(b, v, texts[0], &o[0], &e) == 0);
+    long d0 = 0, p0 = 0, d, p;
+    int steps = 0, started = 1;
+    while (ptts_batch_active(b) > 0 && steps < 2000) {
+        CHECKF(ptts_batch_step(b, on_samples, &c, &e) >= 0, "%s", e.msg);
+        steps++;
+        if (steps % 4 == 0 && started < 3) {
+            if (started == 1) ptts_batch_calls(b, &d0, &p0);
+            CHECK(ptts_batch_start(b, v, texts[started], &o[started], &e) == started);
+            started++;
+        }
+        if (c.ended[0] && d0 >= 0) {
+            ptts_batch_calls(b, &d, &p);
+            printf("two joins into a running utterance: %ld decodes, %ld paired with a step\n",
+                   d - d0, p - p0);
+            CHECKF(started == 3 && d - d0 >= 8 && (d - d0) - (p - p0) <= 2,
+                   "joins: %ld of %ld decodes apart from the next step (one a join expected)",
+                   (d - d0) - (p - p0), d - d0);
+            d0 = -1;
+        }
+    }
+    CHECK(started == 3 && d0 == -1);
+    for (int i = 0; i < 3; i++) {
+        one_samples s = {calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float)), 0};
+        REQUIRE(s.pcm);
+        CHECK(ptts_synthesize(m, v, texts[i], &o[i], on_one_samples, &s, &e) == 0);
+        size_t nc = PTTS_MIN(PTTS_MIN(c.n[i], s.n), (size_t)MAXF * PTTS_FRAME_SAMPLES);
+        printf("joined utterance %d: %zu samples in the batch, %zu alone\n", i, c.n[i], s.n);
+        CHECKF(c.ended[i] && c.n[i] == s.n && nc > 0 &&
+                   !memcmp(c.pcm[i], s.pcm, nc * sizeof(float)),
+               "joined utterance %d: %zu samples in the batch, %zu alone, or other samples", i,
+               c.n[i], s.n);
+        free(s.pcm);
+        free(c.pcm[i]);
+    }
+    ptts_batch_free(b);
+}
+
 int main(void) {
     ptts_error e = {0};
     ptts_model_options mo = ptts_model_options_default();
@@ -186,6 +287,7 @@ int main(void) {
     for (int i = 0; i < 4; i++)
         free(c.pcm[i]);
     reference_in_batch(m, v, vs);
+    joins_keep_pairing(m, v);
     ptts_voice_free(v);
     ptts_voice_free(vs);
     ptts_model_free(m);

@@ -25,6 +25,7 @@
 
 #include "backend.h"
 #include "engine_vulkan.h"
+#include "generate.h"
 #include "replay.h"
 
 #define TOL 1e-3
@@ -584,9 +585,11 @@ static void call_budget(ptts_model *m) {
 }
 
 /* An utterance that joins a running stream and fills the batch: the step that takes it in
- * consumes the running stream's call computed ahead (a pending call is the running slots'),
- * the next steps its first frames, and those go out in that step: that call is not paired (a
- * paired call's frames go out one call later) whatever k the running stream gives it. */
+ * consumes the running stream's call computed ahead and pairs its decode with the next call,
+ * the joiner's first (batch_pair_k), held to the call budget whatever k the running stream has
+ * (a budget of 0 here: one frame); the step after decodes the joiner's first frames alone, and
+ * they go out in that step. The calls after pair again, the joiner in its ramp: the join costs
+ * one decode apart from a step, where it cost the call before it too and those of its ramp. */
 static void join_first_audio(ptts_model *m) {
     ptts_error e = {0};
     ptts_voice *v;
@@ -598,17 +601,97 @@ static void join_first_audio(ptts_model *m) {
     memset(&run, 0, sizeof run);
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 2, &e) == 0);
+    ptts_batch_set_call_budget(b, 0);
     CHECK(ptts_batch_start(b, v, "A first sentence, long enough to run a while.", &o, &e) == 0);
     for (int i = 0; i < 6; i++) /* past its ramp: its calls are paired */
         CHECK(ptts_batch_step(b, on_frame_step, &run, &e) == 1);
+    long d0, p0, d, p;
+    ptts_batch_calls(b, &d0, &p0);
     CHECK(ptts_batch_start(b, v, "The one that joins.", &o, &e) == 1);
     int steps = 0;
     while (run.c.n[1] == 0 && steps < 10 && ptts_batch_step(b, on_frame_step, &run, &e) > 0)
         steps++;
     printf("joining a running stream: first audio from the %d-th step after\n", steps);
-    CHECKF(run.c.n[1] > 0 && steps <= 2, "the stream that joined: first audio after %d steps",
-           steps);
+    CHECKF(run.c.n[1] == PTTS_FRAME_SAMPLES && steps <= 2,
+           "the stream that joined: first audio after %d steps, %d samples of its first call",
+           steps, run.c.n[1]);
+
+    for (int i = 0; i < 6; i++)
+        CHECK(ptts_batch_step(b, on_frame_step, &run, &e) == 2);
+    ptts_batch_calls(b, &d, &p);
+    printf("joining a running stream: %ld decodes, %ld paired with a step\n", d - d0, p - p0);
+    CHECKF(d - d0 == steps + 6 && (d - d0) - (p - p0) == 1,
+           "a join: %ld of %ld decodes apart from a step, 1 expected", (d - d0) - (p - p0), d - d0);
     ptts_batch_free(b);
+    ptts_voice_free(v);
+}
+
+/* Utterances that join a running one past its ramp, on the GPU: the running one goes through
+ * chunks (max_tokens) and a pause, a joiner begins with a pause. With the frames handed out one
+ * call late, an utterance between chunks sits out until its last frames are out (a chunk begun
+ * earlier would reset its codec, a pause's zeros would go out ahead of them), without taking the
+ * pairing from the others; every utterance's samples as the CPU gives it alone (pauses
+ * included, zeros where they are), and every decode paired from the first join on but the
+ * joiners' first frames' and the last (13 of 33 decoded alone before). */
+static void joins_chunks_pauses(ptts_model *m) {
+    static const char *texts[3] = {
+        "This one runs for a while, sentence after sentence. <break time=\"200ms\"/> Then it "
+        "goes on.",
+        "The second joins, and it speaks for a while too. It has a second sentence.",
+        "[pause:100ms]And a third one joins it, then says one more thing after that."};
+    ptts_error e = {0};
+    ptts_voice *v;
+    REQUIRE(ptts_voice_load(&v, m, fixture_path("tiny/voice.safetensors"), &e) == 0);
+    ptts_gen_options o[3];
+    const int cap = 400 * 1920;
+    collect gpu = {.cap = cap};
+    for (int i = 0; i < 3; i++) {
+        o[i] = ptts_gen_options_default();
+        o[i].seed = 70 + (uint64_t)i;
+        o[i].seed_set = 1;
+        o[i].eos_threshold = 1e9f;
+        o[i].eos_threshold_set = 1;
+        o[i].max_tokens = 10;
+        REQUIRE((gpu.pcm[i] = calloc((size_t)cap, sizeof(float))));
+    }
+    ptts_batch *b;
+    REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    ptts_batch_set_call_budget(b, 1e9); /* calls of the engine's frames: the same each run */
+    CHECK(ptts_batch_start(b, v, texts[0], &o[0], &e) == 0);
+    long d0 = 0, p0 = 0, d, p;
+    int started = 1, left;
+    while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0 || started < 3) {
+        gpu.calls++;
+        if (gpu.calls == 6 || gpu.calls == 8) { /* past the running one's ramp */
+            if (started == 1) ptts_batch_calls(b, &d0, &p0);
+            CHECK(ptts_batch_start(b, v, texts[started], &o[started], &e) == started);
+            started++;
+        }
+        if (gpu.calls > 2000) break;
+    }
+    CHECKF(left == 0, "joins, chunks and pauses: %s", e.msg);
+    ptts_batch_calls(b, &d, &p);
+    ptts_batch_free(b);
+    printf("joins, chunks and pauses on the GPU: %ld decodes from the first join, %ld paired\n",
+           d - d0, p - p0);
+    CHECKF(d - d0 > 20 && (d - d0) - (p - p0) <= 3,
+           "joins, chunks and pauses: %ld of %ld decodes alone", (d - d0) - (p - p0), d - d0);
+    float *cpu = calloc((size_t)cap, sizeof(float));
+    REQUIRE(cpu);
+    for (int i = 0; i < 3; i++) {
+        const int n = cpu_alone(m, v, texts[i], &o[i], cpu, cap);
+        double worst = 0;
+        for (int f = 0; f + 1920 <= n && f + 1920 <= cap; f += 1920)
+            worst = fmax(worst, rel_l2(gpu.pcm[i] + f, cpu + f, 1920));
+        printf("joins, chunks and pauses, utterance %d: %d samples on the GPU, %d on the CPU, "
+               "max rel err per frame %.3g\n",
+               i, gpu.n[i], n, worst);
+        CHECKF(gpu.n[i] == n && n > 0 && worst <= TOL,
+               "utterance %d: %d samples on the GPU, %d on the CPU, rel err %.3g", i, gpu.n[i], n,
+               worst);
+        free(gpu.pcm[i]);
+    }
+    free(cpu);
     ptts_voice_free(v);
 }
 
@@ -925,6 +1008,7 @@ int main(void) {
     pipe_exact(m);
     call_budget(m);
     join_first_audio(m);
+    joins_chunks_pauses(m);
     batch_cancel_restart(m);
     batch_eos_ends(m);
     kv_split(m);
