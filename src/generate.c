@@ -93,6 +93,7 @@ struct ptts_batch {
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
     unsigned char *taken;     /* [n_slots]: frames of this or the last call not out */
     long decodes, paired;     /* calls decoded since created, and of them with step_decode */
+    int joins;                /* PTTS_JOIN_*: a joiner's first frames decoded alone or paired */
     float *zeros;             /* [frame_samples]: a frame of a pause */
     ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
     int failed;               /* an engine operation failed: the engine is not reused */
@@ -344,6 +345,16 @@ static void batch_measure(ptts_batch *b) {
 
 void ptts_batch_set_call_budget(ptts_batch *b, double seconds) { b->call_budget = seconds; }
 
+int ptts_batch_set_joins(ptts_batch *b, int policy, ptts_error *e) {
+    if (policy != PTTS_JOIN_FIRST_AUDIO && policy != PTTS_JOIN_THROUGHPUT)
+        return ptts_fail(e, PTTS_E_INVALID,
+                         "no join policy %d (PTTS_JOIN_FIRST_AUDIO or "
+                         "PTTS_JOIN_THROUGHPUT)",
+                         policy);
+    b->joins = policy;
+    return 0;
+}
+
 void ptts_batch_calls(const ptts_batch *b, long *decodes, long *paired) {
     *decodes = b->decodes;
     *paired = b->paired;
@@ -417,7 +428,8 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
  * that call's slots in b->next[*nn]. The batch pairs when it is running (an utterance of this
  * call goes on past its ramp, utt_pair_k); else its decode runs alone and batch_plan takes the
  * batch up (a lone stream's or a wave's first audio does not wait for a paired call), as it
- * does when it carries an utterance's first frames. Else an utterance of this call goes on in
+ * does when it carries an utterance's first frames unless the policy is PTTS_JOIN_THROUGHPUT
+ * (ptts_batch_set_joins). Else an utterance of this call goes on in
  * the next (utt_pair_k: in a running batch in its ramp too), or ends with this call's frames
  * (utt_ends: b->ends, completed once its frames are out, hand_out_late), or sits out: its chunk
  * ended and another chunk, a pause or streamed text follows. The batch's other utterances are
@@ -437,16 +449,20 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, 
     /* running: one of the call is past its ramp, so the ramp holds back no one (batch_plan) */
     int running = 0;
     for (int j = 0; j < n && !running; j++)
-        running = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0) > 0;
+        running = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0, 0) > 0;
     if (!running) return 0;
     int kn = 1, m = 0, fresh = 0; /* the most frames any wants, as batch_plan */
     for (int j = 0; j < n; j++) {
         const utt *u = &b->u[b->active[j]];
         b->ends[j] = 0;
         if (!u->voice) continue; /* cancelled since the call was computed: no frame, no step */
-        /* an utterance's first frames: this decode alone, its frames out at once (utt_pair_k) */
-        if (b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0) return 0;
-        int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running);
+        /* an utterance's first frames: this decode alone, its frames out at once (utt_pair_k),
+         * or with PTTS_JOIN_THROUGHPUT paired, the next call held to the budget (they go out
+         * after it) */
+        const int first = b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
+        if (first && b->joins != PTTS_JOIN_THROUGHPUT) return 0;
+        fresh |= first;
+        int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running, first);
         b->ends[j] = kj == 0 && utt_ends(u);
         if (kj == 0) continue; /* ends, or sits out until its frames are out (taken) */
         kn = PTTS_MAX(kn, kj);
@@ -465,8 +481,8 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, 
         fresh |= u->chunk == 0 && u->step == 0;
         b->next[m++] = i;
     }
-    /* held to the call budget (batch_held) while a slot is free (the ending ones counted) or
-     * one joins (its first frames wait for this call) */
+    /* held to the call budget (batch_held) while a slot is free (the ending ones counted), one
+     * joins (its first frames wait for this call) or first frames are decoded */
     if (m > 1 && (fresh || m < b->n_slots)) kn = PTTS_MIN(kn, batch_kcap(b, m));
     *nn = m;
     return kn;

@@ -148,8 +148,8 @@ static int on_one_samples(void *user, const float *pcm, int n) {
  * (max_tokens) and a pause, the last joiner begins with a pause: an utterance between chunks
  * sits out a call instead of taking the pairing from all. Every utterance's frames (pauses
  * included) are the same as alone. Unpaired decodes are counted from the first join until the
- * running utterance ends: the two joins', 14 before. */
-static void joins_keep_pairing(ptts_model *m, const ptts_voice *v) {
+ * running utterance ends: the two joins', none with PTTS_JOIN_THROUGHPUT, 14 before. */
+static void joins_keep_pairing(ptts_model *m, const ptts_voice *v, int policy) {
     ptts_error e = {0};
     static const char *texts[3] = {
         "This one runs for a while, sentence after sentence. <break time=\"200ms\"/> Then it "
@@ -167,6 +167,7 @@ static void joins_keep_pairing(ptts_model *m, const ptts_voice *v) {
     }
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
+    CHECK(ptts_batch_set_joins(b, policy, &e) == 0);
     samples c = {0};
     for (int i = 0; i < 3; i++)
         REQUIRE((c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float))));
@@ -183,11 +184,13 @@ static void joins_keep_pairing(ptts_model *m, const ptts_voice *v) {
         }
         if (c.ended[0] && d0 >= 0) {
             ptts_batch_calls(b, &d, &p);
-            printf("two joins into a running utterance: %ld decodes, %ld paired with a step\n",
-                   d - d0, p - p0);
-            CHECKF(started == 3 && d - d0 >= 8 && (d - d0) - (p - p0) <= 2,
-                   "joins: %ld of %ld decodes apart from the next step (one a join expected)",
-                   (d - d0) - (p - p0), d - d0);
+            const long alone = policy == PTTS_JOIN_THROUGHPUT ? 0 : 2;
+            printf("two joins into a running utterance (joins %d): %ld decodes, %ld paired with "
+                   "a step\n",
+                   policy, d - d0, p - p0);
+            CHECKF(started == 3 && d - d0 >= 8 && (d - d0) - (p - p0) <= alone,
+                   "joins %d: %ld of %ld decodes apart from the next step (%ld expected)", policy,
+                   (d - d0) - (p - p0), d - d0, alone);
             d0 = -1;
         }
     }
@@ -287,7 +290,14 @@ int main(void) {
     for (int i = 0; i < 4; i++)
         free(c.pcm[i]);
     reference_in_batch(m, v, vs);
-    joins_keep_pairing(m, v);
+    joins_keep_pairing(m, v, PTTS_JOIN_FIRST_AUDIO);
+    joins_keep_pairing(m, v, PTTS_JOIN_THROUGHPUT);
+    {
+        ptts_batch *b;
+        REQUIRE(ptts_batch_create(&b, m, 2, &e) == 0);
+        CHECK(ptts_batch_set_joins(b, 2, &e) == PTTS_E_INVALID && strstr(e.msg, "join policy"));
+        ptts_batch_free(b);
+    }
     ptts_voice_free(v);
     ptts_voice_free(vs);
     ptts_model_free(m);

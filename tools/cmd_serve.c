@@ -52,6 +52,11 @@ static void usage(FILE *f, int wyoming) {
             "                         GPU's memory from 8 up to 256 on a GPU)\n"
             "  --queue N              requests waiting for a slot before 503 (default: 4 per\n"
             "                         concurrent utterance)\n"
+            "  --joins POLICY         first-audio (default): a request that joins running ones\n"
+            "                         gets its first frames at once, their decode alone;\n"
+            "                         throughput: paired like every other call, more audio a\n"
+            "                         second under a steady load for first audio one call later\n"
+            "                         (docs/deploy.md)\n"
             "  --max-text-chars N     longest text in characters (default 10000)\n"
             "  --max-upload-mb N      largest voice upload (default 20)\n"
             "  --max-connections N    open connections before 503 (default 4096, fewer when\n"
@@ -206,6 +211,16 @@ static int serve_main(int argc, char **argv, int wyoming_only) {
             cfg.client_buffer_s = x;
         } else if (!strcmp(a, "--no-voice-urls")) {
             cfg.voice_urls = VOICE_URLS_NONE;
+        } else if (cli_is(a, "--joins")) {
+            if (!(v = cli_value(argc, argv, &i))) return 2;
+            if (!strcmp(v, "first-audio"))
+                cfg.joins = PTTS_JOIN_FIRST_AUDIO;
+            else if (!strcmp(v, "throughput"))
+                cfg.joins = PTTS_JOIN_THROUGHPUT;
+            else {
+                fprintf(stderr, "pocket-tts serve: --joins is first-audio or throughput\n");
+                return 2;
+            }
         } else if (cli_is(a, "--voice-urls")) {
             if (!(v = cli_value(argc, argv, &i))) return 2;
             if (!strcmp(v, "none"))

@@ -482,5 +482,9 @@ bad = subprocess.run([BIN, "serve", *MODEL, "--default-voice", os.path.join(tmp,
                       "--port", "0"], capture_output=True, timeout=60)
 check(bad.returncode != 0 and b"default voice" in bad.stderr,
       f"a --default-voice that cannot load fails the start ({bad.returncode})")
+bad = subprocess.run([BIN, "serve", *MODEL, "--joins", "fast", "--port", "0"], capture_output=True,
+                     timeout=60)
+check(bad.returncode == 2 and b"--joins is first-audio or throughput" in bad.stderr,
+      f"an unknown --joins policy fails the start ({bad.returncode}: {bad.stderr[-200:]!r})")
 shutil.rmtree(tmp, ignore_errors=True)
 finish()

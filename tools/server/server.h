@@ -45,6 +45,7 @@ typedef struct srv_config {
     int port;
     int max_concurrent;     /* utterances in the batch */
     int queue_len;          /* requests waiting for a slot */
+    int joins;              /* PTTS_JOIN_* (ptts_batch_set_joins) */
     int max_text_chars;     /* code points */
     size_t max_upload;      /* bytes of an uploaded voice */
     int max_connections;    /* soft limit (503 beyond; 0: from the open-file limit, set by

@@ -418,6 +418,7 @@ int srv_gen_start(srv *s, ptts_error *e) {
     s->slot_req = calloc((size_t)s->cfg.max_concurrent, sizeof *s->slot_req);
     if (!s->slot_req) return tool_fail(e, PTTS_E_NOMEM, "out of memory");
     int rc = ptts_batch_create(&s->batch, s->model, s->cfg.max_concurrent, e);
+    if (!rc) rc = ptts_batch_set_joins(s->batch, s->cfg.joins, e);
     if (rc) return rc;
     /* Every stream's caches sized now for a chunk of max_tokens ids (+8: a chunk prepared again
      * may tokenize a few ids longer) with the longest voice loaded at start and, where the model
