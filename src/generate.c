@@ -449,7 +449,7 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, 
     /* running: one of the call is past its ramp, so the ramp holds back no one (batch_plan) */
     int running = 0;
     for (int j = 0; j < n && !running; j++)
-        running = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0, 0) > 0;
+        running = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0) > 0;
     if (!running) return 0;
     int kn = 1, m = 0, fresh = 0; /* the most frames any wants, as batch_plan */
     for (int j = 0; j < n; j++) {
@@ -462,7 +462,7 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, 
         const int first = b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
         if (first && b->joins != PTTS_JOIN_THROUGHPUT) return 0;
         fresh |= first;
-        int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running, first);
+        int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running);
         b->ends[j] = kj == 0 && utt_ends(u);
         if (kj == 0) continue; /* ends, or sits out until its frames are out (taken) */
         kn = PTTS_MAX(kn, kj);

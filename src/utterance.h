@@ -67,9 +67,9 @@ int utt_plan(const utt *u, int kmax);
 /* The most frames u's next call should compute (the first chunk ramps 1, 2, 4, ... kmax). */
 int utt_ramp(const utt *u, int kmax);
 /* The k of u's next call when it can be computed with this call's decode, else 0; `running`:
- * another utterance of the call is past its ramp (utt_ramp does not hold u back); `first`: this
- * call's frames are u's first and the batch pairs them (PTTS_JOIN_THROUGHPUT). */
-int utt_pair_k(const utt *u, int emitted, int k, int kmax, int running, int first);
+ * another utterance of the call is past its ramp (neither the ramp nor u's first call holds u
+ * back; the batch decides on first frames, batch_pair_k). */
+int utt_pair_k(const utt *u, int emitted, int k, int kmax, int running);
 /* After utt_consume: whether u has nothing after this call's frames (its chunk ended, and no
  * chunk, pause or streamed text follows), so that the next utt_ready says UTT_DONE. */
 int utt_ends(const utt *u);

@@ -15,13 +15,13 @@ typedef struct {
     int frames, frames_cap;
 } audio;
 
-static void audio_free(audio *a) {
+static inline void audio_free(audio *a) {
     free(a->pcm);
     free(a->frame_n);
     memset(a, 0, sizeof *a);
 }
 
-static void audio_add(audio *a, const float *pcm, int n) {
+static inline void audio_add(audio *a, const float *pcm, int n) {
     if (a->n + n > a->cap) {
         a->cap = (a->n + n) * 2;
         a->pcm = realloc(a->pcm, (size_t)a->cap * sizeof *a->pcm);
@@ -38,7 +38,7 @@ static void audio_add(audio *a, const float *pcm, int n) {
 }
 
 /* Pull frames until ptts_stream_next returns 0 (complete or waiting) or an error: returns that. */
-static int drain(ptts_stream *s, audio *a) {
+static inline int drain(ptts_stream *s, audio *a) {
     float pcm[PTTS_FRAME_SAMPLES];
     for (;;) {
         ptts_error e = {0};
@@ -53,8 +53,8 @@ static int drain(ptts_stream *s, audio *a) {
 }
 
 /* `text` through ptts_stream_start, appended to a. */
-static int speak(ptts_stream *s, const ptts_voice *v, const char *text, const ptts_gen_options *o,
-                 audio *a) {
+static inline int speak(ptts_stream *s, const ptts_voice *v, const char *text,
+                        const ptts_gen_options *o, audio *a) {
     ptts_error e = {0};
     int rc = ptts_stream_start(s, v, text, o, &e);
     if (rc) {
@@ -65,12 +65,12 @@ static int speak(ptts_stream *s, const ptts_voice *v, const char *text, const pt
 }
 
 /* a[from..from+n) is exactly b[0..n) (the same computation gives the same floats). */
-static int same(const audio *a, int64_t from, const audio *b) {
+static inline int same(const audio *a, int64_t from, const audio *b) {
     if (from + b->n > a->n) return 0;
     return memcmp(a->pcm + from, b->pcm, (size_t)b->n * sizeof *b->pcm) == 0;
 }
 
-static int zeros(const audio *a, int64_t from, int64_t n) {
+static inline int zeros(const audio *a, int64_t from, int64_t n) {
     if (from + n > a->n) return 0;
     for (int64_t i = 0; i < n; i++)
         if (a->pcm[from + i] != 0.f) return 0;
@@ -78,7 +78,7 @@ static int zeros(const audio *a, int64_t from, int64_t n) {
 }
 
 /* The tiny model (tests/fixtures/tiny), two threads. */
-static ptts_model *tiny_model(void) {
+static inline ptts_model *tiny_model(void) {
     ptts_error e = {0};
     ptts_model_options mo = ptts_model_options_default();
     mo.config_path = fixture_path("tiny/manifest.json");
@@ -90,7 +90,7 @@ static ptts_model *tiny_model(void) {
 }
 
 /* Short deterministic chunks: no noise, EOS at step 6, two frames after it. */
-static ptts_gen_options quick_options(void) {
+static inline ptts_gen_options quick_options(void) {
     ptts_gen_options o = ptts_gen_options_default();
     o.temperature = 0.f;
     o.temperature_set = 1;

@@ -6,6 +6,7 @@
  * with the caches sized ahead (ptts_batch_reserve); utterances that join running ones keep the
  * running ones' decodes paired with their next steps (batch_pair_k) and speak as they do alone.
  */
+#include "collect.h"
 #include "generate.h"
 #include "model.h"
 #include "replay.h"
@@ -109,36 +110,23 @@ static void reference_in_batch(ptts_model *m, const ptts_voice *v, const ptts_vo
     free(ref);
 }
 
-/* Samples collected per utterance (frames of pauses may be short). */
+/* The joined utterances' samples (collect.h; frames of pauses may be short) and ends. */
 typedef struct {
-    float *pcm[3];
-    size_t n[3];
+    audio a[3];
     int ended[3];
-} samples;
+} joined;
 
-static void put_samples(float *dst, size_t *have, const float *pcm, int n) {
-    if (*have + (size_t)n <= (size_t)MAXF * PTTS_FRAME_SAMPLES)
-        memcpy(dst + *have, pcm, (size_t)n * sizeof(float));
-    *have += (size_t)n;
-}
-
-static int on_samples(void *user, int slot, const float *pcm, int n) {
-    samples *c = user;
+static int on_joined(void *user, int slot, const float *pcm, int n) {
+    joined *c = user;
     if (!pcm)
         c->ended[slot] = 1;
     else
-        put_samples(c->pcm[slot], &c->n[slot], pcm, n);
+        audio_add(&c->a[slot], pcm, n);
     return 0;
 }
 
-typedef struct {
-    float *pcm;
-    size_t n;
-} one_samples;
-
-static int on_one_samples(void *user, const float *pcm, int n) {
-    one_samples *c = user;
-    put_samples(c->pcm, &c->n, pcm, n);
+static int on_alone(void *user, const float *pcm, int n) {
+    audio_add(user, pcm, n);
     return 0;
 }
 
@@ -168,14 +156,12 @@ static void joins_keep_pairing(ptts_model *m, const ptts_voice *v, int policy) {
     ptts_batch *b;
     REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
     CHECK(ptts_batch_set_joins(b, policy, &e) == 0);
-    samples c = {0};
-    for (int i = 0; i < 3; i++)
-        REQUIRE((c.pcm[i] = calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float))));
+    joined c = {0};
     CHECK(ptts_batch_start(b, v, texts[0], &o[0], &e) == 0);
     long d0 = 0, p0 = 0, d, p;
     int steps = 0, started = 1;
     while (ptts_batch_active(b) > 0 && steps < 2000) {
-        CHECKF(ptts_batch_step(b, on_samples, &c, &e) >= 0, "%s", e.msg);
+        CHECKF(ptts_batch_step(b, on_joined, &c, &e) >= 0, "%s", e.msg);
         steps++;
         if (steps % 4 == 0 && started < 3) {
             if (started == 1) ptts_batch_calls(b, &d0, &p0);
@@ -196,17 +182,16 @@ static void joins_keep_pairing(ptts_model *m, const ptts_voice *v, int policy) {
     }
     CHECK(started == 3 && d0 == -1);
     for (int i = 0; i < 3; i++) {
-        one_samples s = {calloc((size_t)MAXF * PTTS_FRAME_SAMPLES, sizeof(float)), 0};
-        REQUIRE(s.pcm);
-        CHECK(ptts_synthesize(m, v, texts[i], &o[i], on_one_samples, &s, &e) == 0);
-        size_t nc = PTTS_MIN(PTTS_MIN(c.n[i], s.n), (size_t)MAXF * PTTS_FRAME_SAMPLES);
-        printf("joined utterance %d: %zu samples in the batch, %zu alone\n", i, c.n[i], s.n);
-        CHECKF(c.ended[i] && c.n[i] == s.n && nc > 0 &&
-                   !memcmp(c.pcm[i], s.pcm, nc * sizeof(float)),
-               "joined utterance %d: %zu samples in the batch, %zu alone, or other samples", i,
-               c.n[i], s.n);
-        free(s.pcm);
-        free(c.pcm[i]);
+        audio s = {0};
+        CHECK(ptts_synthesize(m, v, texts[i], &o[i], on_alone, &s, &e) == 0);
+        const audio *g = &c.a[i];
+        printf("joined utterance %d: %lld samples in the batch, %lld alone\n", i, (long long)g->n,
+               (long long)s.n);
+        CHECKF(c.ended[i] && g->n == s.n && s.n > 0 && same(g, 0, &s),
+               "joined utterance %d: %lld samples in the batch, %lld alone, or other samples", i,
+               (long long)g->n, (long long)s.n);
+        audio_free(&s);
+        audio_free(&c.a[i]);
     }
     ptts_batch_free(b);
 }
