@@ -466,12 +466,12 @@ int ptts_batch_reserve_clone(ptts_batch *b, double seconds, int n_ids, ptts_erro
 int ptts_batch_active(const ptts_batch *b);
 /* How a batch that is running treats the first frames of an utterance that joins it (on an
  * engine that decodes a call beside the next call's step: the GPU's, the CPU's with 2+ threads).
- * PTTS_JOIN_FIRST_AUDIO (the default): the call that decodes them runs alone, so they go out at
- * once; PTTS_JOIN_THROUGHPUT: beside the next call's step like every other call, so a busy
- * server gives more audio a second and each joiner its first audio one call later. Measured
- * under a steady load on an H100 (bench/RESULTS.md, "Joins that keep the pairing"): 1,024
- * clients 3417-3471x with a median first audio of 79-82 ms, against 4008-4191x with 159-183
- * ms; 256 clients 2827x with 88 ms against 3169x with 140 ms. The same samples either way. */
+ * PTTS_JOIN_FIRST_AUDIO (the default): they are decoded apart from the rest of their call (the
+ * joiners alone: a few streams, a short decode) and go out at once; the rest of the call is
+ * decoded beside the next call's step like every other call. PTTS_JOIN_THROUGHPUT: with their
+ * call, so no decode runs apart and each joiner gets its first audio one call later. Measured
+ * under a steady load on an H100 (bench/RESULTS.md, "Joiners decoded apart"). The same
+ * samples either way. */
 enum { PTTS_JOIN_FIRST_AUDIO = 0, PTTS_JOIN_THROUGHPUT = 1 };
 int ptts_batch_set_joins(ptts_batch *b, int policy, ptts_error *e);
 /* Active incremental slots that, at the last ptts_batch_step, had spoken all their complete

@@ -86,6 +86,9 @@ struct ptts_batch {
     utt *u;                   /* [n_slots] */
     int *active;              /* slot ids stepped this call */
     int *counts;              /* frames to emit per stepped slot */
+    int *dc;                  /* [n]: the frames the call's decode takes (batch_early: counts
+                                 less the joiners' first frames, decoded apart) */
+    float *early_pcm;         /* q.pcm's size: the joiners' first frames (batch_early) */
     step_bufs q;              /* [n_slots] slots; pending frames are for the same slots */
     int pend_n;               /* how many slots the pending call stepped */
     int *next;                /* the slots of the call paired with this decode (batch_pair_k) */
@@ -93,6 +96,7 @@ struct ptts_batch {
     unsigned char *pend_live; /* [n_slots]: the slot's utterance has pending frames */
     unsigned char *taken;     /* [n_slots]: frames of this or the last call not out */
     long decodes, paired;     /* calls decoded since created, and of them with step_decode */
+    long early;               /* decodes of joiners' first frames apart (batch_early) */
     int joins;                /* PTTS_JOIN_*: a joiner's first frames decoded alone or paired */
     float *zeros;             /* [frame_samples]: a frame of a pause */
     ptts_error *slot_err;     /* a stream's: where a slot's error goes (NULL: logged) */
@@ -134,6 +138,7 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->u = calloc((size_t)max_streams, sizeof *b->u);
         b->active = calloc((size_t)max_streams, sizeof *b->active);
         b->counts = calloc((size_t)max_streams, sizeof *b->counts);
+        b->dc = calloc((size_t)max_streams, sizeof *b->dc);
         b->pend_live = calloc((size_t)max_streams, 1);
         b->next = calloc((size_t)max_streams, sizeof *b->next);
         b->ends = calloc((size_t)max_streams, 1);
@@ -149,9 +154,9 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->dchunk = calloc((size_t)max_streams, sizeof *b->dchunk);
         b->dstep0 = calloc((size_t)max_streams, sizeof *b->dstep0);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
-        if (!rc && !(b->u && b->active && b->counts && b->pend_live && b->next && b->ends &&
-                     b->taken && b->dend && b->zeros && b->dslot && b->dcount && b->dfade &&
-                     b->depoch && b->epoch && b->dchunk && b->dstep0))
+        if (!rc && !(b->u && b->active && b->counts && b->dc && b->pend_live && b->next &&
+                     b->ends && b->taken && b->dend && b->zeros && b->dslot && b->dcount &&
+                     b->dfade && b->depoch && b->epoch && b->dchunk && b->dstep0))
             rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     }
     if (rc) {
@@ -172,6 +177,8 @@ void ptts_batch_free(ptts_batch *b) {
     free(b->u);
     free(b->active);
     free(b->counts);
+    free(b->dc);
+    free(b->early_pcm);
     bufs_free(&b->q);
     free(b->pend_live);
     free(b->next);
@@ -355,9 +362,10 @@ int ptts_batch_set_joins(ptts_batch *b, int policy, ptts_error *e) {
     return 0;
 }
 
-void ptts_batch_calls(const ptts_batch *b, long *decodes, long *paired) {
+void ptts_batch_calls(const ptts_batch *b, long *decodes, long *paired, long *early) {
     *decodes = b->decodes;
     *paired = b->paired;
+    if (early) *early = b->early;
 }
 
 /* Whether a call of n utterances is held to the call budget (batch_kcap): when it steps more
@@ -424,12 +432,127 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
     return n;
 }
 
+/* An utterance that ended with a paired call (batch_pair_k), its frames out: complete, as
+ * batch_plan completes one (utt_ends said utt_ready would find nothing more; were it wrong,
+ * the utterance is not in the pending call, so the next call is not paired and batch_plan
+ * takes it up). */
+static void batch_complete(ptts_batch *b, int slot, ptts_batch_fn fn, void *user) {
+    ptts_error se = {0};
+    utt *u = &b->u[slot];
+    if (utt_ready(u, b->m, b->ops, b->eng, slot, &se) != UTT_DONE) return;
+    u->voice = NULL;
+    b->pend_live[slot] = 0;
+    if (fn) fn(user, slot, NULL, 0);
+}
+
+/* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
+ * those of an utterance cancelled or restarted since. */
+/* count frames of slot's chunk `chunk` from its step step0 to the callback: pcm [count][fs],
+ * eos [count], lat [count][ld]; fade: the chunk's first frame is in them. 1 when the callback
+ * stopped the utterance (the slot cleared). */
+static int hand_out(ptts_batch *b, int slot, float *pcm, int count, int fade, int chunk, int step0,
+                    const float *eos, const float *lat, ptts_batch_fn fn, void *user) {
+    const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
+    if (fade && count > 0) utt_fade_in(pcm, (int)fs);
+    for (int f = 0; f < count; f++) {
+        b->out = (ptts_step_record){chunk, step0 + f, eos[f], lat + (size_t)f * ld};
+        if (fn && fn(user, slot, pcm + (size_t)f * fs, (int)fs)) {
+            batch_clear(b, slot);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
+    const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
+    const size_t k = (size_t)b->dk;
+    const int n = b->dn;
+    b->dn = 0;
+    for (int j = 0; j < n; j++) {
+        const int slot = b->dslot[j];
+        if (b->depoch[j] != b->epoch[slot] || !b->u[slot].voice) continue;
+        if (hand_out(b, slot, b->q.pcm + j * k * fs, b->dcount[j], b->dfade[j], b->dchunk[j],
+                     b->dstep0[j], b->q.eos[b->dbuf] + j * k, b->q.lat[b->dbuf] + j * k * ld, fn,
+                     user))
+            continue;
+        if (b->dend[j] && b->u[slot].voice) batch_complete(b, slot, fn, user);
+    }
+}
+
+/* Whether the batch is running: an utterance of the call (n slots, k frames) goes on past its
+ * ramp, so the ramp holds back no one (batch_plan) and the next call can be paired. */
+static int batch_running(const ptts_batch *b, int n, int k) {
+    for (int j = 0; j < n; j++)
+        if (utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0) > 0) return 1;
+    return 0;
+}
+
+/* The call's frames (n slots, k frames, counts[n] each) recorded for hand_out_late; kn > 0:
+ * the next call is paired, so those that end (b->ends) are completed once out. */
+static void batch_record(ptts_batch *b, int n, int k, const int *counts, int kn) {
+    for (int j = 0; j < n; j++) {
+        int slot = b->active[j];
+        b->dslot[j] = slot;
+        b->dcount[j] = counts[j];
+        b->dfade[j] = b->u[slot].call_step0 == 0 && counts[j] > 0; /* the chunk's first */
+        b->depoch[j] = b->epoch[slot];
+        b->dchunk[j] = b->u[slot].call_chunk;
+        b->dstep0[j] = b->u[slot].call_step0;
+        b->dend[j] = kn > 0 && b->ends[j];
+    }
+    b->dn = n;
+    b->dk = k;
+    b->dbuf = b->q.cur;
+}
+
+/* The decode counts of the call just computed (b->dc) and, in a running batch with the default
+ * join policy, the first frames of the utterances that joined it decoded apart, before the
+ * call's decode, and handed out at once (0, or < 0 on an engine's error). The call's decode then
+ * goes with the next call's step as every other (batch_pair_k); a join costs a decode of the
+ * joiners alone (a few streams: latency-bound and short) where it cost the whole call's decode
+ * apart from the next step. Into early_pcm (q.pcm's size, made at the first join): q.pcm still
+ * holds the last call's frames, which go out after the next call is submitted (hand_out_late),
+ * the joiners' ahead of them. */
+static int batch_early(ptts_batch *b, int n, int k, ptts_batch_fn fn, void *user, ptts_error *e) {
+    memcpy(b->dc, b->counts, (size_t)n * sizeof *b->dc);
+    if (b->joins == PTTS_JOIN_THROUGHPUT || !b->ops->step_decode || !batch_running(b, n, k))
+        return 0;
+    int *ec = b->next; /* free until batch_pair_k: the joiners' counts */
+    int m = 0;
+    for (int j = 0; j < n; j++) {
+        const utt *u = &b->u[b->active[j]];
+        const int first = u->voice && b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
+        ec[j] = first ? b->counts[j] : 0;
+        b->dc[j] -= ec[j];
+        m += first;
+    }
+    if (m == 0) return 0;
+    const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
+    if (!b->early_pcm &&
+        !(b->early_pcm = malloc((size_t)b->n_slots * (size_t)b->kmax * fs * sizeof(float))))
+        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
+    int rc = b->ops->decode(b->eng, b->active, n, k, ec, b->early_pcm, e);
+    if (rc) return rc;
+    b->early++;
+    for (int j = 0; j < n; j++)
+        if (ec[j] > 0) {
+            const int slot = b->active[j];
+            const size_t jk = (size_t)j * (size_t)k;
+            hand_out(b, slot, b->early_pcm + jk * fs, ec[j], 1, b->u[slot].call_chunk,
+                     b->u[slot].call_step0, b->q.eos[b->q.cur] + jk, b->q.lat[b->q.cur] + jk * ld,
+                     fn, user);
+        }
+    return 0;
+}
+
 /* With step_decode: the k of the next call when it can go with this call's decode, else 0;
  * that call's slots in b->next[*nn]. The batch pairs when it is running (an utterance of this
  * call goes on past its ramp, utt_pair_k); else its decode runs alone and batch_plan takes the
  * batch up (a lone stream's or a wave's first audio does not wait for a paired call), as it
- * does when it carries an utterance's first frames unless the policy is PTTS_JOIN_THROUGHPUT
- * (ptts_batch_set_joins). Else an utterance of this call goes on in
+ * does when it carries an utterance's first frames not decoded apart (batch_early did, unless
+ * the policy is PTTS_JOIN_THROUGHPUT: ptts_batch_set_joins). Else an utterance of this call goes
+ * on in
  * the next (utt_pair_k: in a running batch in its ramp too), or ends with this call's frames
  * (utt_ends: b->ends, completed once its frames are out, hand_out_late), or sits out: its chunk
  * ended and another chunk, a pause or streamed text follows. The batch's other utterances are
@@ -438,28 +561,27 @@ static int batch_plan(ptts_batch *b, ptts_batch_fn fn, void *user, int *kout) {
  * the codec, a pause's frames would go out ahead of them): one that has just started, whose
  * streamed text has come or which sat out joins the next call (its chunk begun now); one that
  * waits for text or gives a frame of a pause stays out. The next call is held to the budget
- * while a slot is free or one joins. A join now costs the one decode of its first frames
- * (utt_pair_k); before, it also broke the pairing for the call before it and, on the GPU, for
+ * while a slot is free or one joins. A join now costs a decode of its first frames alone
+ * (batch_early); before, the whole call's decode ran apart from the next step (utt_pair_k),
+ * and earlier still it also broke the pairing for the call before it and, on the GPU, for
  * every call of its ramp, and so did every chunk's end, pause, cancel and wait for streamed
  * text; one utterance's end did until d7effd8 (on the H200 that call's decode ran alone, 76 ms
  * where a paired call of 256 streams takes 40; bench/RESULTS.md). */
 static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, void *user) {
     *nn = 0;
     if (!b->ops->step_decode || n == 0) return 0;
-    /* running: one of the call is past its ramp, so the ramp holds back no one (batch_plan) */
-    int running = 0;
-    for (int j = 0; j < n && !running; j++)
-        running = utt_pair_k(&b->u[b->active[j]], b->counts[j], k, b->kmax, 0) > 0;
+    const int running = batch_running(b, n, k);
     if (!running) return 0;
     int kn = 1, m = 0, fresh = 0; /* the most frames any wants, as batch_plan */
     for (int j = 0; j < n; j++) {
         const utt *u = &b->u[b->active[j]];
         b->ends[j] = 0;
         if (!u->voice) continue; /* cancelled since the call was computed: no frame, no step */
-        /* an utterance's first frames: this decode alone, its frames out at once (utt_pair_k),
-         * or with PTTS_JOIN_THROUGHPUT paired, the next call held to the budget (they go out
-         * after it) */
-        const int first = b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
+        /* an utterance's first frames, not decoded apart (batch_early: in a running batch
+         * they are): this decode alone, its frames out at once (utt_pair_k), or with
+         * PTTS_JOIN_THROUGHPUT paired, the next call held to the budget (they go out after
+         * it) */
+        const int first = b->dc[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
         if (first && b->joins != PTTS_JOIN_THROUGHPUT) return 0;
         fresh |= first;
         int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running);
@@ -486,42 +608,6 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, 
     if (m > 1 && (fresh || m < b->n_slots)) kn = PTTS_MIN(kn, batch_kcap(b, m));
     *nn = m;
     return kn;
-}
-
-/* An utterance that ended with a paired call (batch_pair_k), its frames out: complete, as
- * batch_plan completes one (utt_ends said utt_ready would find nothing more; were it wrong,
- * the utterance is not in the pending call, so the next call is not paired and batch_plan
- * takes it up). */
-static void batch_complete(ptts_batch *b, int slot, ptts_batch_fn fn, void *user) {
-    ptts_error se = {0};
-    utt *u = &b->u[slot];
-    if (utt_ready(u, b->m, b->ops, b->eng, slot, &se) != UTT_DONE) return;
-    u->voice = NULL;
-    b->pend_live[slot] = 0;
-    if (fn) fn(user, slot, NULL, 0);
-}
-
-/* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
- * those of an utterance cancelled or restarted since. */
-static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
-    const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
-    const int n = b->dn, k = b->dk;
-    b->dn = 0;
-    for (int j = 0; j < n; j++) {
-        const int slot = b->dslot[j];
-        if (b->depoch[j] != b->epoch[slot] || !b->u[slot].voice) continue;
-        if (b->dfade[j]) utt_fade_in(b->q.pcm + (size_t)j * k * fs, (int)fs);
-        for (int f = 0; f < b->dcount[j]; f++) {
-            const size_t jf = (size_t)j * k + f;
-            b->out = (ptts_step_record){b->dchunk[j], b->dstep0[j] + f, b->q.eos[b->dbuf][jf],
-                                        b->q.lat[b->dbuf] + jf * ld};
-            if (fn && fn(user, slot, b->q.pcm + jf * fs, (int)fs)) {
-                batch_clear(b, slot);
-                break;
-            }
-        }
-        if (b->dend[j] && b->u[slot].voice) batch_complete(b, slot, fn, user);
-    }
 }
 
 int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) {
@@ -564,6 +650,10 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
                            : 0;
         b->pend_live[slot] = 0;
     }
+    if ((rc = batch_early(b, n, k, fn, user, e))) {
+        b->failed = 1;
+        return rc;
+    }
     int nn;
     int kn = batch_pair_k(b, n, k, &nn, fn, user);
     b->decodes++;
@@ -576,7 +666,7 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
                 return rc;
         }
         b->paired++;
-        rc = b->ops->step_decode(b->eng, b->active, n, k, b->counts, b->q.pcm, b->next, nn, kn,
+        rc = b->ops->step_decode(b->eng, b->active, n, k, b->dc, b->q.pcm, b->next, nn, kn,
                                  b->q.noise, b->q.eos[buf ^ 1], b->q.lat[buf ^ 1], e);
         late = b->defer;
         if (!rc && !late && b->ops->sync) rc = b->ops->sync(b->eng, e);
@@ -588,27 +678,15 @@ int ptts_batch_step(ptts_batch *b, ptts_batch_fn fn, void *user, ptts_error *e) 
         }
     } else {
         hand_out_late(b, fn, user); /* before this decode writes q.pcm */
-        rc = b->ops->decode(b->eng, b->active, n, k, b->counts, b->q.pcm, e);
+        rc = b->ops->decode(b->eng, b->active, n, k, b->dc, b->q.pcm, e);
     }
     if (rc) {
         b->failed = 1;
         return rc;
     }
     if (late) hand_out_late(b, fn, user); /* the last call's, decoded before this one */
-    for (int j = 0; j < n; j++) {
-        int slot = b->active[j];
-        b->dslot[j] = slot;
-        b->dcount[j] = b->counts[j];
-        b->dfade[j] = b->u[slot].call_step0 == 0 && b->counts[j] > 0; /* the chunk's first */
-        b->depoch[j] = b->epoch[slot];
-        b->dchunk[j] = b->u[slot].call_chunk;
-        b->dstep0[j] = b->u[slot].call_step0;
-        b->dend[j] = kn > 0 && b->ends[j];
-    }
+    batch_record(b, n, k, b->dc, kn);
     if (kn > 0) memcpy(b->active, b->next, (size_t)nn * sizeof *b->active); /* the pending call's */
-    b->dn = n;
-    b->dk = k;
-    b->dbuf = b->q.cur;
     b->k_last = n > 1 ? k : 0;
     b->n_last = n;
     if (!late) hand_out_late(b, fn, user);

@@ -31,9 +31,10 @@ int ptts_stream_start_chunks(ptts_stream *s, const ptts_voice *v, const ptts_chu
 /* The device seconds one call of several utterances may take (default 0.05): at most
  * budget / (seconds a frame) frames a call, at least 1 (0: every such call one frame). */
 void ptts_batch_set_call_budget(ptts_batch *b, double seconds);
-/* The calls ptts_batch_step decoded since the batch was created, and of them those whose decode
- * went with the next call's step (the engine's step_decode): tests and benchmarks of the
- * pairing (batch_pair_k). */
-void ptts_batch_calls(const ptts_batch *b, long *decodes, long *paired);
+/* The calls ptts_batch_step decoded since the batch was created, of them those whose decode
+ * went with the next call's step (the engine's step_decode), and the decodes of joiners' first
+ * frames apart from their call's (early, may be NULL): tests and benchmarks of the pairing
+ * (batch_pair_k, batch_early). */
+void ptts_batch_calls(const ptts_batch *b, long *decodes, long *paired, long *early);
 
 #endif

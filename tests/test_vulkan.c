@@ -587,11 +587,12 @@ static void call_budget(ptts_model *m) {
 /* An utterance that joins a running stream and fills the batch: the step that takes it in
  * consumes the running stream's call computed ahead and pairs its decode with the next call,
  * the joiner's first (batch_pair_k), held to the call budget whatever k the running stream has
- * (a budget of 0 here: one frame); the step after decodes the joiner's first frames alone, and
- * they go out in that step. The calls after pair again, the joiner in its ramp: the join costs
- * one decode apart from a step, where it cost the call before it too and those of its ramp.
- * With PTTS_JOIN_THROUGHPUT the joiner's first frames are decoded beside the next call too (it
- * held to the budget as well) and go out one step later: no decode alone. */
+ * (a budget of 0 here: one frame); the step after decodes the joiner's first frames alone
+ * (batch_early), hands them out, and pairs the rest of the call's decode with the next call as
+ * every other. The calls after pair too, the joiner in its ramp: the join costs one decode of
+ * its first frames, where it cost the whole call's decode apart from a step and, before, the call
+ * before it too and those of its ramp. With PTTS_JOIN_THROUGHPUT the joiner's first frames are
+ * decoded beside the next call (it held to the budget as well) and go out one step later. */
 static void join_first_audio(ptts_model *m, int policy) {
     ptts_error e = {0};
     ptts_voice *v;
@@ -608,8 +609,8 @@ static void join_first_audio(ptts_model *m, int policy) {
     CHECK(ptts_batch_start(b, v, "A first sentence, long enough to run a while.", &o, &e) == 0);
     for (int i = 0; i < 6; i++) /* past its ramp: its calls are paired */
         CHECK(ptts_batch_step(b, on_frame_step, &run, &e) == 1);
-    long d0, p0, d, p;
-    ptts_batch_calls(b, &d0, &p0);
+    long d0, p0, x0, d, p, x;
+    ptts_batch_calls(b, &d0, &p0, &x0);
     CHECK(ptts_batch_start(b, v, "The one that joins.", &o, &e) == 1);
     int steps = 0;
     while (run.c.n[1] == 0 && steps < 10 && ptts_batch_step(b, on_frame_step, &run, &e) > 0)
@@ -622,11 +623,14 @@ static void join_first_audio(ptts_model *m, int policy) {
 
     for (int i = 0; i < 6; i++)
         CHECK(ptts_batch_step(b, on_frame_step, &run, &e) == 2);
-    ptts_batch_calls(b, &d, &p);
-    printf("joining a running stream: %ld decodes, %ld paired with a step\n", d - d0, p - p0);
-    CHECKF(d - d0 == steps + 6 && (d - d0) - (p - p0) == 1 - thr,
-           "a join: %ld of %ld decodes apart from a step, %d expected", (d - d0) - (p - p0), d - d0,
-           1 - thr);
+    ptts_batch_calls(b, &d, &p, &x);
+    printf("joining a running stream: %ld decodes, %ld paired with a step, %ld of its first "
+           "frames apart\n",
+           d - d0, p - p0, x - x0);
+    CHECKF(d - d0 == steps + 6 && p - p0 == d - d0 && x - x0 == 1 - thr,
+           "a join: %ld of %ld decodes apart from a step (0 expected), %ld of first frames (%d "
+           "expected)",
+           (d - d0) - (p - p0), d - d0, x - x0, 1 - thr);
     ptts_batch_free(b);
     ptts_voice_free(v);
 }
@@ -636,8 +640,9 @@ static void join_first_audio(ptts_model *m, int policy) {
  * call late, an utterance between chunks sits out until its last frames are out (a chunk begun
  * earlier would reset its codec, a pause's zeros would go out ahead of them), without taking the
  * pairing from the others; every utterance's samples as the CPU gives it alone (pauses
- * included, zeros where they are), and every decode paired from the first join on but the
- * joiners' first frames' and the last (13 of 33 decoded alone before). */
+ * included, zeros where they are), and every decode paired from the first join on but the last,
+ * the joiners' first frames decoded apart (batch_early; 3 of 37 decoded alone with the whole
+ * call's decode for them, 13 of 33 before that). */
 static void joins_chunks_pauses(ptts_model *m) {
     static const char *texts[3] = {
         "This one runs for a while, sentence after sentence. <break time=\"200ms\"/> Then it "
@@ -663,24 +668,26 @@ static void joins_chunks_pauses(ptts_model *m) {
     REQUIRE(ptts_batch_create(&b, m, 3, &e) == 0);
     ptts_batch_set_call_budget(b, 1e9); /* calls of the engine's frames: the same each run */
     CHECK(ptts_batch_start(b, v, texts[0], &o[0], &e) == 0);
-    long d0 = 0, p0 = 0, d, p;
+    long d0 = 0, p0 = 0, x0 = 0, d, p, x;
     int started = 1, left;
     while ((left = ptts_batch_step(b, on_frame, &gpu, &e)) > 0 || started < 3) {
         gpu.calls++;
         if (gpu.calls == 6 || gpu.calls == 8) { /* past the running one's ramp */
-            if (started == 1) ptts_batch_calls(b, &d0, &p0);
+            if (started == 1) ptts_batch_calls(b, &d0, &p0, &x0);
             CHECK(ptts_batch_start(b, v, texts[started], &o[started], &e) == started);
             started++;
         }
         if (gpu.calls > 2000) break;
     }
     CHECKF(left == 0, "joins, chunks and pauses: %s", e.msg);
-    ptts_batch_calls(b, &d, &p);
+    ptts_batch_calls(b, &d, &p, &x);
     ptts_batch_free(b);
-    printf("joins, chunks and pauses on the GPU: %ld decodes from the first join, %ld paired\n",
-           d - d0, p - p0);
-    CHECKF(d - d0 > 20 && (d - d0) - (p - p0) <= 3,
-           "joins, chunks and pauses: %ld of %ld decodes alone", (d - d0) - (p - p0), d - d0);
+    printf("joins, chunks and pauses on the GPU: %ld decodes from the first join, %ld paired, "
+           "%ld of joiners' first frames apart\n",
+           d - d0, p - p0, x - x0);
+    CHECKF(d - d0 > 20 && (d - d0) - (p - p0) <= 1 && x - x0 == 2,
+           "joins, chunks and pauses: %ld of %ld decodes alone, %ld of first frames (2 expected)",
+           (d - d0) - (p - p0), d - d0, x - x0);
     float *cpu = calloc((size_t)cap, sizeof(float));
     REQUIRE(cpu);
     for (int i = 0; i < 3; i++) {
