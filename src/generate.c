@@ -88,7 +88,8 @@ struct ptts_batch {
     int *counts;              /* frames to emit per stepped slot */
     int *dc;                  /* [n]: the frames the call's decode takes (batch_early: counts
                                  less the joiners' first frames, decoded apart) */
-    float *early_pcm;         /* q.pcm's size: the joiners' first frames (batch_early) */
+    float *early_pcm;         /* q.pcm's size: the joiners' first frames (batch_early; NULL
+                                 where no call is paired: one slot, no step_decode) */
     step_bufs q;              /* [n_slots] slots; pending frames are for the same slots */
     int pend_n;               /* how many slots the pending call stepped */
     int *next;                /* the slots of the call paired with this decode (batch_pair_k) */
@@ -154,6 +155,11 @@ int ptts_batch_create(ptts_batch **out, const ptts_model *m, int max_streams, pt
         b->dchunk = calloc((size_t)max_streams, sizeof *b->dchunk);
         b->dstep0 = calloc((size_t)max_streams, sizeof *b->dstep0);
         rc = bufs_alloc(&b->q, (size_t)max_streams, (size_t)b->kmax, &m->w->arch, e);
+        const int pairs = max_streams > 1 && b->ops->step_decode; /* batch_early may run */
+        if (pairs)
+            b->early_pcm = malloc((size_t)max_streams * (size_t)b->kmax *
+                                  (size_t)m->w->arch.frame_samples * sizeof(float));
+        if (!rc && pairs && !b->early_pcm) rc = ptts_fail(e, PTTS_E_NOMEM, "out of memory");
         if (!rc && !(b->u && b->active && b->counts && b->dc && b->pend_live && b->next &&
                      b->ends && b->taken && b->dend && b->zeros && b->dslot && b->dcount &&
                      b->dfade && b->depoch && b->epoch && b->dchunk && b->dstep0))
@@ -445,8 +451,6 @@ static void batch_complete(ptts_batch *b, int slot, ptts_batch_fn fn, void *user
     if (fn) fn(user, slot, NULL, 0);
 }
 
-/* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
- * those of an utterance cancelled or restarted since. */
 /* count frames of slot's chunk `chunk` from its step step0 to the callback: pcm [count][fs],
  * eos [count], lat [count][ld]; fade: the chunk's first frame is in them. 1 when the callback
  * stopped the utterance (the slot cleared). */
@@ -464,6 +468,8 @@ static int hand_out(ptts_batch *b, int slot, float *pcm, int count, int fade, in
     return 0;
 }
 
+/* The frames of the last decode in q.pcm (dn slots of dk frames) to the callback, but not
+ * those of an utterance cancelled or restarted since. */
 static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
     const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
     const size_t k = (size_t)b->dk;
@@ -478,6 +484,11 @@ static void hand_out_late(ptts_batch *b, ptts_batch_fn fn, void *user) {
             continue;
         if (b->dend[j] && b->u[slot].voice) batch_complete(b, slot, fn, user);
     }
+}
+
+/* Whether count frames of u's last call include its first (of its first chunk): a joiner's. */
+static int first_frames(const utt *u, int count) {
+    return count > 0 && u->call_chunk == 0 && u->call_step0 == 0;
 }
 
 /* Whether the batch is running: an utterance of the call (n slots, k frames) goes on past its
@@ -511,27 +522,23 @@ static void batch_record(ptts_batch *b, int n, int k, const int *counts, int kn)
  * call's decode, and handed out at once (0, or < 0 on an engine's error). The call's decode then
  * goes with the next call's step as every other (batch_pair_k); a join costs a decode of the
  * joiners alone (a few streams: latency-bound and short) where it cost the whole call's decode
- * apart from the next step. Into early_pcm (q.pcm's size, made at the first join): q.pcm still
- * holds the last call's frames, which go out after the next call is submitted (hand_out_late),
- * the joiners' ahead of them. */
+ * apart from the next step. Into early_pcm (q.pcm's size): q.pcm still holds the last call's
+ * frames, which go out after the next call is submitted (hand_out_late), the joiners' ahead of
+ * them. */
 static int batch_early(ptts_batch *b, int n, int k, ptts_batch_fn fn, void *user, ptts_error *e) {
     memcpy(b->dc, b->counts, (size_t)n * sizeof *b->dc);
-    if (b->joins == PTTS_JOIN_THROUGHPUT || !b->ops->step_decode || !batch_running(b, n, k))
-        return 0;
+    if (b->joins == PTTS_JOIN_THROUGHPUT || !b->early_pcm || !batch_running(b, n, k)) return 0;
     int *ec = b->next; /* free until batch_pair_k: the joiners' counts */
     int m = 0;
     for (int j = 0; j < n; j++) {
         const utt *u = &b->u[b->active[j]];
-        const int first = u->voice && b->counts[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
+        const int first = u->voice && first_frames(u, b->counts[j]);
         ec[j] = first ? b->counts[j] : 0;
         b->dc[j] -= ec[j];
         m += first;
     }
     if (m == 0) return 0;
     const size_t fs = (size_t)b->m->w->arch.frame_samples, ld = (size_t)b->m->w->arch.ld;
-    if (!b->early_pcm &&
-        !(b->early_pcm = malloc((size_t)b->n_slots * (size_t)b->kmax * fs * sizeof(float))))
-        return ptts_fail(e, PTTS_E_NOMEM, "out of memory");
     int rc = b->ops->decode(b->eng, b->active, n, k, ec, b->early_pcm, e);
     if (rc) return rc;
     b->early++;
@@ -549,11 +556,10 @@ static int batch_early(ptts_batch *b, int n, int k, ptts_batch_fn fn, void *user
 /* With step_decode: the k of the next call when it can go with this call's decode, else 0;
  * that call's slots in b->next[*nn]. The batch pairs when it is running (an utterance of this
  * call goes on past its ramp, utt_pair_k); else its decode runs alone and batch_plan takes the
- * batch up (a lone stream's or a wave's first audio does not wait for a paired call), as it
- * does when it carries an utterance's first frames not decoded apart (batch_early did, unless
- * the policy is PTTS_JOIN_THROUGHPUT: ptts_batch_set_joins). Else an utterance of this call goes
- * on in
- * the next (utt_pair_k: in a running batch in its ramp too), or ends with this call's frames
+ * batch up (a lone stream's or a wave's first audio does not wait for a paired call). Else an
+ * utterance of this call goes on in the next (utt_pair_k: in a running batch in its ramp and
+ * first call too; batch_early has decoded joiners' first frames apart unless the policy is
+ * PTTS_JOIN_THROUGHPUT, ptts_batch_set_joins), or ends with this call's frames
  * (utt_ends: b->ends, completed once its frames are out, hand_out_late), or sits out: its chunk
  * ended and another chunk, a pause or streamed text follows. The batch's other utterances are
  * then made ready (batch_ready) unless they have frames still to hand out (`taken`: this
@@ -577,13 +583,10 @@ static int batch_pair_k(ptts_batch *b, int n, int k, int *nn, ptts_batch_fn fn, 
         const utt *u = &b->u[b->active[j]];
         b->ends[j] = 0;
         if (!u->voice) continue; /* cancelled since the call was computed: no frame, no step */
-        /* an utterance's first frames, not decoded apart (batch_early: in a running batch
-         * they are): this decode alone, its frames out at once (utt_pair_k), or with
-         * PTTS_JOIN_THROUGHPUT paired, the next call held to the budget (they go out after
-         * it) */
-        const int first = b->dc[j] > 0 && u->call_chunk == 0 && u->call_step0 == 0;
-        if (first && b->joins != PTTS_JOIN_THROUGHPUT) return 0;
-        fresh |= first;
+        /* an utterance's first frames still in this decode (PTTS_JOIN_THROUGHPUT; else
+         * batch_early decoded them apart): the next call held to the budget, they go out
+         * after it */
+        fresh |= first_frames(u, b->dc[j]);
         int kj = utt_pair_k(u, b->counts[j], k, b->kmax, running);
         b->ends[j] = kj == 0 && utt_ends(u);
         if (kj == 0) continue; /* ends, or sits out until its frames are out (taken) */

@@ -328,10 +328,10 @@ int utt_ramp(const utt *u, int kmax) { return u->chunk == 0 ? PTTS_MIN(kmax, u->
  * 1,024 streams joining 341: 535-602 ms). Pairing that call too was measured under a steady
  * load of 1,024 clients on an H100: 4008-4191x against 3417-3471x, but a median first audio of
  * 159-183 ms against 79-82 (bench/RESULTS.md, "Joins that keep the pairing"): a batch's choice
- * (ptts_batch_set_joins), made by batch_pair_k, which decides on a `running` batch's first
- * frames. In its ramp, or in its first call, u pairs only in a running batch (another
- * utterance of the call is past its ramp, so the ramp sets no k, batch_plan); alone, or in a
- * wave that is all in its ramp, it decodes alone. */
+ * (ptts_batch_set_joins); by default a `running` batch decodes a joiner's first frames apart
+ * (generate.c, batch_early) and pairs the rest of the call. In its ramp, or in its first call, u
+ * pairs only in a running batch (another utterance of the call is past its ramp, so the ramp sets
+ * no k, batch_plan); alone, or in a wave that is all in its ramp, it decodes alone. */
 int utt_pair_k(const utt *u, int emitted, int k, int kmax, int running) {
     if (!u->voice || emitted != k || !u->in_chunk || u->step >= u->max_gen ||
         (!running && ((u->call_chunk == 0 && u->call_step0 == 0) || utt_ramp(u, kmax) != kmax)))
