@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_args.h"
 #include "codec.h"
 #include "ops.h"
 #include "pool.h"
@@ -149,10 +150,15 @@ static void bench_rows_q(ptts_codec_dec *d, const ptts_kernels *k, const float *
 }
 
 int main(int argc, char **argv) {
-    int frames = argc > 1 ? atoi(argv[1]) : 100;
-    int max_threads = argc > 2 ? atoi(argv[2]) : 2;
-    if (frames <= 0) frames = 100;
-    if (max_threads <= 0) max_threads = 1;
+    int frames, max_threads, streams;
+    int rc = bench_args(argc, argv, 4,
+                        "usage: bench_codec [frames (100)] [max threads (2)] [f32|bf16|int8 (f32)]"
+                        " [batched streams (0: none)]\n");
+    if (rc >= 0) return rc;
+    if (bench_arg_int(argc, argv, 1, "frames", 100, 1, 100000, &frames) ||
+        bench_arg_int(argc, argv, 2, "max threads", 2, 1, 1024, &max_threads) ||
+        bench_arg_int(argc, argv, 4, "batched streams", 0, 0, 4096, &streams))
+        return 2;
     const char *mode = argc > 3 ? argv[3] : "f32";
     ptts_weights_options wo = {0};
     if (!strcmp(mode, "bf16"))
@@ -192,7 +198,6 @@ int main(int argc, char **argv) {
            "(%.0f ms of audio each)\n",
            k->isa, mode, w->codec.dec_tr.layer[0].linear1.wp16 ? "bf16" : "f32", frames, fs,
            1e3 * fs / 24000.0);
-    const int streams = argc > 4 ? atoi(argv[4]) : 0;
     if (streams > 1) return bench_batched(w, lat, frames, streams);
     bench_rows_q(d, k, lat, ld, frames, fs);
     for (int nt = 1; nt <= max_threads; nt++) {

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_args.h"
 #include "cpu/kernels.h"
 #include "pool.h"
 
@@ -201,9 +202,10 @@ static void gelu_frame(const ptts_kernels *const *ks, int nk, int reps) {
 }
 
 int main(int argc, char **argv) {
-    int reps = argc > 1 ? atoi(argv[1]) : 5;
-    if (reps < 1) reps = 1;
-    if (reps > 64) reps = 64;
+    int reps;
+    int rc = bench_args(argc, argv, 1, "usage: bench_kernels [reps (5, 1 to 64)]\n");
+    if (rc >= 0) return rc;
+    if (bench_arg_int(argc, argv, 1, "reps", 5, 1, 64, &reps)) return 2;
     const char *bws = getenv("PTTS_MEMBW_GBS");
     double bw = bws && atof(bws) > 0 ? atof(bws) : 29.0;
     const ptts_kernels *ref = ptts_kernels_ref(), *best = ptts_kernels_best(), *all[8];

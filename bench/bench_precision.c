@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "audio.h"
+#include "bench_args.h"
 #include "codec.h"
 #include "generate.h"
 #include "model.h"
@@ -150,7 +151,10 @@ static int run(int precision, int threads, const float *noise, int noise_rows, c
 }
 
 int main(int argc, char **argv) {
-    int threads = argc > 1 ? atoi(argv[1]) : 0;
+    int threads;
+    int rc = bench_args(argc, argv, 1, "usage: bench_precision [threads (0: every CPU)]\n");
+    if (rc >= 0) return rc;
+    if (bench_arg_int(argc, argv, 1, "threads", 0, 0, 1024, &threads)) return 2;
     const char *gp = fixture("full/generate.safetensors");
     int64_t n_noise, n_lat, n_eos, n_pcm;
     float *noise = load_f32(gp, "noise", &n_noise);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_args.h"
 #include "common.h"
 #include "tokenizer.h"
 
@@ -72,6 +73,8 @@ static uint32_t rnd(void) {
 }
 
 int main(int argc, char **argv) {
+    int rc = bench_args(argc, argv, 1, "usage: bench_tokenizer [tokenizer.model or .json]\n");
+    if (rc >= 0) return rc;
     const char *path = argc > 1 ? argv[1] : default_model();
     ptts_error e = {0};
     ptts_tokenizer *t = NULL;

@@ -14,6 +14,7 @@
 
 #include "audio.h"
 #include "backbone.h"
+#include "bench_args.h"
 #include "codec.h"
 #include "model.h"
 
@@ -80,12 +81,15 @@ static int time_clone(const ptts_model *m, const float *x, int64_t n, int rate, 
 }
 
 int main(int argc, char **argv) {
-    double seconds = argc > 1 ? atof(argv[1]) : 10;
-    int runs = argc > 2 ? atoi(argv[2]) : 3;
-    int max_threads = argc > 3 ? atoi(argv[3]) : 2;
-    if (!(seconds > 0.08)) seconds = 10;
-    if (runs <= 0) runs = 3;
-    if (max_threads <= 0) max_threads = 1;
+    double seconds;
+    int runs, max_threads;
+    int rc = bench_args(argc, argv, 3,
+                        "usage: bench_voice [seconds (10)] [runs (3)] [max threads (2)]\n");
+    if (rc >= 0) return rc;
+    if (bench_arg_float(argc, argv, 1, "seconds", 10, 0.08, 600, &seconds) ||
+        bench_arg_int(argc, argv, 2, "runs", 3, 1, 1000, &runs) ||
+        bench_arg_int(argc, argv, 3, "max threads", 2, 1, 1024, &max_threads))
+        return 2;
     const char *tok = tokenizer_path();
 
     const int64_t n24 = (int64_t)(seconds * 24000), n44 = (int64_t)(seconds * 44100);

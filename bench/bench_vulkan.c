@@ -7,7 +7,7 @@
  * factor when each call pairs the decode of the last call with the next call's step in one
  * submission (step_decode: on two queues, side by side). Figures only, never assertions.
  *
- * Usage: bench_vulkan [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
+ * Usage: bench_vulkan [--help] [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--stored f32|bf16] [--bandwidth MiB]
  *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th|tq]
  *                     [--convcopy 1|-1] [--kv16 1|-1] [--attntc 1|-1] [--reserve IDS]
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_args.h"
 #include "engine_vulkan.h"
 #include "ops.h"
 #include "vulkan/vk.h"
@@ -96,43 +97,121 @@ static void die(const char *what, const ptts_error *e) {
     exit(1);
 }
 
+static const char usage[] =
+    "usage: bench_vulkan [options]\n"
+    "\n"
+    "The Vulkan engine on the full-size synthetic model (see the top of bench/bench_vulkan.c).\n"
+    "\n"
+    "  --arch full|tiny       the model's size (default full)\n"
+    "  --streams LIST         batch sizes, comma-separated (default 1,8,32,128)\n"
+    "  --frames N             frames a stream per figure (default 64)\n"
+    "  --k K                  frames a call (default 8)\n"
+    "  --precision f32|bf16   the weight mode (default f32)\n"
+    "  --stored f32|bf16      the synthetic values as stored (bf16: as released files)\n"
+    "  --bandwidth MiB        also the device's buffer-copy bandwidth\n"
+    "  --reserve IDS          caches sized at create for chunks of IDS token ids\n"
+    "  --tc 1|0|-1            tensor cores (ptts_engine_args.tensor_cores)\n"
+    "  --spin US              fence spin, -1 off (ptts_engine_args.fence_spin_us)\n"
+    "  --stepk N, --apart 0|1, --tile l|m|s|wh|th|tq, --convcopy 1|0|-1, --kv16 1|0|-1,\n"
+    "  --attntc 1|0|-1        the engine's test hooks (ptts_vk_tuning)\n";
+
+/* Option argv[*i]'s value ("--x v" or "--x=v"); NULL and a message when missing. */
+static const char *opt_value(int argc, char **argv, int *i) {
+    const char *eq = strchr(argv[*i], '=');
+    if (eq) return eq + 1;
+    if (*i + 1 < argc) return argv[++*i];
+    fprintf(stderr, "bench_vulkan: %s needs a value\n", argv[*i]);
+    return NULL;
+}
+
+/* Whether arg is option name ("--name" or "--name=..."). */
+static int opt_is(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+/* The next option's value as an int in [lo, hi]; 0 on success. */
+static int opt_int(int argc, char **argv, int *i, long lo, long hi, int *out) {
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(argv[*i], "="), argv[*i]);
+    const char *v = opt_value(argc, argv, i);
+    return v ? bench_parse_int(argv, name, v, lo, hi, out) : -1;
+}
+
+/* The next option's value, one of two words: 0 for a, 1 for b, -1 (a message) otherwise. */
+static int opt_pick(int argc, char **argv, int *i, const char *a, const char *b) {
+    const int n = (int)strcspn(argv[*i], "=");
+    const char *opt = argv[*i], *v = opt_value(argc, argv, i);
+    if (v && !strcmp(v, a)) return 0;
+    if (v && !strcmp(v, b)) return 1;
+    if (v) fprintf(stderr, "bench_vulkan: %.*s is %s or %s, not '%s'\n", n, opt, a, b, v);
+    return -1;
+}
+
+/* A comma-separated list of batch sizes in [1, 65536]. */
+static int streams_ok(const char *s) {
+    for (const char *p = s;;) {
+        char *end;
+        long n = strtol(p, &end, 10);
+        if (end == p || n < 1 || n > 65536 || (*end && *end != ',')) return 0;
+        if (!*end) return 1;
+        p = end + 1;
+    }
+}
+
 int main(int argc, char **argv) {
     const char *arch = "full", *streams = "1,8,32,128";
     int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0, stored_bf16 = 0, reserve = 0;
+    int apart = 0;
     ptts_vk_tuning tune = {0};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--arch"))
-            arch = argv[i + 1];
-        else if (!strcmp(argv[i], "--streams"))
-            streams = argv[i + 1];
-        else if (!strcmp(argv[i], "--frames"))
-            frames = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--k"))
-            kk = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--precision"))
-            bf16 = !strcmp(argv[i + 1], "bf16");
-        else if (!strcmp(argv[i], "--stored"))
-            stored_bf16 = !strcmp(argv[i + 1], "bf16");
-        else if (!strcmp(argv[i], "--bandwidth"))
-            bw = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--stepk"))
-            tune.stepk = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--apart"))
-            tune.pipe = atoi(argv[i + 1]) ? -1 : 0;
-        else if (!strcmp(argv[i], "--tc"))
-            tc = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--spin"))
-            spin = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--tile"))
-            tune.tc_force = argv[i + 1];
-        else if (!strcmp(argv[i], "--convcopy"))
-            tune.conv_copy = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--kv16"))
-            tune.kv16 = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--attntc"))
-            tune.attn_tc = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reserve"))
-            reserve = atoi(argv[i + 1]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int bad = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (opt_is(a, "--arch")) {
+            bad = (arch = opt_value(argc, argv, &i)) == NULL;
+        } else if (opt_is(a, "--streams")) {
+            bad = !(streams = opt_value(argc, argv, &i));
+            if (!bad && !streams_ok(streams)) {
+                fprintf(stderr, "bench_vulkan: --streams is a list of sizes like 1,8,32\n");
+                bad = 1;
+            }
+        } else if (opt_is(a, "--frames")) {
+            bad = opt_int(argc, argv, &i, 1, 100000, &frames);
+        } else if (opt_is(a, "--k")) {
+            bad = opt_int(argc, argv, &i, 1, 64, &kk);
+        } else if (opt_is(a, "--precision")) {
+            bad = (bf16 = opt_pick(argc, argv, &i, "f32", "bf16")) < 0;
+        } else if (opt_is(a, "--stored")) {
+            bad = (stored_bf16 = opt_pick(argc, argv, &i, "f32", "bf16")) < 0;
+        } else if (opt_is(a, "--bandwidth")) {
+            bad = opt_int(argc, argv, &i, 1, 65536, &bw);
+        } else if (opt_is(a, "--stepk")) {
+            bad = opt_int(argc, argv, &i, -1, 65536, &tune.stepk);
+        } else if (opt_is(a, "--apart")) {
+            bad = opt_int(argc, argv, &i, 0, 1, &apart);
+            tune.pipe = apart ? -1 : 0;
+        } else if (opt_is(a, "--tc")) {
+            bad = opt_int(argc, argv, &i, -1, 1, &tc);
+        } else if (opt_is(a, "--spin")) {
+            bad = opt_int(argc, argv, &i, -1, 1000000, &spin);
+        } else if (opt_is(a, "--tile")) {
+            bad = !(tune.tc_force = opt_value(argc, argv, &i));
+        } else if (opt_is(a, "--convcopy")) {
+            bad = opt_int(argc, argv, &i, -1, 1, &tune.conv_copy);
+        } else if (opt_is(a, "--kv16")) {
+            bad = opt_int(argc, argv, &i, -1, 1, &tune.kv16);
+        } else if (opt_is(a, "--attntc")) {
+            bad = opt_int(argc, argv, &i, -1, 1, &tune.attn_tc);
+        } else if (opt_is(a, "--reserve")) {
+            bad = opt_int(argc, argv, &i, 0, 4096, &reserve);
+        } else {
+            fprintf(stderr, "bench_vulkan: unknown option '%s' (see --help)\n", a);
+            bad = 1;
+        }
+        if (bad) return 2;
     }
     ptts_set_log_callback(log_stderr, NULL);
     ptts_error e = {0};
