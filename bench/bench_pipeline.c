@@ -550,6 +550,7 @@ int main(int argc, char **argv) {
                      .reps = 3,
                      .text = DEFAULT_TEXT,
                      .backend = PTTS_BACKEND_CPU};
+    cli_program = "bench_pipeline"; /* cli.h's messages */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     ba.threads[0] = 1;
     ba.n_threads = 1;

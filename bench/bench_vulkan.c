@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_args.h"
+#include "cli.h"
 #include "engine_vulkan.h"
 #include "ops.h"
 #include "vulkan/vk.h"
@@ -115,33 +115,21 @@ static const char usage[] =
     "  --stepk N, --apart 0|1, --tile l|m|s|wh|th|tq, --convcopy 1|0|-1, --kv16 1|0|-1,\n"
     "  --attntc 1|0|-1        the engine's test hooks (ptts_vk_tuning)\n";
 
-/* Option argv[*i]'s value ("--x v" or "--x=v"); NULL and a message when missing. */
-static const char *opt_value(int argc, char **argv, int *i) {
-    const char *eq = strchr(argv[*i], '=');
-    if (eq) return eq + 1;
-    if (*i + 1 < argc) return argv[++*i];
-    fprintf(stderr, "bench_vulkan: %s needs a value\n", argv[*i]);
-    return NULL;
-}
-
-/* Whether arg is option name ("--name" or "--name=..."). */
-static int opt_is(const char *arg, const char *name) {
-    size_t n = strlen(name);
-    return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
-}
-
 /* The next option's value as an int in [lo, hi]; 0 on success. */
 static int opt_int(int argc, char **argv, int *i, long lo, long hi, int *out) {
     char name[32];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(argv[*i], "="), argv[*i]);
-    const char *v = opt_value(argc, argv, i);
-    return v ? bench_parse_int(argv, name, v, lo, hi, out) : -1;
+    const char *v = cli_value(argc, argv, i);
+    long x;
+    if (!v || cli_parse_int(name, v, lo, hi, &x)) return -1;
+    *out = (int)x;
+    return 0;
 }
 
 /* The next option's value, one of two words: 0 for a, 1 for b, -1 (a message) otherwise. */
 static int opt_pick(int argc, char **argv, int *i, const char *a, const char *b) {
     const int n = (int)strcspn(argv[*i], "=");
-    const char *opt = argv[*i], *v = opt_value(argc, argv, i);
+    const char *opt = argv[*i], *v = cli_value(argc, argv, i);
     if (v && !strcmp(v, a)) return 0;
     if (v && !strcmp(v, b)) return 1;
     if (v) fprintf(stderr, "bench_vulkan: %.*s is %s or %s, not '%s'\n", n, opt, a, b, v);
@@ -164,48 +152,49 @@ int main(int argc, char **argv) {
     int frames = 64, kk = 8, bf16 = 0, bw = 0, tc = 0, spin = 0, stored_bf16 = 0, reserve = 0;
     int apart = 0;
     ptts_vk_tuning tune = {0};
+    cli_program = "bench_vulkan"; /* cli.h's messages */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int bad = 0;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (opt_is(a, "--arch")) {
-            bad = (arch = opt_value(argc, argv, &i)) == NULL;
-        } else if (opt_is(a, "--streams")) {
-            bad = !(streams = opt_value(argc, argv, &i));
+        } else if (cli_is(a, "--arch")) {
+            bad = (arch = cli_value(argc, argv, &i)) == NULL;
+        } else if (cli_is(a, "--streams")) {
+            bad = !(streams = cli_value(argc, argv, &i));
             if (!bad && !streams_ok(streams)) {
                 fprintf(stderr, "bench_vulkan: --streams is a list of sizes like 1,8,32\n");
                 bad = 1;
             }
-        } else if (opt_is(a, "--frames")) {
+        } else if (cli_is(a, "--frames")) {
             bad = opt_int(argc, argv, &i, 1, 100000, &frames);
-        } else if (opt_is(a, "--k")) {
+        } else if (cli_is(a, "--k")) {
             bad = opt_int(argc, argv, &i, 1, 64, &kk);
-        } else if (opt_is(a, "--precision")) {
+        } else if (cli_is(a, "--precision")) {
             bad = (bf16 = opt_pick(argc, argv, &i, "f32", "bf16")) < 0;
-        } else if (opt_is(a, "--stored")) {
+        } else if (cli_is(a, "--stored")) {
             bad = (stored_bf16 = opt_pick(argc, argv, &i, "f32", "bf16")) < 0;
-        } else if (opt_is(a, "--bandwidth")) {
+        } else if (cli_is(a, "--bandwidth")) {
             bad = opt_int(argc, argv, &i, 1, 65536, &bw);
-        } else if (opt_is(a, "--stepk")) {
+        } else if (cli_is(a, "--stepk")) {
             bad = opt_int(argc, argv, &i, -1, 65536, &tune.stepk);
-        } else if (opt_is(a, "--apart")) {
+        } else if (cli_is(a, "--apart")) {
             bad = opt_int(argc, argv, &i, 0, 1, &apart);
             tune.pipe = apart ? -1 : 0;
-        } else if (opt_is(a, "--tc")) {
+        } else if (cli_is(a, "--tc")) {
             bad = opt_int(argc, argv, &i, -1, 1, &tc);
-        } else if (opt_is(a, "--spin")) {
+        } else if (cli_is(a, "--spin")) {
             bad = opt_int(argc, argv, &i, -1, 1000000, &spin);
-        } else if (opt_is(a, "--tile")) {
-            bad = !(tune.tc_force = opt_value(argc, argv, &i));
-        } else if (opt_is(a, "--convcopy")) {
+        } else if (cli_is(a, "--tile")) {
+            bad = !(tune.tc_force = cli_value(argc, argv, &i));
+        } else if (cli_is(a, "--convcopy")) {
             bad = opt_int(argc, argv, &i, -1, 1, &tune.conv_copy);
-        } else if (opt_is(a, "--kv16")) {
+        } else if (cli_is(a, "--kv16")) {
             bad = opt_int(argc, argv, &i, -1, 1, &tune.kv16);
-        } else if (opt_is(a, "--attntc")) {
+        } else if (cli_is(a, "--attntc")) {
             bad = opt_int(argc, argv, &i, -1, 1, &tune.attn_tc);
-        } else if (opt_is(a, "--reserve")) {
+        } else if (cli_is(a, "--reserve")) {
             bad = opt_int(argc, argv, &i, 0, 4096, &reserve);
         } else {
             fprintf(stderr, "bench_vulkan: unknown option '%s' (see --help)\n", a);

@@ -8,6 +8,8 @@
 
 #include "util.h"
 
+const char *cli_program = "pocket-tts";
+
 const char *cli_model_help =
     "model (default: the english model, downloaded from Hugging Face on first use):\n"
     "  --language L           a published model: english, english_2026-01, english_2026-04,\n"
@@ -50,7 +52,7 @@ const char *cli_value(int argc, char **argv, int *i) {
     const char *eq = strchr(argv[*i], '=');
     if (eq && argv[*i][0] == '-' && argv[*i][1] == '-') return eq + 1;
     if (*i + 1 >= argc) {
-        fprintf(stderr, "pocket-tts: option %s needs a value\n", argv[*i]);
+        fprintf(stderr, "%s: option %s needs a value\n", cli_program, argv[*i]);
         return NULL;
     }
     return argv[++*i];
@@ -61,8 +63,8 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "pocket-tts: %s expects an integer in [%ld, %ld], got '%s'\n", opt, lo, hi,
-                s);
+        fprintf(stderr, "%s: %s expects an integer in [%ld, %ld], got '%s'\n", cli_program, opt, lo,
+                hi, s);
         return -1;
     }
     *out = v;
@@ -74,7 +76,8 @@ int cli_parse_float(const char *opt, const char *s, double lo, double hi, double
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "pocket-tts: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
+        fprintf(stderr, "%s: %s expects a number in [%g, %g], got '%s'\n", cli_program, opt, lo, hi,
+                s);
         return -1;
     }
     *out = v;
@@ -87,7 +90,7 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
     if (cli_is(arg, "--language")) {
         if (!(v = cli_value(argc, argv, i))) return -1;
         if (!ptts_language_find(v)) {
-            fprintf(stderr, "pocket-tts: unknown language '%s'; languages:", v);
+            fprintf(stderr, "%s: unknown language '%s'; languages:", cli_program, v);
             for (int k = 0; k < ptts_language_count(); k++)
                 fprintf(stderr, " %s", ptts_language_at(k)->name);
             fputc('\n', stderr);
@@ -114,7 +117,7 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
         else if (!strcmp(v, "int8"))
             a->mo.precision = PTTS_PRECISION_INT8;
         else {
-            fprintf(stderr, "pocket-tts: --precision is f32, bf16 or int8, got '%s'\n", v);
+            fprintf(stderr, "%s: --precision is f32, bf16 or int8, got '%s'\n", cli_program, v);
             return -1;
         }
     } else if (cli_is(arg, "--threads")) {
@@ -131,14 +134,14 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
         else if (!strcmp(v, "vulkan-codec"))
             a->mo.backend = PTTS_BACKEND_VULKAN_CODEC;
         else {
-            fprintf(stderr,
-                    "pocket-tts: --backend is auto, cpu, vulkan or vulkan-codec, got '%s'\n", v);
+            fprintf(stderr, "%s: --backend is auto, cpu, vulkan or vulkan-codec, got '%s'\n",
+                    cli_program, v);
             return -1;
         }
     } else if (cli_is(arg, "--device")) {
         if (!(v = cli_value(argc, argv, i))) return -1;
         if (!*v) {
-            fprintf(stderr, "pocket-tts: --device needs a device number or name\n");
+            fprintf(stderr, "%s: --device needs a device number or name\n", cli_program);
             return -1;
         }
         a->mo.device = v;
@@ -151,7 +154,7 @@ int cli_model_option(cli_model_args *a, int argc, char **argv, int *i) {
         else if (!strcmp(v, "off"))
             a->mo.overlap = PTTS_OVERLAP_OFF;
         else {
-            fprintf(stderr, "pocket-tts: --overlap is auto, on or off, got '%s'\n", v);
+            fprintf(stderr, "%s: --overlap is auto, on or off, got '%s'\n", cli_program, v);
             return -1;
         }
     } else {
@@ -196,7 +199,8 @@ int cli_gen_option(ptts_gen_options *o, int argc, char **argv, int *i) {
         errno = 0;
         unsigned long long s = strtoull(v, &end, 0);
         if (errno || end == v || *end) {
-            fprintf(stderr, "pocket-tts: --seed expects a non-negative integer, got '%s'\n", v);
+            fprintf(stderr, "%s: --seed expects a non-negative integer, got '%s'\n", cli_program,
+                    v);
             return -1;
         }
         o->seed = s;
@@ -221,7 +225,7 @@ static int cli_progress(void *user, const char *name, int64_t done, int64_t tota
     (void)user;
     double mb = 1e-6 * (double)done;
     if (!isatty(2)) {
-        if (done == total) fprintf(stderr, "pocket-tts: downloaded %s (%.1f MB)\n", name, mb);
+        if (done == total) fprintf(stderr, "%s: downloaded %s (%.1f MB)\n", cli_program, name, mb);
         return 0;
     }
     if (total > 0) {
@@ -247,7 +251,7 @@ ptts_model *cli_load_model(const cli_model_args *a, int quiet) {
     ptts_model *m = NULL;
     ptts_error e = {0};
     if (ptts_model_load(&m, &a->mo, &e)) {
-        fprintf(stderr, "pocket-tts: %s\n", e.msg);
+        fprintf(stderr, "%s: %s\n", cli_program, e.msg);
         return NULL;
     }
     return m;

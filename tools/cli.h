@@ -29,6 +29,8 @@ void cli_show_progress(int quiet);
 extern const char *cli_model_help;
 extern const char *cli_gen_help;
 
+/* The name the messages below start with ("pocket-tts"; a bench sets its own). */
+extern const char *cli_program;
 /* Value of option argv[*i] ("--x v" or "--x=v"); NULL and a message when missing. */
 const char *cli_value(int argc, char **argv, int *i);
 int cli_is(const char *arg, const char *name); /* "--name" or "--name=..." */
