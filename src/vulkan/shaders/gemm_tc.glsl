@@ -11,9 +11,9 @@
 // A step's X and W vec4s are loaded into registers while the previous step's fragments
 // multiply, then rounded into the one shared stage (two barriers a step). Shared rows are
 // SK = BK + 8 halves (rows start 16-byte aligned, 8 consecutive rows on distinct banks). The
-// epilogue takes a subgroup's 16 rows at a time through a float32 patch: every load of those
-// rows (bias, loaded before the K loop; gates; Y when accumulating) is issued before their
-// first store.
+// epilogue stores the fragments from registers where it can (gemm_direct.glsl); else it takes
+// a subgroup's 16 rows at a time through a float32 patch: every load of those rows (bias,
+// loaded before the K loop; gates; Y when accumulating) is issued before their first store.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -42,6 +42,7 @@ layout(local_size_x = WGS) in;
 shared float16_t sx[BM * SK]; // [row][k] of the step
 shared float16_t sw[BN * SK]; // [output][k]
 shared float sc[WR * WC * 256 * FC]; // per subgroup: 16 rows x 16 FC outputs
+#include "gemm_direct.glsl"
 
 // the X and W vec4s of the step at vec4 kq (zeros past K or the tile)
 void load_step(uint kq, uint K4, uint xa[LX], uint wa[LW], out vec4 rx[LX], out vec4 rw[LW]) {
@@ -104,7 +105,18 @@ void main() {
         }
         barrier();
     }
-    // epilogue, per 16 rows: lane's row lane / 2, its 8 FC outputs from (lane % 2) 8 FC
+    // epilogue: directly where gemm_direct.glsl can; else per 16 rows, lane's row lane / 2,
+    // its 8 FC outputs from (lane % 2) 8 FC
+    {
+        const uint rs = r0 + wr * FR * 16u, ms = m0 + wc * FC * 16u;
+        if (direct_ok(rs, FR * 16u, ms, FC * 16u)) {
+            [[unroll]] for (uint i = 0u; i < FR; i++) {
+                const uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, rs + i * 16u);
+                [[unroll]] for (uint j = 0u; j < FC; j++) store_direct(acc[i][j], ya, ms + j * 16u);
+            }
+            return;
+        }
+    }
     const bool yv4 = ((p.yoff | p.ygs | p.yld) & 3u) == 0u;
     const uint pb = sg * 256u * FC, pr = lane / 2u, pc = (lane % 2u) * 8u * FC;
     const uint mc = m0 + wc * FC * 16u + pc; // the lane's first output

@@ -49,6 +49,7 @@ layout(local_size_x = WGS) in;
 #define F32M fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 shared uvec4 sh[STAGE > PATCHES ? STAGE : PATCHES]; // [BM + BN][SQ] of a step, then the patches
 shared vec4 sb[BN / 4];                              // the bias of the tile's outputs
+#include "gemm_direct.glsl"
 
 // chunk c = s KC + t % KC of step s: X rows' vec4s 2 c and 2 c + 1, W rows' uvec4 c (zeros past
 // K, the rows or the outputs); xa / wa: the rows' first vec4 / uvec4, NONE past the tile's end
@@ -115,13 +116,22 @@ void main() {
         }
         barrier();
     }
-    // epilogue, per 16 rows: a subgroup's FC fragments into its patch (16 rows of PQ uvec4s in
-    // the stage's memory, which the last barrier freed); the lane's row lane / 2, its vec4s
-    // c4 = 2 q + lane % 2 of the row's 4 FC (a row's two lanes store 32 contiguous bytes at a
-    // time); every load of the 16 rows (gates; Y when accumulating) before their first store
+    // epilogue: directly where gemm_direct.glsl can; else per 16 rows, a subgroup's FC
+    // fragments into its patch (16 rows of PQ uvec4s in the stage's memory, which the last
+    // barrier freed); the lane's row lane / 2, its vec4s c4 = 2 q + lane % 2 of the row's 4 FC
+    // (a row's two lanes store 32 contiguous bytes at a time); every load of the 16 rows
+    // (gates; Y when accumulating) before their first store
+    const uint rs = r0 + wr * FR * 16u, mc = m0 + wc * FC * 16u; // the subgroup's first row, output
+    if (direct_ok(rs, FR * 16u, mc, FC * 16u)) {
+        [[unroll]] for (uint i = 0u; i < FR; i++) {
+            const uint ya = addr(p.yoff, p.yrps, p.ygs, p.yld, rs + i * 16u);
+            [[unroll]] for (uint j = 0u; j < FC; j++) store_direct(acc[i][j], ya, mc + j * 16u);
+        }
+        return;
+    }
     const bool yv4 = ((p.yoff | p.ygs | p.yld) & 3u) == 0u;
     const uint pb = sg * 16u * PQ, pr = lane / 2u, h = lane % 2u;
-    const uint mc = m0 + wc * FC * 16u, bq = wc * FC * 4u; // the subgroup's first output, bias vec4
+    const uint bq = wc * FC * 4u; // the subgroup's first bias vec4
     [[unroll]] for (uint i = 0u; i < FR; i++) {
         [[unroll]] for (uint j = 0u; j < FC; j++) coopMatStoreNV(acc[i][j], sh, pb + j * 4u, PQ, false);
         subgroupMemoryBarrierShared();
