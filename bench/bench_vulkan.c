@@ -10,14 +10,16 @@
  * Usage: bench_vulkan [--help] [--arch full|tiny] [--streams 1,8,32,128] [--frames N] [--k K]
  *                     [--precision f32|bf16] [--stored f32|bf16] [--bandwidth MiB]
  *                     [--stepk N] [--tc 1|-1] [--spin US] [--apart 1] [--tile l|m|s|wh|th|tq]
- *                     [--convcopy 1|-1] [--kv16 1|-1] [--attntc 1|-1] [--reserve IDS]
+ *                     [--convcopy 1|-1] [--kv16 1|-1] [--attntc 1|-1] [--attndec 1|-1]
+ *                     [--reserve IDS]
  * --stored bf16: the synthetic values rounded to bf16, as the released files hold them (float32
  * mode then keeps the matrices as bf16, weights.c: what a released file runs at).
- * --stepk, --apart, --tile, --convcopy, --kv16, --attntc: the engine's test hooks
+ * --stepk, --apart, --tile, --convcopy, --kv16, --attntc, --attndec: the engine's test hooks
  * (ptts_vk_tuning: stepk workgroups, -1 off; decode and step submitted apart; one tensor-core
  * tile for every gemm that takes one; the codec convs' ELU'd windows through work buffers or ELU
  * on load; the KV caches in float16 or float32, by default float16 with bf16 weights; the
- * grouped attention on tensor cores or not, by default with the gemms'); --tc,
+ * grouped attention on tensor cores or not, by default with the gemms'; the one-row attention
+ * as attn_dec.comp with 1, else as attention.comp); --tc,
  * --spin: ptts_engine_args.tensor_cores / fence_spin_us (the model options). PTTS_VK_PROFILE /
  * PTTS_VK_PIPE_STATS reports go to stderr.
  * --reserve IDS: the caches sized at create for chunks of IDS token ids with the bench's 10 s
@@ -113,7 +115,8 @@ static const char usage[] =
     "  --tc 1|0|-1            tensor cores (ptts_engine_args.tensor_cores)\n"
     "  --spin US              fence spin, -1 off (ptts_engine_args.fence_spin_us)\n"
     "  --stepk N, --apart 0|1, --tile l|m|s|wh|th|tq, --convcopy 1|0|-1, --kv16 1|0|-1,\n"
-    "  --attntc 1|0|-1        the engine's test hooks (ptts_vk_tuning)\n";
+    "  --attntc 1|0|-1, --attndec 1|0|-1\n"
+    "                         the engine's test hooks (ptts_vk_tuning)\n";
 
 /* The next option's value as an int in [lo, hi]; 0 on success. */
 static int opt_int(int argc, char **argv, int *i, long lo, long hi, int *out) {
@@ -194,6 +197,8 @@ int main(int argc, char **argv) {
             bad = opt_int(argc, argv, &i, -1, 1, &tune.kv16);
         } else if (cli_is(a, "--attntc")) {
             bad = opt_int(argc, argv, &i, -1, 1, &tune.attn_tc);
+        } else if (cli_is(a, "--attndec")) {
+            bad = opt_int(argc, argv, &i, -1, 1, &tune.attn_dec);
         } else if (cli_is(a, "--reserve")) {
             bad = opt_int(argc, argv, &i, 0, 4096, &reserve);
         } else {

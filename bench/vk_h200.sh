@@ -10,6 +10,7 @@ B=build-vk2/bench_vulkan
 case "$1" in
 tests)
   timeout 300 build-vk2/tests/test_vulkan 2>&1 | grep -E "err|checks|skipped"
+  timeout 300 build-vk2/tests/test_vulkan_hooks 2>&1 | grep -E "err|checks|skipped"
   timeout 300 build-vk2/tests/test_vulkan_full 2>&1 | tail -2 ;;
 stepk)
   for G in ${GS:--1 0 132}; do echo "== --stepk $G"; timeout 60 $B --streams 1 --frames 64 --stepk $G 2>&1 | grep -E '^ +[0-9]|checksum'; done ;;
@@ -44,6 +45,7 @@ round)
   timeout 60 build-vk2/tests/test_ffn_gelu 2>&1 | tail -1
   timeout 120 build-vk2/tests/test_generate 2>&1 | tail -1
   timeout 300 build-vk2/tests/test_vulkan 2>&1 | grep -E "err|checks|skipped|FAIL" | tail -40
+  timeout 300 build-vk2/tests/test_vulkan_hooks 2>&1 | grep -E "err|checks|skipped|FAIL" | tail -40
   timeout 200 build-vk2/tests/test_vulkan_full 2>&1 | tail -3
   for P in f32 bf16; do echo "== bench_vulkan $P"
     timeout 120 $B --streams 1,8,32,128,256 --frames 64 --precision $P 2>&1 | grep -E "^ +[0-9]|stream|paired" | tail -8

@@ -41,6 +41,7 @@ typedef struct ptts_vk_tuning {
     int codec_fg;    /* slot-frames a codec pass may hold (fewer: passes of slot groups), 0: 1024 */
     int kv16;    /* KV caches (backbone, codec rings) in float16: 0 auto (bf16 / int8), 1, -1 off */
     int attn_tc; /* grouped attention on tensor cores (float16 rows): 0 auto (the gemms'), 1, -1 */
+    int attn_dec; /* one-row attention in flash-decoding form (float16 rows): 1 on, else off */
 } ptts_vk_tuning;
 
 /* What an engine computes with. Engines never see the ptts_model (backend.c builds this). */

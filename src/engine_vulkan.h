@@ -26,6 +26,8 @@ int ptts_vulkan_engine_stepk(void *eng);
 int ptts_vulkan_engine_tc(void *eng);
 /* 1 where it runs the grouped attention on tensor cores (attn_tc.comp), else 0. */
 int ptts_vulkan_engine_tc_attention(void *eng);
+/* 1 where it runs the one-row attention over float16 rows as attn_dec.comp, else 0. */
+int ptts_vulkan_engine_dec_attention(void *eng);
 
 /* What an engine instance ran since it was created, so that a test forcing a path
  * (ptts_vk_tuning) can check that the path was taken. */
@@ -42,6 +44,7 @@ typedef struct ptts_vk_counts {
     unsigned long long kv_half;        /* 1: the backbone's KV caches hold float16 pairs */
     unsigned long long ring_half;      /* 1: the codec's rings too */
     unsigned long long attn_tc;        /* grouped attentions recorded on tensor cores (attn_tc) */
+    unsigned long long attn_dec;       /* one-row attentions recorded as attn_dec.comp */
 } ptts_vk_counts;
 void ptts_vulkan_engine_counts(void *eng, ptts_vk_counts *out);
 /* Dispatches recorded with the gemm tile `name` (tc: of the tensor-core tiles, else of the

@@ -2,7 +2,7 @@
  * replay.h - replaying a generation fixture (generate / generate_short of a size folder) through
  * a stream with the recorded noise, comparing chunk texts and ids, latents, EOS logits and PCM
  * per frame (relative L2 <= tol: 1e-4 for the CPU, 1e-3 for the GPU). Shared by test_generate.c
- * (tiny), test_generate_full.c and test_vulkan.c.
+ * (tiny), test_generate_full.c and the Vulkan tests (vk_test.h).
  */
 #ifndef PTTS_REPLAY_H
 #define PTTS_REPLAY_H

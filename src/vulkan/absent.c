@@ -51,6 +51,11 @@ int ptts_vulkan_engine_tc_attention(void *eng) {
     return 0;
 }
 
+int ptts_vulkan_engine_dec_attention(void *eng) {
+    (void)eng;
+    return 0;
+}
+
 int ptts_vulkan_flow_sample(void *eng, const float *h, const float *x0, int n, float *out,
                             ptts_error *e) {
     (void)eng;

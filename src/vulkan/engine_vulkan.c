@@ -300,6 +300,7 @@ static int choose_paths(vk_engine *g, const ptts_engine_args *a, ptts_error *e) 
     g->kv.h16 = kv16 && rows16(g->w->arch.d, g->w->arch.heads);
     g->kv.c16 = kv16 && rows16(ct->d, ct->heads);
     g->tn.attn_tc = g->c.pipe[PVK_ATTN_TC] && (t->attn_tc ? t->attn_tc > 0 : g->tn.tc);
+    g->tn.attn_dec = g->c.pipe[PVK_ATTN_DEC] && t->attn_dec > 0; /* vk_tune says why */
     /* stepk's grid must be resident at once: one workgroup per SM where the device says how
      * many it has (NVIDIA), less STEPK_SPARE for the codec beside it on a second queue;
      * elsewhere off unless the hook asks for N workgroups (the tests run 1 on lavapipe) */
@@ -695,6 +696,7 @@ const ptts_engine_ops *ptts_vulkan_engine(void) { return &vk_ops; }
 int ptts_vulkan_engine_stepk(void *p) { return ((vk_engine *)p)->sk.G; }
 int ptts_vulkan_engine_tc(void *p) { return ((vk_engine *)p)->tn.tc; }
 int ptts_vulkan_engine_tc_attention(void *p) { return ((vk_engine *)p)->tn.attn_tc; }
+int ptts_vulkan_engine_dec_attention(void *p) { return ((vk_engine *)p)->tn.attn_dec; }
 
 void ptts_vulkan_engine_counts(void *p, ptts_vk_counts *out) {
     const vk_engine *g = p;

@@ -250,6 +250,7 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
          * and 512 invocations: left out (NULL) where the device lacks them */
         const uint32_t wgs = i == PVK_STEPK512 ? 512 : 0;
         if (needs_coop(i) && !c->coop) continue;
+        if (i == PVK_ATTN_DEC && !c->shuffle8) continue;
         /* attn_tc.comp's shared memory (27,968 bytes: 64-key tiles, S, P, Q); NVIDIA's driver
          * made a 53 KiB variant over its 48 KiB limit without an error and lost the device */
         if (i == PVK_ATTN_TC && c->props.limits.maxComputeSharedMemorySize < 27968) continue;
@@ -268,6 +269,19 @@ static int make_pipelines(pvk_ctx *c, ptts_error *e) {
         if (c->pipe_stats) pvk_prof_pipeline_stats(c->dev, c->pipe[i], pvk_pipe_name(i));
     }
     return 0;
+}
+
+/* attn_dec.comp's subgroups (vk.h: pvk_ctx.shuffle8). */
+static int shuffle8_usable(pvk_ctx *c) {
+    VkPhysicalDeviceSubgroupProperties sp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sp};
+    vkGetPhysicalDeviceProperties2(c->phys, &p2);
+    const uint32_t n = sp.subgroupSize;
+    return n >= 8 && n <= 128 && (n & (n - 1)) == 0 &&
+           (sp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           (sp.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
 /* The tensor-core GEMMs (gemm_tc.glsl) need: the cooperative-matrix, float16 and memory-model
@@ -472,6 +486,7 @@ int pvk_create(pvk_ctx *c, const char *want, ptts_error *e) {
     if (!rc) rc = make_instance(&c->instance, e);
     if (!rc) rc = pick_device(c, want, e);
     if (!rc) scan_extensions(c, &coop, &portability_subset);
+    if (!rc) c->shuffle8 = shuffle8_usable(c);
     if (!rc) rc = pick_queues(c, e);
     if (!rc) rc = make_device(c, coop, portability_subset, e);
     if (!rc) rc = make_pools(c, e);

@@ -20,7 +20,8 @@
  * optional pipeline is left NULL where the device cannot run it: stepk512 needs 512 invocations
  * and their shared memory; the tensor-core tiles need pvk_ctx.coop: gemm_tc_* (128 / 64 / 32
  * square rows x outputs) and gemm_tch_* (float16 weight copies: 64 x 128, 128 x 64 and 128 x
- * 32), from GEMM_TC_L to GEMM_TCH_Q; and attn_tc, attn_group's attention on tensor cores. */
+ * 32), from GEMM_TC_L to GEMM_TCH_Q; and attn_tc, attn_group's attention on tensor cores;
+ * attn_dec needs subgroup shuffles in groups of 8 (pvk_ctx.shuffle8). */
 #define PVK_PIPELINES(X)                                                                           \
     X(LINEAR, linear, 0)                                                                           \
     X(GEMM, gemm, 0)                                                                               \
@@ -44,7 +45,8 @@
     X(GEMM_TCH_W, gemm_tch_w, 1)                                                                   \
     X(GEMM_TCH_T, gemm_tch_t, 1)                                                                   \
     X(GEMM_TCH_Q, gemm_tch_q, 1)                                                                   \
-    X(ATTN_TC, attn_tc, 1)
+    X(ATTN_TC, attn_tc, 1)                                                                         \
+    X(ATTN_DEC, attn_dec, 1)
 
 enum {
 #define PVK_ENUM_(id, name, opt) PVK_##id,
@@ -113,6 +115,9 @@ typedef struct pvk_ctx {
      * 32-invocation subgroup, and the float16 arithmetic and memory model its shaders need:
      * the PVK_GEMM_TC_* and PVK_GEMM_TCH_* pipelines exist. */
     int coop;
+    /* subgroups of 8 to 128 invocations, a power of two, with shuffles in compute shaders
+     * (attn_dec.comp's groups of 8): the PVK_ATTN_DEC pipeline exists */
+    int shuffle8;
     int pipe_stats; /* PTTS_VK_PIPE_STATS: pipelines created with their statistics */
     pvk_prof pf;    /* PTTS_VK_PROFILE (vk_prof.h) */
 } pvk_ctx;

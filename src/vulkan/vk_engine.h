@@ -272,6 +272,10 @@ typedef struct vk_tune {
     /* attn_group's attention on tensor cores (attn_tc.comp) where its rows are float16 pairs
      * and its heads 16-channel multiples up to 64: with the tensor-core gemms by default */
     int attn_tc;
+    /* attention.comp's one-row attention as attn_dec.comp (flash-decoding's form) where the
+     * rows are float16 pairs and the heads 8 to 64 channels: only where a test or bench asks
+     * (the hook), until a GPU has measured it against attention.comp (bench/RESULTS.md) */
+    int attn_dec;
 } vk_tune;
 
 /* Chunks begun and not yet prompted. begin_chunk records its slot's voice copy, codec reset

@@ -317,7 +317,12 @@ void vkr_transformer(vk_engine *g, VkCommandBuffer cb, const tspec *t, uint32_t 
             pvk_dispatch(&g->c, cb, tc ? PVK_ATTN_TC : PVK_ATTN_GROUP, &pg, sizeof pg,
                          n / rps * pg.nqb, (uint32_t)t->heads, 1);
         } else {
-            pvk_dispatch(&g->c, cb, PVK_ATTENTION, &pa, sizeof pa, n, (uint32_t)t->heads, 1);
+            /* flash-decoding's form over float16 rows, heads of 8 to 64 channels (attn_dec.comp) */
+            const int fd =
+                g->tn.attn_dec && t->kvh && pa.v4 && dh >= 8 && dh <= 64 && (dh & (dh - 1)) == 0;
+            g->counts.attn_dec += (unsigned long long)fd;
+            pvk_dispatch(&g->c, cb, fd ? PVK_ATTN_DEC : PVK_ATTENTION, &pa, sizeof pa, n,
+                         (uint32_t)t->heads, 1);
         }
         vkr_linear(g, cb, &L->out, n, RC(t->att, d), RC(t->x, d), ACT_NONE, 1, 1.f, L->ls1,
                    RC(0, 0), L->ls1 == NONE ? 0 : 1);

@@ -1,5 +1,6 @@
 // kv.glsl - a row of the attention caches (bindings 2 and 3: keys, values) in one of two
-// formats, for rope_kv.comp, attention.comp, attn_group.comp, attn_tc.comp and stepk.glsl:
+// formats, for rope_kv.comp, attention.comp, attn_dec.comp, attn_group.comp, attn_tc.comp and
+// stepk.glsl:
 //   float32: d words a row, channel c at word c (kc, vc: declared by common.glsl / stepk.glsl);
 //   float16 (h): d / 2 words a row, word j = channels 2j (low half) and 2j + 1 (high half),
 //     packHalf2x16's rounding: half the bytes and half the memory (vk_engine.h: vk_kv).
