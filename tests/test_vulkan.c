@@ -468,7 +468,8 @@ static void flow_heads(const ptts_model *m) {
 
 int main(void) {
     int discrete = 0;
-    ptts_model *m = vk_test_model(0, &discrete);
+    vk_test_probe(&discrete);
+    ptts_model *m = vk_test_model(PTTS_PRECISION_F32, 0);
     replay_gpu(m, "generate", "voice.safetensors", 1e9f, 218);
     replay_gpu(m, "generate_short", "voice_short.safetensors", 1e9f, 50);
     replay_gpu(m, "generate_short", "voice_short.safetensors", eos_case_threshold(), 16);

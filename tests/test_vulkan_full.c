@@ -7,25 +7,18 @@
  * per pass), every latent, EOS logit and PCM frame within the GPU tolerance 1e-3 relative L2;
  * again with the KV caches (the backbone's and the codec's rings) in float16 (the default of
  * bf16 / int8 weights, forced here on float32 weights: what float16 caches cost at full size);
- * and with the grouped attention on tensor cores (attn_tc.comp) where the device has them.
+ * with the one-row attention in flash-decoding's form (attn_dec.comp: the models' 64-channel
+ * heads) where the device has subgroup shuffles; and with the grouped attention on tensor cores
+ * (attn_tc.comp) where the device has them.
  * Runs on Mesa's lavapipe in CI. Skipped (test_skip: exit 77, or a failure with PTTS_NO_SKIP)
  * only when the build has no Vulkan backend or no Vulkan device exists.
  */
-#include "backend.h"
-#include "engine_vulkan.h"
-#include "replay.h"
+#include "vk_test.h"
 
 int main(void) {
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
-    char name[256];
-    int discrete = 0;
-    if (ptts_vulkan_probe(NULL, name, sizeof name, &discrete, &e) || !ops) {
-        char why[600];
-        snprintf(why, sizeof why, "no Vulkan backend or device: %s", e.msg);
-        return test_skip(why);
-    }
-    printf("Vulkan device: %s (%s)\n", name, discrete ? "discrete" : "not discrete");
+    vk_test_probe(NULL);
     ptts_arch a;
     REQUIRE(ptts_arch_preset(&a, "full") == 0);
     ptts_model *m;
@@ -44,11 +37,31 @@ int main(void) {
     printf("vulkan full generate, float16 KV caches: max rel err latents %.3g, eos %.3g, pcm "
            "%.3g\n",
            eh.max_lat, eh.max_eos, eh.max_pcm);
+    /* the one-row attention (the steps') in flash-decoding's form, over the same caches */
+    const ptts_vk_tuning hd = {.kv16 = 1, .attn_dec = 1};
+    ptts_model_set_vk_tuning(m, &hd);
+    void *eng;
+    REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
+    const int dec = ptts_vulkan_engine_dec_attention(eng);
+    ptts_engine_release(&m->be, ops, 1, eng, 0);
+    if (dec) {
+        errs ed = {0};
+        replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &ed);
+        printf("vulkan full generate, float16 KV caches, attn_dec: max rel err latents %.3g, eos "
+               "%.3g, pcm %.3g\n",
+               ed.max_lat, ed.max_eos, ed.max_pcm);
+        ptts_vk_counts c;
+        REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
+        ptts_vulkan_engine_counts(eng, &c);
+        ptts_engine_release(&m->be, ops, 1, eng, 0);
+        CHECKF(c.attn_dec > 0, "attn_dec: %llu dispatches recorded", c.attn_dec);
+    } else {
+        printf("attn_dec: the device has no subgroup shuffles, skipped\n");
+    }
     /* the grouped attention (the codec's, the prompt's) on tensor cores where the device has
      * them (attn_tc.comp), the gemms still float32 */
     const ptts_vk_tuning ht = {.kv16 = 1, .attn_tc = 1};
     ptts_model_set_vk_tuning(m, &ht);
-    void *eng;
     REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
     const int tc = ptts_vulkan_engine_tc_attention(eng);
     ptts_engine_release(&m->be, ops, 1, eng, 0);

@@ -232,17 +232,8 @@ static void attn_dec(ptts_model *m) {
 /* A bf16 model: stepk streams the packed bf16 copies of the backbone and flow matrices, the
  * multi-dispatch path their exact float32 widening; the two must agree to rounding order. */
 static void bf16_stepk(void) {
-    ptts_error e = {0};
-    ptts_model_options mo = ptts_model_options_default();
-    mo.config_path = fixture_path("tiny/manifest.json");
-    mo.weights_path = fixture_path("tiny/model.safetensors");
-    mo.threads = 2;
-    mo.precision = PTTS_PRECISION_BF16;
-    mo.backend = PTTS_BACKEND_CPU;
-    mo.tensor_cores = -1; /* the float32 codec gemms in both (the step is compared) */
-    ptts_model *m;
-    REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->be.engine = ptts_vulkan_engine();
+    /* the float32 codec gemms in both (tensor cores off: the step is compared) */
+    ptts_model *m = vk_test_model(PTTS_PRECISION_BF16, -1);
     float *a, *b;
     const ptts_vk_tuning off = {.stepk = -1}, one = {.stepk = 1};
     ptts_model_set_vk_tuning(m, &off);
@@ -378,7 +369,8 @@ static void half_by_mode(const ptts_engine_ops *ops) {
 int main(void) {
     const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
-    ptts_model *m = vk_test_model(0, NULL);
+    vk_test_probe(NULL);
+    ptts_model *m = vk_test_model(PTTS_PRECISION_F32, 0);
     kv_split(m);
     kv_reserve(m);
     kv_half(m);
@@ -436,7 +428,7 @@ int main(void) {
     /* the tensor-core gemms (gemm_tc.glsl, float16 operands) where the device has cooperative
      * matrices (not lavapipe: said and skipped), each tile forced onto a float32 model at the
      * same tolerance (ptts_model_options.tensor_cores = 1) */
-    m = vk_test_model(1, NULL);
+    m = vk_test_model(PTTS_PRECISION_F32, 1);
     {
         void *eng;
         REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);

@@ -222,30 +222,35 @@ static inline int gen_pcm(ptts_model *m, const char *text, float **out) {
  * (bench/RESULTS.md) */
 #define KV16_TOL 3e-3
 
-/* The tiny float32 model (tensor_cores: ptts_model_options.tensor_cores) with the Vulkan engine
- * as its engine; the test skipped (exit 77) without a Vulkan backend or device. discrete: the
- * device is a discrete GPU. */
-static inline ptts_model *vk_test_model(int tensor_cores, int *discrete) {
-    const ptts_engine_ops *ops = ptts_vulkan_engine();
+/* Whether the build has a Vulkan engine and the machine a device: the test skipped (exit 77)
+ * where not, else the device named; discrete: it is a discrete GPU (may be NULL). */
+static inline void vk_test_probe(int *discrete) {
     ptts_error e = {0};
     char name[256];
     int disc = 0;
-    if (ptts_vulkan_probe(NULL, name, sizeof name, &disc, &e) || !ops) {
+    if (ptts_vulkan_probe(NULL, name, sizeof name, &disc, &e) || !ptts_vulkan_engine()) {
         char why[600];
         snprintf(why, sizeof why, "no Vulkan backend or device: %s", e.msg);
         exit(test_skip(why));
     }
     printf("Vulkan device: %s (%s)\n", name, disc ? "discrete" : "not discrete");
     if (discrete) *discrete = disc;
+}
+
+/* The tiny model in `precision` (PTTS_PRECISION_*; tensor_cores: ptts_model_options'), with the
+ * Vulkan engine as its engine. */
+static inline ptts_model *vk_test_model(int precision, int tensor_cores) {
+    ptts_error e = {0};
     ptts_model_options mo = ptts_model_options_default();
     mo.config_path = fixture_path("tiny/manifest.json");
     mo.weights_path = fixture_path("tiny/model.safetensors");
     mo.threads = 2;
+    mo.precision = precision;
     mo.backend = PTTS_BACKEND_CPU;
     mo.tensor_cores = tensor_cores;
     ptts_model *m;
     REQUIRE(ptts_model_load(&m, &mo, &e) == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->be.engine = ops;
+    m->be.engine = ptts_vulkan_engine();
     return m;
 }
 
