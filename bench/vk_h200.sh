@@ -26,12 +26,13 @@ all)
   timeout 100 $B --streams 1,8,32,128 --frames 64 2>&1 | tail -12
   timeout 60 $B --streams 1 --frames 32 --k 1 2>&1 | grep -E '^ +[0-9]' ;;
 ab)
-  # A/B of bench_vulkan flag sets at one stream, interleaved: ARGS="NONE|--tc_-1|--spin_-1"
-  # (underscores stand for spaces inside one set)
+  # A/B of bench_vulkan flag sets, interleaved: ARGS="NONE --tc_-1 --spin_-1" (sets apart by
+  # spaces, underscores for spaces inside one set) at STREAMS (default 1), e.g. the one-row
+  # attention: ARGS="NONE --attndec_1" STREAMS=256,1024 FRAMES=160 PRECARG="--precision bf16"
   for R in 1 2; do for A in ${ARGS:-NONE}; do
     echo "== $A (round $R)"
     F=$(echo "$A" | sed 's/^NONE$//; s/_/ /g')
-    timeout 60 $B --streams 1 --frames ${FRAMES:-64} ${PRECARG:-} $F 2>&1 | grep -E '^ +[0-9]'
+    timeout 200 $B --streams ${STREAMS:-1} --frames ${FRAMES:-64} ${PRECARG:-} $F 2>&1 | grep -E '^ +[0-9]'
   done; done ;;
 profile)
   PTTS_VK_PIPE_STATS=1 timeout 60 $B --streams 1 --frames 4 2>&1 | grep -E "pipeline (gemm|mgemm)"
