@@ -42,7 +42,8 @@ round)
   # the GPU tests, the engine's figures (bench_vulkan, both precisions) and the loop's
   grep -m1 "model name" /proc/cpuinfo; nproc
   grep -o -w -E "avx512f|avx512bw|avx512_bf16|avx512_vnni|amx_tile|amx_bf16|amx_int8" /proc/cpuinfo | sort -u | tr "\n" " "; echo
-  timeout 60 build-vk2/tests/test_kernels 2>&1 | grep -E "gelu on|checks"
+  timeout 60 build-vk2/tests/test_kernels 2>&1 | grep -E "checks"
+  timeout 60 build-vk2/tests/test_kernels_elem 2>&1 | grep -E "gelu on|checks"
   timeout 60 build-vk2/tests/test_ffn_gelu 2>&1 | tail -1
   timeout 120 build-vk2/tests/test_generate 2>&1 | tail -1
   timeout 300 build-vk2/tests/test_vulkan 2>&1 | grep -E "err|checks|skipped|FAIL" | tail -40

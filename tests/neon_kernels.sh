@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# neon_kernels.sh - builds tests/test_kernels.c with the kernel sources for AArch64 (ref and
-# NEON tables, the thread pool) and runs it under qemu-user: the NEON table held against the
-# reference on an x86 host. Exit 77 (skipped) when the cross compiler or qemu is absent
-# (Debian: gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross). Takes under a minute.
+# neon_kernels.sh - builds tests/test_kernels.c and test_kernels_elem.c with the kernel sources
+# for AArch64 (ref and NEON tables, the thread pool) and runs them under qemu-user: the NEON
+# table held against the reference on an x86 host. Exit 77 (skipped) when the cross compiler or
+# qemu is absent (Debian: gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross). Takes under a
+# minute.
 # Usage: tests/neon_kernels.sh [build-dir]   (default: a temporary directory)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,9 +26,13 @@ if [ -z "$out" ]; then
   trap 'rm -rf "$out"' EXIT
 fi
 mkdir -p "$out"
-"$cc" -std=c11 -O2 -D_DEFAULT_SOURCE -Wall -Wextra -Wpedantic -Werror \
-  -I"$root/include" -I"$root/src" -DPTTS_FIXTURES="\"$root/tests/fixtures\"" \
-  "$root/tests/test_kernels.c" "$root/src/cpu/cpu.c" "$root/src/cpu/kernels_ref.c" \
-  "$root/src/cpu/kernels_neon.c" "$root/src/pool.c" "$root/src/util.c" \
-  -o "$out/test_kernels_neon" -lm -lpthread
-"$qemu" -L "$sysroot" "$out/test_kernels_neon"
+rc=0
+for t in test_kernels test_kernels_elem; do
+  "$cc" -std=c11 -O2 -D_DEFAULT_SOURCE -Wall -Wextra -Wpedantic -Werror \
+    -I"$root/include" -I"$root/src" -I"$root/tests" -DPTTS_FIXTURES="\"$root/tests/fixtures\"" \
+    "$root/tests/$t.c" "$root/src/cpu/cpu.c" "$root/src/cpu/kernels_ref.c" \
+    "$root/src/cpu/kernels_neon.c" "$root/src/pool.c" "$root/src/util.c" \
+    -o "$out/${t}_neon" -lm -lpthread
+  "$qemu" -L "$sysroot" "$out/${t}_neon" || rc=1
+done
+exit $rc

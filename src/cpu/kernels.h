@@ -4,7 +4,8 @@
  * Every kernel has a plain C reference (kernels_ref.c) that is the specification; ISA variants
  * (AVX2+FMA, AVX-512, AMX, NEON) live in their own files built with their own flags and are
  * chosen at run time from CPUID. The environment variable PTTS_ISA (e.g. "ref", "avx2", "avx512",
- * "amx") caps the choice. tests/test_kernels.c holds every variant against the reference.
+ * "amx") caps the choice. tests/test_kernels.c and test_kernels_elem.c hold every variant
+ * against the reference.
  *
  * Every table sets every entry, so a precision mode computes one arithmetic on every CPU: the
  * kernels whose specification fixes every rounding (gemm_q8q, gemm_bf16_panel) give the

@@ -1,5 +1,6 @@
 /* kernels_ref.c - the scalar reference kernels: the specification every ISA variant is held to
- * (tests/test_kernels.c). Plain loops, float32 accumulation in index order. */
+ * (tests/test_kernels.c, test_kernels_elem.c). Plain loops, float32 accumulation in index
+ * order. */
 #include <math.h>
 #include <string.h>
 
