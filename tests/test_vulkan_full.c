@@ -15,8 +15,30 @@
  */
 #include "vk_test.h"
 
+/* The 80-frame replay with hook t, where on(engine) says the device has the path (on NULL:
+ * always; else `absent` is said and the replay skipped); 1 when it ran. */
+static int full_replay(ptts_model *m, const ptts_vk_tuning *t, int (*on)(void *eng),
+                       const char *what, const char *absent) {
+    ptts_model_set_vk_tuning(m, t);
+    if (on) {
+        ptts_error e = {0};
+        void *eng;
+        REQUIRE(ptts_engine_acquire(&m->be, m->be.engine, 1, &eng, &e) == 0);
+        const int has = on(eng);
+        ptts_engine_release(&m->be, m->be.engine, 1, eng, 0);
+        if (!has) {
+            printf("%s: %s, skipped\n", what, absent);
+            return 0;
+        }
+    }
+    errs er = {0};
+    replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &er);
+    printf("vulkan full generate, %s: max rel err latents %.3g, eos %.3g, pcm %.3g\n", what,
+           er.max_lat, er.max_eos, er.max_pcm);
+    return 1;
+}
+
 int main(void) {
-    const ptts_engine_ops *ops = ptts_vulkan_engine();
     ptts_error e = {0};
     vk_test_probe(NULL);
     ptts_arch a;
@@ -25,55 +47,21 @@ int main(void) {
     int rc = ptts_model_create_filled(&m, &a, fixture_path("tokenizer/sp_unigram.model"), 2,
                                       PTTS_PRECISION_F32, &e);
     REQUIRE(rc == 0 || (fprintf(stderr, "%s\n", e.msg), 0));
-    m->be.engine = ops;
-    errs er = {0};
-    replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &er);
-    printf("vulkan full generate: max rel err latents %.3g, eos %.3g, pcm %.3g\n", er.max_lat,
-           er.max_eos, er.max_pcm);
+    m->be.engine = ptts_vulkan_engine();
+    full_replay(m, NULL, NULL, "float32 caches", NULL);
     const ptts_vk_tuning h = {.kv16 = 1};
-    ptts_model_set_vk_tuning(m, &h);
-    errs eh = {0};
-    replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &eh);
-    printf("vulkan full generate, float16 KV caches: max rel err latents %.3g, eos %.3g, pcm "
-           "%.3g\n",
-           eh.max_lat, eh.max_eos, eh.max_pcm);
+    full_replay(m, &h, NULL, "float16 KV caches", NULL);
     /* the one-row attention (the steps') in flash-decoding's form, over the same caches */
     const ptts_vk_tuning hd = {.kv16 = 1, .attn_dec = 1};
-    ptts_model_set_vk_tuning(m, &hd);
-    void *eng;
-    REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
-    const int dec = ptts_vulkan_engine_dec_attention(eng);
-    ptts_engine_release(&m->be, ops, 1, eng, 0);
-    if (dec) {
-        errs ed = {0};
-        replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &ed);
-        printf("vulkan full generate, float16 KV caches, attn_dec: max rel err latents %.3g, eos "
-               "%.3g, pcm %.3g\n",
-               ed.max_lat, ed.max_eos, ed.max_pcm);
-        ptts_vk_counts c;
-        REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
-        ptts_vulkan_engine_counts(eng, &c);
-        ptts_engine_release(&m->be, ops, 1, eng, 0);
-        CHECKF(c.attn_dec > 0, "attn_dec: %llu dispatches recorded", c.attn_dec);
-    } else {
-        printf("attn_dec: the device has no subgroup shuffles, skipped\n");
-    }
+    if (full_replay(m, &hd, ptts_vulkan_engine_dec_attention, "float16 KV caches, attn_dec",
+                    "the device has no subgroup shuffles"))
+        CHECKF(counts_of(m, 1, NULL, NULL).attn_dec > 0, "attn_dec: none recorded");
     /* the grouped attention (the codec's, the prompt's) on tensor cores where the device has
      * them (attn_tc.comp), the gemms still float32 */
     const ptts_vk_tuning ht = {.kv16 = 1, .attn_tc = 1};
-    ptts_model_set_vk_tuning(m, &ht);
-    REQUIRE(ptts_engine_acquire(&m->be, ops, 1, &eng, &e) == 0);
-    const int tc = ptts_vulkan_engine_tc_attention(eng);
-    ptts_engine_release(&m->be, ops, 1, eng, 0);
-    if (tc) {
-        errs et = {0};
-        replay(m, "full", "generate", "voice.safetensors", 1e9f, 80, 1e-3, &et);
-        printf("vulkan full generate, float16 KV caches, attention on tensor cores: max rel err "
-               "latents %.3g, eos %.3g, pcm %.3g\n",
-               et.max_lat, et.max_eos, et.max_pcm);
-    } else {
-        printf("attention on tensor cores: the device has no cooperative matrices, skipped\n");
-    }
+    full_replay(m, &ht, ptts_vulkan_engine_tc_attention,
+                "float16 KV caches, attention on tensor cores",
+                "the device has no cooperative matrices");
     ptts_model_free(m);
     return test_summary();
 }
