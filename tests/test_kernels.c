@@ -62,7 +62,7 @@ static void call_gemm_stream(const ptts_kernels *k, const gcase *c, const float 
 
 static double wval(int wt, const void *W, size_t i) {
     if (wt == T_F32) return ((const float *)W)[i];
-    if (wt == T_BF16) return bf16_to_f32(((const uint16_t *)W)[i]);
+    if (wt == T_BF16) return st_bf16_to_f32(((const uint16_t *)W)[i]);
     return ((const int8_t *)W)[i];
 }
 
@@ -376,7 +376,7 @@ static double bf16_operand(float f) {
     memcpy(&u, &f, 4);
     if ((u & 0x7f800000u) == 0) return 0.0;
     u += 0x7fffu + ((u >> 16) & 1u);
-    return (double)bf16_to_f32((uint16_t)(u >> 16));
+    return (double)st_bf16_to_f32((uint16_t)(u >> 16));
 }
 
 /* gemm_bf16_panel (ptts_lin.wp16): the reference against a double-precision sum of the
